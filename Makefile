@@ -1,0 +1,39 @@
+# The two commands of the README: `make book` and `make test`. Everything installs itself into .venv.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+HTML := _build/html/index.html
+
+.PHONY: setup book test test-fast lint bench clean browser-deps
+
+$(STAMP): requirements-base.txt requirements-dev.txt pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	set -o pipefail; $(PY) -m pip install --quiet -r requirements-dev.txt 2>&1 | { grep -v "is ignored" || true; }
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+book: setup
+	$(VENV)/bin/jupyter-book build . -nW --keep-going
+	@echo
+	@echo "The book is built. Open it in a browser:"
+	@echo "  file://$(CURDIR)/$(HTML)"
+
+browser-deps:
+	@command -v chromium >/dev/null || { echo "Installing Debian's chromium for the browser tests"; \
+	  apt-get install -y chromium >/dev/null || { echo "Could not install chromium: run 'sudo apt-get install -y chromium'"; exit 1; }; }
+
+test: setup browser-deps
+	$(VENV)/bin/ruff check book tests chapters
+	$(PY) -m pytest
+
+lint: setup
+	$(VENV)/bin/ruff check book tests chapters
+
+bench: setup
+	$(PY) tests/bench.py
+
+clean:
+	rm -rf _build .pytest_cache

@@ -1,0 +1,11 @@
+"""The code every chapter of the book uses. Chapters hold narrative; the computation lives here.
+
+``book.setup()`` is the first call of every chapter notebook: it seeds every generator and
+registers the plotly renderer that works both in Jupyter and in the static HTML book.
+"""
+
+from __future__ import annotations
+
+from .display import glue, setup, show_source
+
+__all__ = ["setup", "glue", "show_source"]

@@ -1,0 +1,94 @@
+"""Notebook plumbing: seeding, the plotly renderer, glued numbers and source listings."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import random
+
+import numpy as np
+
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True,
+                 "modeBarButtonsToRemove": ["sendDataToCloud"]}
+SEED = 0
+_figure_counter = 0
+
+
+def setup(seed: int = SEED) -> None:
+    """Seed python, numpy and torch, and make plotly figures render in Jupyter *and* the book.
+
+    Plotly's default renderer under nbclient emits only ``application/vnd.plotly.v1+json``,
+    which MyST-NB does not render. The ``book`` renderer adds a ``text/html`` bundle that
+    expects plotly.js to be on the page already (the book's Sphinx extension puts it there,
+    from the build's own ``_static``; no CDN). JupyterLab keeps using the plotly mimetype.
+    """
+    global _figure_counter
+    from . import validate
+
+    seed = validate.integer("seed", seed, low=0)
+    random.seed(seed)
+    np.random.seed(seed)
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency, but chapters 1-2 need little
+        torch = None
+    if torch is not None:
+        torch.manual_seed(seed)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    _figure_counter = 0
+    _register_renderer()
+
+
+def _register_renderer() -> None:
+    import plotly.io as pio
+    from plotly.io._base_renderers import MimetypeRenderer
+
+    class BookRenderer(MimetypeRenderer):
+        def to_mimebundle(self, fig_dict):
+            global _figure_counter
+            _figure_counter += 1
+            payload = pio.to_json(fig_dict, validate=False)
+            digest = hashlib.sha1(payload.encode()).hexdigest()[:8]
+            div_id = f"fig-{_figure_counter}-{digest}"  # deterministic: same output twice
+            html = pio.to_html(fig_dict, include_plotlyjs=False, full_html=False,
+                               config=PLOTLY_CONFIG, div_id=div_id, validate=False)
+            data = json.loads(payload)
+            data["config"] = PLOTLY_CONFIG
+            return {"application/vnd.plotly.v1+json": data, "text/html": html}
+
+    pio.renderers["book"] = BookRenderer()
+    pio.renderers.default = "book"
+
+
+def glue(name: str, value, display: bool = False):
+    """Store ``value`` under ``name`` for the prose (``{glue:text}`name:.2f```).
+
+    Uses MyST-NB's glue when it is installed (the book build); in a plain Jupyter session it
+    simply returns the value so the notebook runs without the build tools.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"glue name must be a Python identifier, got {name!r}")
+    if isinstance(value, np.generic):  # np.float64(…) reprs would not format in the prose
+        value = value.item()
+    try:
+        from myst_nb import glue as _glue
+    except ImportError:
+        return value
+    _glue(name, value, display=display)
+    return value
+
+
+def show_source(obj) -> None:
+    """Display the source of a function or class of ``book`` as a highlighted listing.
+
+    The chapter shows the one copy that the tests exercise, never a pasted twin.
+    """
+    from IPython.display import Markdown, display
+
+    try:
+        source = inspect.getsource(obj)
+    except (TypeError, OSError) as err:
+        raise TypeError(f"show_source needs a function, class or module defined in a file, "
+                        f"got {obj!r}: {err}") from None
+    display(Markdown(f"```python\n{source.rstrip()}\n```"))

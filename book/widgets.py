@@ -1,0 +1,127 @@
+"""Live ipywidgets explorers for Jupyter: the *live face* of every explorer.
+
+Each explorer wraps a ``go.FigureWidget`` built by ``book.figures`` and recomputes its data
+with the same ``book.figures.*_data`` functions as the static face, for any value of the
+controls (not just the precomputed frames). In the book these cells are tagged
+``remove-output``: a slider without a kernel would be dead.
+
+``explorer.update(**values)`` is what a control change calls; tests and the benchmark call it
+directly to check extreme values and to time it (target ≤ 50 ms).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+
+from . import figures, validate
+
+LIVE_MAX_D_K = 512  # the sliders' top: every redraw stays under 50 ms on 2 CPU cores
+
+
+class LiveExplorer:
+    """A FigureWidget plus its controls; ``update(**values)`` redraws for new control values."""
+
+    def __init__(self, figure: go.Figure, controls: dict[str, widgets.ValueWidget],
+                 redraw: Callable[..., None]):
+        self.figure = go.FigureWidget(figure)
+        self.controls = controls
+        self._redraw = redraw
+        for control in controls.values():
+            control.observe(lambda _change: self.update(), names="value")
+        self.widget = widgets.VBox([widgets.HBox(list(controls.values())), self.figure])
+
+    def update(self, **values) -> None:
+        """Set any controls given by name, then redraw from the current control values."""
+        unknown = set(values) - set(self.controls)
+        if unknown:
+            raise ValueError(f"unknown control(s) {sorted(unknown)}; "
+                             f"this explorer has {sorted(self.controls)}")
+        for name, value in values.items():
+            control = self.controls[name]
+            if hasattr(control, "min") and not (control.min <= value <= control.max):
+                raise ValueError(f"{name}={value} is outside the slider's range "
+                                 f"[{control.min}, {control.max}]")
+            with control.hold_trait_notifications():
+                control.unobserve_all("value")
+                control.value = value
+                control.observe(lambda _change: self.update(), names="value")
+        current = {name: c.value for name, c in self.controls.items()}
+        with self.figure.batch_update():
+            self._redraw(self.figure, **current)
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def heads_explorer_live() -> LiveExplorer:
+    """Choose 1–3 heads and see how the order-takers split the relations (illustrative)."""
+    n = len(figures.orders_example.TOKENS)
+    empty = [[None] * n for _ in range(n)]
+
+    def redraw(fig, n_heads):
+        data = figures.heads_data(n_heads)
+        for i, z in enumerate(data["z"]):
+            fig.data[i].z = figures._round(z) if z is not None else empty
+            fig.layout.annotations[i].text = data["titles"][i]
+
+    controls = {"n_heads": widgets.IntSlider(value=1, min=1, max=figures.MAX_HEADS,
+                                             description="heads")}
+    fig = figures.heads_explorer()
+    fig.layout.sliders = []
+    return LiveExplorer(fig, controls, redraw)
+
+
+def dk_explorer_live() -> LiveExplorer:
+    """Any d_k from 1 to 4096 and any sample size: histograms of raw and scaled q·k."""
+    def redraw(fig, d_k, n):
+        data = figures.dk_data(d_k, n)
+        fig.data[0].x, fig.data[0].y = data["raw_x"], data["raw_y"]
+        fig.data[1].x, fig.data[1].y = data["scaled_x"], data["scaled_y"]
+        for annotation, title in zip(fig.layout.annotations, figures._dk_titles(data, d_k),
+                                     strict=True):
+            annotation.text = title
+        fig.layout.xaxis.range = [-data["range"], data["range"]]
+
+    controls = {"d_k": widgets.IntSlider(value=64, min=1, max=LIVE_MAX_D_K, description="d_k"),
+                "n": widgets.IntSlider(value=2000, min=100, max=3000, step=100,
+                                       description="samples")}
+    fig = figures.dk_explorer([64])
+    fig.layout.sliders = []
+    return LiveExplorer(fig, controls, redraw)
+
+
+def softmax_row_live() -> LiveExplorer:
+    """One query over any number of keys at any d_k: how peaked is softmax, scaled or not?"""
+    def redraw(fig, d_k, n_keys, seed):
+        data = figures.softmax_row_data(d_k, n_keys, seed)
+        keys = [f"k{j + 1}" for j in range(n_keys)]
+        for trace, scale in zip(fig.data, ("none", "sqrt"), strict=True):
+            trace.x, trace.y = keys, data[scale]
+        fig.layout.title.text = figures._row_title(data, d_k)
+
+    controls = {"d_k": widgets.IntSlider(value=64, min=1, max=LIVE_MAX_D_K, description="d_k"),
+                "n_keys": widgets.IntSlider(value=16, min=1, max=128, description="keys"),
+                "seed": widgets.IntSlider(value=3, min=0, max=99, description="seed")}
+    fig = figures.softmax_row_explorer([64])
+    fig.layout.sliders = []
+    return LiveExplorer(fig, controls, redraw)
+
+
+def latency(explorer: LiveExplorer, values: list[dict], repeats: int = 3) -> np.ndarray:
+    """Seconds per ``explorer.update(**v)`` call over ``values`` × ``repeats`` (for benchmarks)."""
+    import time
+
+    repeats = validate.integer("repeats", repeats, low=1, high=1000)
+    times = []
+    for _ in range(repeats):
+        for v in values:
+            start = time.perf_counter()
+            explorer.update(**v)
+            times.append(time.perf_counter() - start)
+    return np.array(times)

@@ -1,0 +1,79 @@
+"""The book builds with -nW (no warnings) and ships its own plotly.js and MathJax."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import CHAPTERS, ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def pages(html_root):
+    return sorted(p for p in html_root.rglob("*.html")
+                  if "_static" not in p.parts and p.name not in {"genindex.html", "search.html"})
+
+
+def test_build_has_no_warnings(built_book):
+    assert built_book["returncode"] == 0, built_book["log"][-4000:]
+    assert built_book["warnings"] == 0, built_book["log"][-4000:]
+    print(f"\ncold build: {built_book['seconds']:.1f} s, 0 warnings")
+
+
+def test_every_chapter_is_a_page(built_book):
+    built = {p.relative_to(built_book["html"]).as_posix() for p in pages(built_book["html"])}
+    for nb in CHAPTERS:
+        assert f"chapters/{nb.stem}.html" in built
+
+
+def test_vendored_assets_are_copied(built_book):
+    static = built_book["html"] / "_static" / "vendor"
+    assert (static / "plotly.min.js").stat().st_size > 1_000_000
+    assert (static / "mathjax" / "tex-svg.js").is_file()
+
+
+def test_pages_reference_no_remote_scripts_or_styles(built_book):
+    remote = re.compile(r"""<(?:script|link)[^>]+(?:src|href)=["'](?:https?:)?//""", re.I)
+    for page in pages(built_book["html"]):
+        text = page.read_text(encoding="utf-8")
+        assert not remote.search(text), f"{page.name} loads a remote script or stylesheet"
+
+
+def test_heavy_scripts_load_only_where_needed(built_book):
+    for page in pages(built_book["html"]):
+        text = page.read_text(encoding="utf-8")
+        has_plot = "plotly-graph-div" in text
+        assert ("vendor/plotly.min.js" in text) == has_plot, page.name
+        if "vendor/mathjax/tex-svg.js" in text:
+            assert re.search(r'class="[^"]*math', text), f"{page.name} loads MathJax for nothing"
+
+
+def test_live_widget_outputs_are_left_out(built_book):
+    for page in pages(built_book["html"]):
+        text = page.read_text(encoding="utf-8")
+        assert "application/vnd.jupyter.widget-view+json" not in text
+        assert "FigureWidget" not in text
+
+
+def test_glued_numbers_are_filled_in(built_book):
+    for nb in CHAPTERS:
+        text = (built_book["html"] / "chapters" / f"{nb.stem}.html").read_text(encoding="utf-8")
+        assert "{glue:" not in text and "glue:text" not in text
+
+
+def test_notebooks_are_committed_without_outputs():
+    import nbformat
+
+    for nb_path in CHAPTERS:
+        nb = nbformat.read(nb_path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                assert not cell.outputs, f"{nb_path.name} has outputs: strip them"
+                assert cell.execution_count is None, f"{nb_path.name} has execution counts"
+
+
+def test_toc_lists_every_chapter():
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    for nb in CHAPTERS:
+        assert f"chapters/{nb.stem}" in toc
