@@ -6,6 +6,6 @@ registers the plotly renderer that works both in Jupyter and in the static HTML 
 
 from __future__ import annotations
 
-from .display import glue, setup, show_source
+from .display import Matrix, glue, setup, show_source
 
-__all__ = ["setup", "glue", "show_source"]
+__all__ = ["setup", "glue", "show_source", "Matrix"]

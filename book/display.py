@@ -92,3 +92,43 @@ def show_source(obj) -> None:
         raise TypeError(f"show_source needs a function, class or module defined in a file, "
                         f"got {obj!r}: {err}") from None
     display(Markdown(f"```python\n{source.rstrip()}\n```"))
+
+
+class Matrix:
+    """A labelled matrix for the page: a small HTML table with its name and shape (and text)."""
+
+    def __init__(self, name: str, values, rows=None, cols=None, digits: int = 2):
+        from . import validate
+
+        self.values = validate.array(name, values, ndim=2)
+        n, m = self.values.shape
+        self.name = name
+        self.rows = [str(r) for r in (range(n) if rows is None else rows)]
+        self.cols = [str(c) for c in (range(m) if cols is None else cols)]
+        if len(self.rows) != n or len(self.cols) != m:
+            raise ValueError(f"{name} is {n}×{m} but got {len(self.rows)} row and "
+                             f"{len(self.cols)} column labels; pass one label per row/column")
+        self.digits = validate.integer("digits", digits, low=0, high=8)
+
+    def _fmt(self, v: float) -> str:
+        return f"{v + 0.0:.{self.digits}f}"  # + 0.0 turns -0.0 into 0.0
+
+    def __repr__(self) -> str:
+        width = max(len(self._fmt(v)) for v in self.values.ravel())
+        lines = [f"{self.name}  ({self.values.shape[0]}×{self.values.shape[1]})"]
+        for label, row in zip(self.rows, self.values, strict=True):
+            lines.append(f"  {label:>8}  " + " ".join(f"{self._fmt(v):>{width}}" for v in row))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.cols)
+        body = "".join(
+            f"<tr><th>{html.escape(r)}</th>"
+            + "".join(f"<td>{self._fmt(v)}</td>" for v in row) + "</tr>"
+            for r, row in zip(self.rows, self.values, strict=True))
+        shape = f"{self.values.shape[0]}×{self.values.shape[1]}"
+        return (f'<table class="book-matrix"><caption>{html.escape(self.name)} '
+                f'<span class="shape">({shape})</span></caption>'
+                f"<thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>")

@@ -266,3 +266,220 @@ def exam_figure(d_k: int = 100, n_students: int = 8, seed: int = 5) -> go.Figure
     fig.update_layout(showlegend=False, height=380)
     fig.update_annotations(font_size=12)
     return fig
+
+
+# --- chapter 3: the walkthrough, step by step ------------------------------------------------
+
+SIGNED_COLORSCALE = "Cividis"  # monotonic lightness: negative = dark, positive = light
+
+
+def walkthrough_frames(ex=None) -> list[dict]:
+    """Every step of the 3-token, 2-head walkthrough as a labelled matrix, in order.
+
+    Each frame: ``name``, ``description``, ``values`` and unique ``rows`` / ``cols`` labels.
+    ``ex`` is a :class:`book.walkthrough.Example` (default: ``walkthrough.example()``).
+    """
+    from . import walkthrough as wt
+
+    ex = wt.example() if ex is None else ex
+    if not isinstance(ex, wt.Example):
+        raise TypeError(f"ex must be a book.walkthrough.Example, got {type(ex).__name__}; "
+                        "build one with book.walkthrough.example()")
+    steps = wt.walkthrough(ex.X, ex.heads, ex.W_O)
+    tokens = [f"{t} ({g})" for t, g in zip(ex.tokens, ex.glosses, strict=True)]
+    d_model = ex.X.shape[1]
+    features = [f"d{j + 1}" for j in range(d_model)]
+    frames = [{"name": "X", "description": "the input: one row of d_model numbers per token",
+               "values": ex.X, "rows": tokens, "cols": features}]
+    for name, values in steps.items():
+        if name in ("Z", "output", "residual", "layer_norm"):
+            if name == "Z":
+                widths = [h[2].shape[1] for h in ex.heads]
+                cols = [f"h{h + 1}·{j + 1}" for h, w in enumerate(widths) for j in range(w)]
+            else:
+                cols = features
+        elif name[0] in "SA":
+            cols = [f"key {t}" for t in ex.tokens]
+        else:
+            cols = [f"{name[0]}{j + 1}" for j in range(values.shape[1])]
+        frames.append({"name": name, "description": wt.describe(name), "values": values,
+                       "rows": tokens, "cols": cols})
+    return frames
+
+
+def _frame_update(frame: dict) -> dict:
+    v = np.asarray(frame["values"], dtype=float)
+    bound = float(np.abs(v).max()) or 1.0
+    return {"z": [_round(v, 3)], "x": [frame["cols"]], "y": [frame["rows"]],
+            "text": [[[f"{x + 0.0:.2f}" for x in row] for row in v]],
+            "zmin": [-bound], "zmax": [bound]}
+
+
+def _frame_title(frame: dict) -> str:
+    r, c = np.shape(frame["values"])
+    return f"<b>{frame['name']}</b> ({r}×{c})<br>{frame['description']}"
+
+
+def walkthrough_explorer(ex=None) -> go.Figure:
+    """Static explorer: a slider through every step of the walkthrough, one matrix per step."""
+    frames = walkthrough_frames(ex)
+    first = _frame_update(frames[0])
+    fig = go.Figure(go.Heatmap(
+        z=first["z"][0], x=first["x"][0], y=first["y"][0], text=first["text"][0],
+        texttemplate="%{text}", zmin=first["zmin"][0], zmax=first["zmax"][0],
+        colorscale=SIGNED_COLORSCALE, colorbar={"title": {"text": "value"}},
+        hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>"))
+    steps = [{"label": f["name"], "method": "update",
+              "args": [_frame_update(f), {"title.text": _frame_title(f)}]} for f in frames]
+    fig.update_layout(sliders=[_slider(steps, "step: ")], title={"text": _frame_title(frames[0]),
+                                                                  "font": {"size": 13}},
+                      yaxis={"autorange": "reversed", "title": "token (row)"},
+                      xaxis={"title": "column", "side": "top"}, height=430,
+                      margin={"t": 110, "l": 60, "r": 20, "b": 30})
+    return fig
+
+
+# --- chapter 4: masks -----------------------------------------------------------------------
+
+MASK_KINDS = ("none", "causal", "padding", "causal + padding")
+MASK_MAX_REAL = len(orders_example.TOKENS)  # the real tokens are a prefix of the takeout order
+MASK_MAX_PAD = 8
+MASK_TEXT_UP_TO = 10  # cells are labelled with their value up to this many tokens
+# blocked = light grey, allowed = dark navy: the two read apart in greyscale, and the cells
+# carry ✓ / · as well, so colour is never the only cue.
+MASK_COLORSCALE = [[0.0, "#ededed"], [0.5, "#ededed"], [0.5, "#1f3b73"], [1.0, "#1f3b73"]]
+
+
+_MASK_LAYER = None
+
+
+def _mask_layer():
+    """The seeded, untrained one-head layer and token vectors behind the explorer's weights."""
+    global _MASK_LAYER
+    if _MASK_LAYER is None:
+        import torch
+
+        from .mha import MultiHeadSelfAttention
+
+        with torch.random.fork_rng(devices=[]):  # leave the reader's random stream alone
+            torch.manual_seed(4)
+            layer = MultiHeadSelfAttention(8, 1).eval()
+        x = torch.randn(1, MASK_MAX_REAL + MASK_MAX_PAD, 8,
+                        generator=torch.Generator().manual_seed(4))
+        _MASK_LAYER = (layer, x)
+    return _MASK_LAYER
+
+
+def mask_data(kind: str, length: int, seq_len: int) -> dict:
+    """One sequence of ``length`` real tokens padded to ``seq_len``, under mask ``kind``.
+
+    Returns the unique token ``labels``, the boolean grid ``allowed`` (rows = queries, columns =
+    keys, True = may attend, built with :mod:`book.masks`), the attention ``weights`` that
+    :class:`book.mha.MultiHeadSelfAttention` computes with that mask (a seeded, untrained
+    one-head layer), ``pad_share`` (the largest share of weight a real token puts on padding)
+    and ``future_share`` (the largest share a token puts on later tokens).
+    """
+    import torch
+
+    from . import masks
+
+    validate.choice("kind", kind, MASK_KINDS)
+    length = validate.integer("length", length, low=1, high=MASK_MAX_REAL)
+    seq_len = validate.integer("seq_len", seq_len, low=1, high=MASK_MAX_REAL + MASK_MAX_PAD)
+    if seq_len < length:
+        raise ValueError(f"seq_len={seq_len} is shorter than length={length}: the padded length "
+                         "must hold every real token (padding adds seq_len - length positions)")
+    causal = masks.causal_mask(seq_len) if "causal" in kind else None
+    padding = masks.padding_mask([length], seq_len) if "padding" in kind else None
+    if causal is None and padding is None:
+        allowed = torch.ones(seq_len, seq_len, dtype=torch.bool)
+    else:
+        allowed = masks.combine(causal, padding)[0, 0]
+    layer, x = _mask_layer()
+    with torch.no_grad():
+        _, weights = layer(x[:, :seq_len], mask=causal, padding_mask=padding, need_weights=True)
+    w = weights[0, 0].double().numpy()
+    n_pad = seq_len - length
+    tokens = orders_example.TOKENS[:length] + ["pad"] * n_pad
+    labels = orders_example.labels(tokens, tokens, short=True)
+    return {"kind": kind, "length": length, "seq_len": seq_len, "labels": labels,
+            "allowed": allowed.numpy(), "weights": w,
+            "pad_share": float(w[:length, length:].sum(axis=1).max()) if n_pad else 0.0,
+            "future_share": float(np.triu(w, k=1).sum(axis=1).max())}
+
+
+def _mask_titles(kind: str) -> list[str]:
+    name = "no mask" if kind == "none" else f"{kind} mask"
+    return [f"may attend? ({name})", f"attention weights ({name})"]
+
+
+def _mask_traces(data: dict) -> dict:
+    """x, y, z and text of the two panels (the mask grid, the weights) for ``data``."""
+    n = data["seq_len"]
+    show = n <= MASK_TEXT_UP_TO
+    allowed, w = data["allowed"], data["weights"]
+    mask_text = [["✓" if a else "·" for a in row] if show else [""] * n for row in allowed]
+    weight_text = [[f"{v:.2f}" for v in row] if show else [""] * n for row in w]
+    return {"x": [data["labels"]] * 2, "y": [data["labels"]] * 2,
+            "z": [allowed.astype(int).tolist(), _round(w)], "text": [mask_text, weight_text]}
+
+
+def mask_explorer(length: int = 5, seq_lens=None, kinds=MASK_KINDS,
+                  start: int | None = None) -> go.Figure:
+    """Static explorer: a dropdown over mask kinds and a slider over the padded length.
+
+    Left: which (query, key) pairs the mask allows; right: the attention weights the layer
+    computes under it. Every (kind, padded length) is precomputed with :func:`mask_data`.
+    The dropdown switches which pair of panels is visible; the slider restyles all of them, so
+    the two controls combine freely in the browser.
+    """
+    length = validate.integer("length", length, low=1, high=MASK_MAX_REAL)
+    seq_lens = list(range(length, MASK_MAX_REAL + 1) if seq_lens is None else seq_lens)
+    kinds = [validate.choice("kind", k, MASK_KINDS) for k in kinds]
+    if not seq_lens or not kinds:
+        raise ValueError("mask_explorer needs at least one padded length and one mask kind")
+    start = seq_lens[min(1, len(seq_lens) - 1)] if start is None else start
+    if start not in seq_lens:
+        raise ValueError(f"start={start} is not one of the padded lengths {seq_lens}")
+    traces = {n: [_mask_traces(mask_data(k, length, n)) for k in kinds] for n in seq_lens}
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=_mask_titles(kinds[0]))
+    for i, t in enumerate(traces[start]):
+        visible = i == 0
+        fig.add_trace(go.Heatmap(
+            x=t["x"][0], y=t["y"][0], z=t["z"][0], text=t["text"][0], texttemplate="%{text}",
+            zmin=0, zmax=1, colorscale=MASK_COLORSCALE, showscale=False, visible=visible,
+            hovertemplate="query %{y}<br>key %{x}<br>%{z}: 1 = may attend<extra></extra>"),
+            row=1, col=1)
+        fig.add_trace(go.Heatmap(
+            x=t["x"][1], y=t["y"][1], z=t["z"][1], text=t["text"][1], texttemplate="%{text}",
+            zmin=0, zmax=1, colorscale=COLORSCALE, visible=visible,
+            colorbar={"title": {"text": "weight"}, "len": 0.9},
+            hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"),
+            row=1, col=2)
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    buttons = []
+    for i, kind in enumerate(kinds):
+        visible = [j // 2 == i for j in range(2 * len(kinds))]
+        annotations = [dict(a, text=t) for a, t in zip(base, _mask_titles(kind), strict=True)]
+        buttons.append({"label": f"mask: {kind}", "method": "update",
+                        "args": [{"visible": visible}, {"annotations": annotations}]})
+    steps = []
+    for n in seq_lens:
+        restyle = {key: [t[key][p] for t in traces[n] for p in (0, 1)]
+                   for key in ("x", "y", "z", "text")}
+        steps.append({"label": str(n), "method": "restyle", "args": [restyle]})
+    fig.update_xaxes(title_text="key", tickangle=-45, side="bottom")
+    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(title_text="query", row=1, col=1)
+    fig.update_layout(height=520, margin={"l": 50, "r": 20, "t": 110, "b": 40},
+                      title={"text": f"{length} real tokens of the order, padded; "
+                                     "rows = queries, columns = keys", "font": {"size": 14}})
+    if len(kinds) > 1:
+        fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "down",
+                                        "showactive": True, "x": 0, "xanchor": "left",
+                                        "y": 1.27, "yanchor": "top"}])
+    if len(seq_lens) > 1:
+        fig.update_layout(sliders=[_slider(steps, "padded length: ",
+                                           active=seq_lens.index(start))])
+    return fig

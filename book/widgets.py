@@ -125,3 +125,65 @@ def latency(explorer: LiveExplorer, values: list[dict], repeats: int = 3) -> np.
             explorer.update(**v)
             times.append(time.perf_counter() - start)
     return np.array(times)
+
+
+# --- chapter 3: edit an input, watch every step recompute ---------------------------------
+
+WALKTHROUGH_MATRICES = ("X", "W_Q1", "W_K1", "W_V1", "W_Q2", "W_K2", "W_V2", "W_O")
+
+
+def edited_example(matrix: str, row: int, col: int, value: float, ex=None):
+    """A copy of the walkthrough example with one entry replaced; row/col are clamped to the
+    chosen matrix's shape (X is 3×4, each W 4×3, W_O 6×4), so any slider position is valid."""
+    import dataclasses
+
+    from . import walkthrough as wt
+
+    ex = wt.example() if ex is None else ex
+    validate.choice("matrix", matrix, WALKTHROUGH_MATRICES)
+    row = validate.integer("row", row, low=0)
+    col = validate.integer("col", col, low=0)
+    value = validate.real("value", value, low=-10.0, high=10.0)
+    X, heads, W_O = ex.X.copy(), [[w.copy() for w in h] for h in ex.heads], ex.W_O.copy()
+    if matrix == "X":
+        target = X
+    elif matrix == "W_O":
+        target = W_O
+    else:
+        target = heads[int(matrix[-1]) - 1]["QKV".index(matrix[2])]
+    r, c = min(row, target.shape[0] - 1), min(col, target.shape[1] - 1)
+    target[r, c] = value
+    edited = dataclasses.replace(ex, X=X, heads=tuple(tuple(h) for h in heads), W_O=W_O)
+    return edited, (r, c)
+
+
+def walkthrough_live() -> LiveExplorer:
+    """Pick a step, and edit one entry of X or of any weight matrix: every step recomputes."""
+    from . import walkthrough as wt
+
+    base = wt.example()
+    names = [f["name"] for f in figures.walkthrough_frames(base)]
+
+    def redraw(fig, step, matrix, row, col, value):
+        ex, (r, c) = edited_example(matrix, row, col, value, base)
+        frame = next(f for f in figures.walkthrough_frames(ex) if f["name"] == step)
+        update = figures._frame_update(frame)
+        trace = fig.data[0]
+        trace.z, trace.x, trace.y = update["z"][0], update["x"][0], update["y"][0]
+        trace.text, trace.zmin, trace.zmax = update["text"][0], update["zmin"][0], update["zmax"][0]
+        fig.layout.title.text = f"{figures._frame_title(frame)}<br>(edited {matrix}[{r}, {c}]" \
+                                f" = {value:.1f})"
+
+    controls = {
+        "step": widgets.Dropdown(options=names, value="A1", description="step"),
+        "matrix": widgets.Dropdown(options=WALKTHROUGH_MATRICES, value="X", description="edit"),
+        "row": widgets.IntSlider(value=0, min=0, max=5, description="row"),
+        "col": widgets.IntSlider(value=0, min=0, max=3, description="column"),
+        "value": widgets.FloatSlider(value=float(base.X[0, 0]), min=-3.0, max=3.0, step=0.1,
+                                     description="value"),
+    }
+    fig = figures.walkthrough_explorer(base)
+    fig.layout.sliders = []
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer

@@ -1,0 +1,70 @@
+"""Chapter 3's explorer (both faces) and the labelled Matrix display."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from book import Matrix, figures, widgets
+from book import walkthrough as wt
+
+
+def test_frames_cover_every_step_with_labels():
+    frames = figures.walkthrough_frames()
+    ex = wt.example()
+    steps = wt.walkthrough(ex.X, ex.heads, ex.W_O)
+    assert [f["name"] for f in frames] == ["X", *steps]
+    for f in frames:
+        r, c = np.shape(f["values"])
+        assert len(f["rows"]) == r and len(f["cols"]) == c
+        assert len(set(f["cols"])) == c and len(set(f["rows"])) == r
+    assert np.shape(frames[[f["name"] for f in frames].index("Z")]["values"]) == (3, 6)
+
+
+def test_static_explorer_steps_change_the_matrix():
+    fig = figures.walkthrough_explorer()
+    steps = fig.layout.sliders[0].steps
+    assert steps[0].args[0]["z"] != steps[-1].args[0]["z"]
+    assert steps[0].args[0]["x"] != steps[6].args[0]["x"]  # features vs keys
+
+
+def test_explorer_bad_input():
+    with pytest.raises(TypeError, match="Example"):
+        figures.walkthrough_frames("not an example")
+
+
+def test_edited_example_changes_only_downstream():
+    ex, where = widgets.edited_example("W_K2", 0, 0, 2.5)
+    base = wt.example()
+    assert where == (0, 0) and ex.heads[1][1][0, 0] == 2.5
+    a, b = (wt.walkthrough(e.X, e.heads, e.W_O) for e in (base, ex))
+    np.testing.assert_array_equal(a["A1"], b["A1"])  # head 1 untouched
+    assert not np.allclose(a["A2"], b["A2"])
+    assert base.heads[1][1][0, 0] != 2.5  # the original example is not modified
+
+
+def test_edited_example_clamps_and_validates():
+    _, where = widgets.edited_example("X", 5, 3, 0.0)
+    assert where == (2, 3)
+    with pytest.raises(ValueError, match="not one of"):
+        widgets.edited_example("W_Q3", 0, 0, 1.0)
+    with pytest.raises(ValueError, match="too large"):
+        widgets.edited_example("X", 0, 0, 1e6)
+
+
+def test_live_walkthrough_extremes():
+    live = widgets.walkthrough_live()
+    for values in ({"step": "layer_norm", "matrix": "W_O", "row": 5, "col": 3, "value": 3.0},
+                   {"step": "X", "matrix": "X", "row": 0, "col": 0, "value": -3.0}):
+        live.update(**values)
+        assert np.all(np.isfinite(np.asarray(live.figure.data[0].z, dtype=float)))
+    assert live.figure.data[0].z[0][0] == -3.0
+
+
+def test_matrix_display():
+    m = Matrix("A", [[0.5, -0.0], [1.25, 2.0]], ["r1", "r2"], ["c1", "c2"])
+    html = m._repr_html_()
+    assert "(2×2)" in html and "<th>r2</th>" in html and "-0.00" not in html
+    assert "A  (2×2)" in repr(m)
+    with pytest.raises(ValueError, match="one label per row"):
+        Matrix("A", np.eye(2), ["only one"])
