@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HTML := _build/html/index.html
 
-.PHONY: setup book test test-fast lint bench clean browser-deps
+.PHONY: setup book test lint bench clean browser-deps assignments grade grade-demo
 
 $(STAMP): requirements-base.txt requirements-dev.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,17 @@ lint: setup
 
 bench: setup
 	$(PY) tests/bench.py
+
+assignments: setup
+	$(PY) -m book.classroom assign
+
+grade: setup
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder of submitted notebooks>"; exit 2; }
+	@test -d build/assignments/autograder || $(PY) -m book.classroom assign
+	$(PY) -m book.classroom grade "$(SUBMISSIONS)"
+
+grade-demo: setup
+	$(PY) -m book.classroom demo
 
 clean:
 	rm -rf _build .pytest_cache

@@ -1,0 +1,55 @@
+"""book.kvcache: incremental decoding equals full causal recomputation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from book import kvcache
+
+
+def weights(d_model=6, d_k=4, d_v=5, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_k)),
+            rng.normal(size=(d_model, d_v)))
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 33])
+def test_cached_decoding_equals_recomputation(n):
+    X = np.random.default_rng(n).normal(size=(n, 6))
+    W = weights()
+    out, cache = kvcache.decode(X, *W)
+    np.testing.assert_allclose(out, kvcache.causal_self_attention(X, *W), atol=1e-12)
+    assert len(cache) == n and cache.keys.shape == (n, 4) and cache.values.shape == (n, 5)
+
+
+def test_full_version_matches_torch_causal_sdpa():
+    X = np.random.default_rng(1).normal(size=(5, 6))
+    W_q, W_k, W_v = weights()
+    ref = F.scaled_dot_product_attention(*(torch.tensor(X @ w)[None] for w in (W_q, W_k, W_v)),
+                                         is_causal=True)[0]
+    np.testing.assert_allclose(kvcache.causal_self_attention(X, W_q, W_k, W_v), ref.numpy(),
+                               atol=1e-12)
+
+
+def test_bad_input():
+    W_q, W_k, W_v = weights()
+    with pytest.raises(ValueError, match="rows but tokens have d_model=3"):
+        kvcache.decode(np.ones((2, 3)), W_q, W_k, W_v)
+    with pytest.raises(ValueError, match="same width"):
+        kvcache.decode(np.ones((2, 6)), W_q, W_k[:, :2], W_v)
+    cache = kvcache.KVCache(4, 5)
+    with pytest.raises(ValueError, match="cache is empty"):
+        cache.attend(np.ones(4))
+    with pytest.raises(ValueError, match="expected a key of shape"):
+        cache.append(np.ones(3), np.ones(5))
+
+
+def test_cache_bytes():
+    # 2 (K and V) × 32 layers × 4096 tokens × 4096 features × 2 bytes (fp16) = 2 GiB
+    assert kvcache.cache_bytes(32, 4096, 4096, 2) == 2 * 1024**3
+    assert kvcache.cache_bytes(1, 0, 8) == 0
+    with pytest.raises(ValueError, match="at least 1"):
+        kvcache.cache_bytes(0, 10, 8)
