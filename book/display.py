@@ -6,6 +6,7 @@ import hashlib
 import inspect
 import json
 import random
+import textwrap
 
 import numpy as np
 
@@ -91,7 +92,7 @@ def show_source(obj) -> None:
     except (TypeError, OSError) as err:
         raise TypeError(f"show_source needs a function, class or module defined in a file, "
                         f"got {obj!r}: {err}") from None
-    display(Markdown(f"```python\n{source.rstrip()}\n```"))
+    display(Markdown(f"```python\n{textwrap.dedent(source).rstrip()}\n```"))
 
 
 class Matrix:

@@ -99,7 +99,8 @@ def heads_explorer() -> go.Figure:
         steps.append({"label": str(h), "method": "update",
                       "args": [{"z": zs}, {"annotations": annotations}]})
     fig.update_yaxes(title_text="query", row=1, col=1)
-    fig.update_layout(sliders=[_slider(steps, "number of heads: ")], height=600,
+    slider = {**_slider(steps, "number of heads: "), "pad": {"t": 80}}
+    fig.update_layout(sliders=[slider], height=620,
                       title={"text": f"一碗牛肉面，不要香菜，多加辣 — {ILLUSTRATIVE}",
                              "font": {"size": 14}},
                       margin={"l": 40, "r": 20, "t": 110, "b": 40})
@@ -377,7 +378,7 @@ def mask_data(kind: str, length: int, seq_len: int) -> dict:
     keys, True = may attend, built with :mod:`book.masks`), the attention ``weights`` that
     :class:`book.mha.MultiHeadSelfAttention` computes with that mask (a seeded, untrained
     one-head layer), ``pad_share`` (the largest share of weight a real token puts on padding)
-    and ``future_share`` (the largest share a token puts on later tokens).
+    and ``future_share`` (the largest share a real token puts on the tokens after it).
     """
     import torch
 
@@ -405,12 +406,12 @@ def mask_data(kind: str, length: int, seq_len: int) -> dict:
     return {"kind": kind, "length": length, "seq_len": seq_len, "labels": labels,
             "allowed": allowed.numpy(), "weights": w,
             "pad_share": float(w[:length, length:].sum(axis=1).max()) if n_pad else 0.0,
-            "future_share": float(np.triu(w, k=1).sum(axis=1).max())}
+            "future_share": float(np.triu(w, k=1)[:length].sum(axis=1).max())}
 
 
 def _mask_titles(kind: str) -> list[str]:
-    name = "no mask" if kind == "none" else f"{kind} mask"
-    return [f"may attend? ({name})", f"attention weights ({name})"]
+    name = "no mask" if kind == "none" else kind
+    return [f"may attend? — {name}", f"weights — {name}"]
 
 
 def _mask_traces(data: dict) -> dict:
@@ -419,7 +420,8 @@ def _mask_traces(data: dict) -> dict:
     show = n <= MASK_TEXT_UP_TO
     allowed, w = data["allowed"], data["weights"]
     mask_text = [["✓" if a else "·" for a in row] if show else [""] * n for row in allowed]
-    weight_text = [[f"{v:.2f}" for v in row] if show else [""] * n for row in w]
+    # a blocked pair gets exactly 0, shown as "0" (not "0.00", which could be rounding)
+    weight_text = [[f"{v:.2f}" if v else "0" for v in row] if show else [""] * n for row in w]
     return {"x": [data["labels"]] * 2, "y": [data["labels"]] * 2,
             "z": [allowed.astype(int).tolist(), _round(w)], "text": [mask_text, weight_text]}
 
@@ -472,13 +474,14 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=MASK_KINDS,
     fig.update_xaxes(title_text="key", tickangle=-45, side="bottom")
     fig.update_yaxes(autorange="reversed")
     fig.update_yaxes(title_text="query", row=1, col=1)
-    fig.update_layout(height=520, margin={"l": 50, "r": 20, "t": 110, "b": 40},
-                      title={"text": f"{length} real tokens of the order, padded; "
-                                     "rows = queries, columns = keys", "font": {"size": 14}})
+    fig.update_layout(height=540, margin={"l": 50, "r": 20, "t": 130, "b": 40},
+                      title={"text": f"{length} real tokens of the order, padded<br>"
+                                     "<sup>rows = queries, columns = keys</sup>",
+                             "font": {"size": 14}, "x": 0.02, "xanchor": "left"})
     if len(kinds) > 1:
         fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "down",
-                                        "showactive": True, "x": 0, "xanchor": "left",
-                                        "y": 1.27, "yanchor": "top"}])
+                                        "showactive": True, "x": 1, "xanchor": "right",
+                                        "y": 1.3, "yanchor": "top"}])
     if len(seq_lens) > 1:
         fig.update_layout(sliders=[_slider(steps, "padded length: ",
                                            active=seq_lens.index(start))])

@@ -30,12 +30,24 @@ class LiveExplorer:
         self.figure = go.FigureWidget(figure)
         self.controls = controls
         self._redraw = redraw
+        self._setting = False  # True while update() sets several controls: redraw once, after
+        self.redraws = 0  # how many times the figure was redrawn (tests count it)
         for control in controls.values():
-            control.observe(lambda _change: self.update(), names="value")
+            control.observe(self._on_change, names="value")
         self.widget = widgets.VBox([widgets.HBox(list(controls.values())), self.figure])
 
+    def _on_change(self, _change) -> None:
+        if not self._setting:
+            self._draw()
+
+    def _draw(self) -> None:
+        current = {name: c.value for name, c in self.controls.items()}
+        with self.figure.batch_update():
+            self._redraw(self.figure, **current)
+        self.redraws += 1
+
     def update(self, **values) -> None:
-        """Set any controls given by name, then redraw from the current control values."""
+        """Set any controls given by name, then redraw once from the current control values."""
         unknown = set(values) - set(self.controls)
         if unknown:
             raise ValueError(f"unknown control(s) {sorted(unknown)}; "
@@ -45,13 +57,13 @@ class LiveExplorer:
             if hasattr(control, "min") and not (control.min <= value <= control.max):
                 raise ValueError(f"{name}={value} is outside the slider's range "
                                  f"[{control.min}, {control.max}]")
-            with control.hold_trait_notifications():
-                control.unobserve_all("value")
-                control.value = value
-                control.observe(lambda _change: self.update(), names="value")
-        current = {name: c.value for name, c in self.controls.items()}
-        with self.figure.batch_update():
-            self._redraw(self.figure, **current)
+        self._setting = True
+        try:
+            for name, value in values.items():
+                self.controls[name].value = value
+        finally:
+            self._setting = False
+        self._draw()
 
     def _ipython_display_(self):
         from IPython.display import display
@@ -184,6 +196,41 @@ def walkthrough_live() -> LiveExplorer:
     }
     fig = figures.walkthrough_explorer(base)
     fig.layout.sliders = []
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer
+
+
+# --- chapter 4: masks -----------------------------------------------------------------------
+
+def mask_explorer_live() -> LiveExplorer:
+    """Any mask kind, 1–8 real tokens and 0–8 padding positions: the mask and the weights.
+
+    The controls are the number of real tokens and the amount of padding (the padded length is
+    their sum), so every combination of slider positions is a valid sequence.
+    """
+    def redraw(fig, kind, length, padding):
+        data = figures.mask_data(kind, length, length + padding)
+        traces = figures._mask_traces(data)
+        for i, trace in enumerate(fig.data):
+            trace.x, trace.y = traces["x"][i], traces["y"][i]
+            trace.z, trace.text = traces["z"][i], traces["text"][i]
+        for annotation, title in zip(fig.layout.annotations, figures._mask_titles(kind),
+                                     strict=True):
+            annotation.text = title
+        fig.layout.title.text = (f"{length} real tokens + {padding} padding = padded length "
+                                 f"{length + padding}<br><sup>rows = queries, columns = keys"
+                                 "</sup>")
+
+    controls = {
+        "kind": widgets.Dropdown(options=list(figures.MASK_KINDS), value="causal + padding",
+                                 description="mask"),
+        "length": widgets.IntSlider(value=5, min=1, max=figures.MASK_MAX_REAL,
+                                    description="real tokens"),
+        "padding": widgets.IntSlider(value=2, min=0, max=figures.MASK_MAX_PAD,
+                                     description="padding"),
+    }
+    fig = figures.mask_explorer(5, [7], ["causal + padding"])
     explorer = LiveExplorer(fig, controls, redraw)
     explorer.update()
     return explorer

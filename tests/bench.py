@@ -63,7 +63,7 @@ def page_weights(html_root: Path) -> list[tuple[str, int, int]]:
 
 
 def live_latency() -> dict[str, tuple[float, float]]:
-    from book import widgets
+    from book import figures, widgets
 
     cases = {
         "heads_explorer_live": (widgets.heads_explorer_live,
@@ -72,6 +72,13 @@ def live_latency() -> dict[str, tuple[float, float]]:
                              [{"d_k": d, "n": n} for d in (1, 64, 512) for n in (100, 3000)]),
         "softmax_row_live": (widgets.softmax_row_live,
                              [{"d_k": d, "n_keys": k} for d in (1, 512) for k in (1, 16, 128)]),
+        "walkthrough_live": (widgets.walkthrough_live,
+                             [{"step": s, "matrix": m, "row": 5, "col": 3, "value": 3.0}
+                              for s in ("X", "A2", "layer_norm") for m in ("X", "W_O")]),
+        "mask_explorer_live": (widgets.mask_explorer_live,
+                               [{"kind": k, "length": n, "padding": p}
+                                for k in figures.MASK_KINDS for n in (1, figures.MASK_MAX_REAL)
+                                for p in (0, figures.MASK_MAX_PAD)]),
     }
     out = {}
     for name, (make, values) in cases.items():

@@ -135,7 +135,7 @@ def exercise_controls(page, fig, rel: str, i: int) -> int:
         before = fig.evaluate(SNAPSHOT_JS)
         menu = fig.locator("g.updatemenu-container").nth(m)
         menu.locator("g.updatemenu-header-group").click()
-        buttons = menu.locator("g.updatemenu-button")
+        buttons = menu.locator("g.updatemenu-dropdown-button")  # entries of a dropdown menu
         assert buttons.count() > 1, f"{rel}: figure {i} dropdown {m} has no entries"
         buttons.nth(buttons.count() - 1).click()
         page.wait_for_timeout(150)

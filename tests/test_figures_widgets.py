@@ -105,3 +105,12 @@ def test_live_bad_input():
         explorer.update(d_k=0)
     with pytest.raises(ValueError, match="unknown control"):
         explorer.update(heads=2)
+
+
+def test_update_redraws_once_however_many_controls_change():
+    explorer = widgets.softmax_row_live()
+    before = explorer.redraws
+    explorer.update(d_k=8, n_keys=4, seed=1)
+    assert explorer.redraws == before + 1
+    explorer.controls["d_k"].value = 9  # a reader moving one slider: one redraw
+    assert explorer.redraws == before + 2
