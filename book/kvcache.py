@@ -10,6 +10,7 @@ full recomputation with a causal mask — :func:`causal_self_attention` is that 
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from . import validate
 from .attention import scaled_dot_product_attention, softmax
@@ -96,3 +97,108 @@ def cache_bytes(n_layers: int, n_tokens: int, d_model: int, bytes_per_number: in
     d_model = validate.integer("d_model", d_model, low=1)
     bytes_per_number = validate.integer("bytes_per_number", bytes_per_number, low=1, high=16)
     return 2 * n_layers * n_tokens * d_model * bytes_per_number
+
+
+# --- a tiny causal decoder in torch: generation with and without the cache -----------------
+
+class TinyDecoder(torch.nn.Module):
+    """A small causal Transformer decoder (pre-LN) whose generation can use a KV cache.
+
+    ``forward(tokens)`` recomputes every position with a causal mask (what generation without
+    a cache does at every step); ``generate(prompt, n_new, use_cache)`` decodes greedily and
+    must produce the same tokens either way.
+    """
+
+    def __init__(self, vocab_size: int = 64, d_model: int = 128, n_heads: int = 4,
+                 n_layers: int = 2, max_len: int = 2048, seed: int = 0):
+        super().__init__()
+        self.vocab_size = validate.integer("vocab_size", vocab_size, low=2)
+        self.d_model = validate.integer("d_model", d_model, low=1)
+        self.n_heads = validate.integer("n_heads", n_heads, low=1)
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        self.n_layers = validate.integer("n_layers", n_layers, low=1)
+        self.max_len = validate.integer("max_len", max_len, low=1)
+        gen = torch.Generator().manual_seed(validate.integer("seed", seed, low=0))
+        nn = torch.nn
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        self.layers = nn.ModuleList()
+        for _ in range(n_layers):
+            self.layers.append(nn.ModuleDict({
+                "ln1": nn.LayerNorm(d_model), "qkv": nn.Linear(d_model, 3 * d_model),
+                "out": nn.Linear(d_model, d_model), "ln2": nn.LayerNorm(d_model),
+                "ff": nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(),
+                                    nn.Linear(4 * d_model, d_model))}))
+        self.ln_f = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab_size)
+        with torch.no_grad():
+            for p in self.parameters():
+                if p.ndim >= 2:
+                    p.copy_(torch.randn(p.shape, generator=gen) * 0.02 * 5)
+        self.eval()
+
+    def _split(self, t: torch.Tensor) -> torch.Tensor:
+        b, n, _ = t.shape
+        return t.view(b, n, self.n_heads, self.d_model // self.n_heads).transpose(1, 2)
+
+    def _block(self, layer, x, cache=None):
+        """One layer on new positions ``x``; with ``cache`` = [K, V] it appends and attends."""
+        q, k, v = layer["qkv"](layer["ln1"](x)).chunk(3, dim=-1)
+        q, k, v = self._split(q), self._split(k), self._split(v)
+        if cache is None:
+            ctx = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            past = 0 if cache[0] is None else cache[0].shape[2]
+            if past:
+                k = torch.cat([cache[0], k], dim=2)
+                v = torch.cat([cache[1], v], dim=2)
+            cache[0], cache[1] = k, v
+            n_new = q.shape[2]
+            # new position i (absolute past + i) may attend to cached and new keys j ≤ past + i;
+            # a single new token may attend to everything cached, so it needs no mask at all
+            mask = None if n_new == 1 else (
+                torch.arange(past + n_new)[None, :] <= past + torch.arange(n_new)[:, None])
+            ctx = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        b, _, n, _ = ctx.shape
+        x = x + layer["out"](ctx.transpose(1, 2).reshape(b, n, self.d_model))
+        return x + layer["ff"](layer["ln2"](x))
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Logits for every position of ``tokens`` (batch, n), recomputed from scratch."""
+        n = tokens.shape[1]
+        x = self.embed(tokens) + self.pos(torch.arange(n))
+        for layer in self.layers:
+            x = self._block(layer, x)
+        return self.head(self.ln_f(x))
+
+    @torch.no_grad()
+    def generate(self, prompt, n_new: int, *, use_cache: bool = True) -> torch.Tensor:
+        """Greedy decoding of ``n_new`` tokens after ``prompt`` (1-D token ids)."""
+        prompt = torch.as_tensor(prompt, dtype=torch.long)
+        if prompt.ndim != 1 or prompt.numel() == 0:
+            raise ValueError("prompt must be a non-empty 1-D sequence of token ids")
+        if int(prompt.min()) < 0 or int(prompt.max()) >= self.vocab_size:
+            raise ValueError(f"token ids must lie in [0, {self.vocab_size - 1}]")
+        n_new = validate.integer("n_new", n_new, low=0)
+        if prompt.numel() + n_new > self.max_len:
+            raise ValueError(f"prompt + n_new = {prompt.numel() + n_new} exceeds max_len="
+                             f"{self.max_len}; generate fewer tokens or build a larger model")
+        tokens = prompt[None]
+        if not use_cache:
+            for _ in range(n_new):
+                nxt = self(tokens)[:, -1].argmax(-1, keepdim=True)
+                tokens = torch.cat([tokens, nxt], dim=1)
+            return tokens[0]
+        caches = [[None, None] for _ in self.layers]
+        new = tokens
+        for step in range(n_new + 1):
+            start = tokens.shape[1] - new.shape[1]
+            x = self.embed(new) + self.pos(torch.arange(start, tokens.shape[1]))
+            for layer, cache in zip(self.layers, caches, strict=True):
+                x = self._block(layer, x, cache)
+            if step == n_new:
+                break
+            new = self.head(self.ln_f(x))[:, -1].argmax(-1, keepdim=True)
+            tokens = torch.cat([tokens, new], dim=1)
+        return tokens[0]

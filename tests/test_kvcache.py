@@ -53,3 +53,25 @@ def test_cache_bytes():
     assert kvcache.cache_bytes(1, 0, 8) == 0
     with pytest.raises(ValueError, match="at least 1"):
         kvcache.cache_bytes(0, 10, 8)
+
+
+@pytest.mark.parametrize("prompt_len,n_new", [(1, 0), (1, 12), (5, 20)])
+def test_decoder_with_cache_generates_what_recomputation_generates(prompt_len, n_new):
+    model = kvcache.TinyDecoder(vocab_size=32, d_model=32, n_heads=4, n_layers=2,
+                                max_len=64).double()
+    prompt = torch.arange(prompt_len) % 32
+    cached = model.generate(prompt, n_new, use_cache=True)
+    full = model.generate(prompt, n_new, use_cache=False)
+    assert torch.equal(cached, full) and cached.shape == (prompt_len + n_new,)
+
+
+def test_decoder_bad_input():
+    model = kvcache.TinyDecoder(vocab_size=8, d_model=8, n_heads=2, n_layers=1, max_len=10)
+    with pytest.raises(ValueError, match="exceeds max_len=10"):
+        model.generate([1, 2], 9)
+    with pytest.raises(ValueError, match=r"\[0, 7\]"):
+        model.generate([8], 1)
+    with pytest.raises(ValueError, match="non-empty 1-D"):
+        model.generate([], 1)
+    with pytest.raises(ValueError, match="not divisible"):
+        kvcache.TinyDecoder(d_model=10, n_heads=4)
