@@ -107,24 +107,33 @@ def test_broken_solution_fails_generation(tmp_path):
         classroom.generate(tmp_path / "out", source_dir=src)
 
 
-def test_book_exercise_reference_passes_the_assignment(generated, tmp_path):
-    """The in-chapter exercise (ch1.my_softmax) and assignment 1 agree on a correct softmax."""
-    nb = nbformat.read(generated["01_attention_numpy"]["student"], as_version=4)
-    [cell] = [c for c in nb.cells if c.source.startswith("def softmax(x):")]
-    cell.source = 'from book import checks\nsoftmax = checks.reference("ch1.my_softmax")'
+# (assignment, function the student writes, book exercise with the same contract, question)
+SHARED = [("01_attention_numpy", "softmax", "ch1.my_softmax", "q1_softmax"),
+          ("02_mha_torch", "split_heads", "ch4.split_heads", "q1_split_heads")]
+
+
+@pytest.mark.parametrize("stem,func,exercise,question", SHARED)
+def test_book_exercises_and_assignments_agree(generated, tmp_path, stem, func, exercise,
+                                              question):
+    """A chapter exercise and an assignment question that ask for the same function accept
+    the same answers: the book's reference earns full marks from the autograder, and the
+    assignment's solution passes the chapter's checker."""
+    nb = nbformat.read(generated[stem]["student"], as_version=4)
+    [cell] = [c for c in nb.cells if c.source.startswith(f"def {func}(")]
+    cell.source = f"from book import checks\n{func} = checks.reference({exercise!r})"
     folder = tmp_path / "subs"
     folder.mkdir()
     nbformat.write(nb, folder / "uses_book_reference.ipynb")
-    rows = classroom.grade(folder, generated["01_attention_numpy"]["autograder"].parent,
-                           None, progress=False)
-    [q1] = [r for r in rows if r["question"] == "q1_softmax"]
-    assert q1["score"] == q1["possible"]
-    # and the other way round: the assignment's solution passes the chapter's checker
+    rows = classroom.grade(folder, generated[stem]["autograder"].parent, None, progress=False)
+    [row] = [r for r in rows if r["question"] == question]
+    assert row["score"] == row["possible"] > 0
     namespace = {}
-    solution = nbformat.read(generated["01_attention_numpy"]["solutions"], as_version=4)
-    exec("import numpy as np", namespace)
-    exec(next(c.source for c in solution.cells if c.source.startswith("def softmax")), namespace)
-    assert checks.check("ch1.my_softmax", namespace["softmax"]).ok
+    solution = nbformat.read(generated[stem]["solutions"], as_version=4)
+    for c in solution.cells:  # the imports, then the solution function itself
+        if c.cell_type == "code" and (c.source.startswith(("import", "from"))
+                                      or c.source.startswith(f"def {func}(")):
+            exec(c.source, namespace)
+    assert checks.check(exercise, namespace[func]).ok
 
 
 def test_grade_bad_input(tmp_path, generated):
