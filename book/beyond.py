@@ -125,3 +125,145 @@ def reference(kind: str, q, k, v, **params) -> torch.Tensor:
     n = q.shape[-2]
     mask = dilated_mask(n, **params) if kind == "dilated" else hybrid_mask(n, **params)
     return full_attention(q, k, v, mask)
+
+
+# --- the variants as drop-in attention layers, for training on the takeout-order task -------
+
+KINDS = ("window", "dilated", "hybrid", "linear")
+
+
+def parse_spec(spec: str) -> tuple[str, dict]:
+    """``"window-2"``, ``"dilated-2x2"`` (window × dilation), ``"hybrid-2+1"`` (window +
+    global tokens) or ``"linear"`` → (kind, parameters)."""
+    if not isinstance(spec, str):
+        raise TypeError(f"an attention spec is a string such as 'window-2', got {spec!r}")
+    kind, _, arg = spec.partition("-")
+    try:
+        if kind == "linear" and not arg:
+            return kind, {}
+        if kind == "window":
+            return kind, {"window": int(arg)}
+        if kind == "dilated":
+            w, r = arg.split("x")
+            return kind, {"window": int(w), "dilation": int(r)}
+        if kind == "hybrid":
+            w, g = arg.split("+")
+            return kind, {"window": int(w), "n_global": int(g)}
+    except ValueError:
+        pass
+    raise ValueError(f"unknown attention spec {spec!r}; use 'window-W', 'dilated-WxR', "
+                     "'hybrid-W+G' or 'linear' (e.g. 'window-2', 'dilated-2x2', 'hybrid-2+1')")
+
+
+def pattern_mask(kind: str, n: int, **params) -> torch.Tensor:
+    """The (n, n) allowed pattern of a sparse variant (True = may attend)."""
+    from .longctx import window_mask
+
+    validate.choice("kind", kind, ("full", "window", "dilated", "hybrid"))
+    if kind == "full":
+        return torch.ones(n, n, dtype=torch.bool)
+    if kind == "window":
+        return window_mask(n, params["window"])
+    if kind == "dilated":
+        return dilated_mask(n, params["window"], params["dilation"])
+    return hybrid_mask(n, min(params["window"], n), min(params["n_global"], n))
+
+
+def _variant_class():
+    from .mha import MultiHeadSelfAttention
+
+    class VariantAttention(MultiHeadSelfAttention):
+        """The book's attention layer (same projections) with a sparse pattern or linear
+        attention inside. Sparse patterns are applied as masks over the n × n scores — the same
+        numbers as their O(n·w) versions (tested), which is what matters for accuracy here."""
+
+        def __init__(self, d_model: int, n_heads: int, spec: str, dropout: float = 0.0):
+            super().__init__(d_model, n_heads, dropout)
+            self.spec = spec
+            self.kind, self.params = parse_spec(spec)
+
+        def extra_repr(self) -> str:
+            return super().extra_repr() + f", spec={self.spec!r}"
+
+        def forward(self, x, mask=None, padding_mask=None, need_weights: bool = False):
+            allowed = self.check_inputs(x, mask, padding_mask)
+            b, n, _ = x.shape
+            q, k, v = (self.split_heads(w(x)) for w in (self.w_q, self.w_k, self.w_v))
+            if self.kind == "linear":
+                if mask is not None:
+                    raise ValueError("linear attention here supports a padding mask only")
+                fq, fk = feature_map(q), feature_map(k)
+                if padding_mask is not None:
+                    fk = fk * padding_mask[:, None, :, None].to(fk.dtype)
+                weights = fq @ fk.transpose(-2, -1)
+                weights = weights / weights.sum(-1, keepdim=True)
+                context = (fq @ (fk.transpose(-2, -1) @ v)) / (
+                    fq @ fk.sum(-2).unsqueeze(-1))
+            else:
+                pattern = pattern_mask(self.kind, n, **self.params).to(x.device)
+                keep = pattern if allowed is None else (allowed & pattern)
+                # a (padding) query left with no key at all may attend to itself
+                keep = keep | (torch.eye(n, dtype=torch.bool, device=x.device)
+                               & ~keep.any(-1, keepdim=True))
+                scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+                weights = torch.softmax(scores.masked_fill(~keep, float("-inf")), dim=-1)
+                weights = self.dropout(weights)
+                context = weights @ v
+            out = self.w_o(self.merge_heads(context))
+            return (out, weights) if need_weights else out
+
+    return VariantAttention
+
+
+VariantAttention = _variant_class()
+
+
+# --- costs ----------------------------------------------------------------------------------
+
+def methods(window: int = 8, dilation: int = 2, n_global: int = 2) -> dict:
+    """The efficient implementation of each variant, as f(q, k, v), next to full attention."""
+    from .longctx import banded_attention
+
+    return {
+        "full": full_attention,
+        "window": lambda q, k, v: banded_attention(q, k, v, window),
+        "dilated": lambda q, k, v: dilated_attention(q, k, v, window, dilation),
+        "hybrid": lambda q, k, v: hybrid_attention(q, k, v, window, min(n_global, q.shape[-2])),
+        "linear": linear_attention,
+    }
+
+
+def _inputs(n: int, d: int, heads: int, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(1, heads, n, d, generator=g) for _ in range(3)]
+
+
+def memory_curves(ns, *, d: int = 32, heads: int = 4, **pattern) -> dict[str, list[int]]:
+    """Peak bytes allocated by each method at each sequence length (deterministic)."""
+    from .longctx import peak_memory
+
+    ns = [validate.integer("n", n, low=1) for n in ns]
+    out: dict[str, list[int]] = {}
+    for name, fn in methods(**pattern).items():
+        out[name] = []
+        for n in ns:
+            q, k, v = _inputs(n, d, heads)
+            out[name].append(peak_memory(lambda fn=fn, q=q, k=k, v=v: fn(q, k, v)))
+    return out
+
+
+def time_curves(ns, *, d: int = 32, heads: int = 4, repeats: int = 5,
+                **pattern) -> dict[str, list[float]]:
+    """Best-of-``repeats`` seconds of each method at each sequence length (varies by machine)."""
+    from .timing import compare
+
+    ns = [validate.integer("n", n, low=1) for n in ns]
+    out: dict[str, list[float]] = {name: [] for name in methods(**pattern)}
+    with torch.no_grad():
+        for n in ns:
+            q, k, v = _inputs(n, d, heads)
+            best = compare({name: (lambda fn=fn, q=q, k=k, v=v: fn(q, k, v))
+                            for name, fn in methods(**pattern).items()}, repeats=repeats)
+            for name, seconds in best.items():
+                out[name].append(seconds)
+    return out

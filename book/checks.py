@@ -105,7 +105,8 @@ class NotAnswered(Exception):
 
 def call(func, *args):
     """Call a reader's function on fresh copies of ``args``; None means "not written yet"."""
-    result = func(*(np.array(a, copy=True) for a in args))
+    result = func(*(np.array(a, copy=True) if isinstance(a, (np.ndarray, list, tuple)) else a
+                    for a in args))
     if result is None:
         raise NotAnswered
     return np.asarray(result, dtype=float)
@@ -550,3 +551,170 @@ def _ch4_scores_shape_check(answer):
                        "query with every key, so the last two axes are both the sequence.")
     return False, ("Follow the shape trace: q is (batch, heads, seq, d_k) and the scores are "
                    "q @ k.transpose(-2, -1).")
+
+
+# --- chapter 9 -----------------------------------------------------------------------------
+
+def _ch9_keys_per_query() -> int:
+    from . import longctx
+
+    return int(longctx.window_keys(1001, 128)[500])  # a query far from both ends
+
+
+@exercise("ch9.keys_per_query", "Keys per query in a sliding window with w = 128",
+          reference=_ch9_keys_per_query, mistakes=lambda: [128, 256, 129, 2048])
+def _ch9_keys_per_query_check(answer):
+    value = _number(answer)
+    expected = _ch9_keys_per_query()
+    if value == expected:
+        return True, "Correct: w keys on each side, and the query's own position."
+    if value == expected - 1:
+        return False, "Almost: a query also attends to its own position (|i − j| = 0)."
+    if value == 128 + 1:
+        return False, ("That counts one side and the query itself, the causal window. This "
+                       "window looks both ways: |i − j| ≤ 128.")
+    if value == 128:
+        return False, "The condition |i − j| ≤ w allows keys on both sides of the query."
+    return False, ("Count the j with |i − j| ≤ 128 for a query i in the middle of a long "
+                   "document: how many lie before i, how many after, and i itself?")
+
+
+def _ch9_crossover(d_model: int = 768) -> int:
+    """The n at which attention's FLOPs equal the rest of the block's (n = 6 · d_model)."""
+    from . import longctx
+
+    return next(n for n in range(1, 100 * d_model)
+                if 2 * longctx.block_flops(n, d_model)["attention"]
+                >= sum(longctx.block_flops(n, d_model).values()))
+
+
+@exercise("ch9.crossover", "At what n does attention take half of a block's FLOPs "
+          "(d_model = 768)?", reference=_ch9_crossover, mistakes=lambda: [768, 3072, 1536, 512])
+def _ch9_crossover_check(answer):
+    value = _number(answer)
+    expected = _ch9_crossover()
+    if value == expected:
+        return True, "Correct: 4n²d = 24nd² gives n = 6d."
+    if value == 768:
+        return False, ("At n = d_model attention is still a small share. Count both sides: the "
+                       "projections (8nd²) and the feed-forward (16nd²) against 4n²d.")
+    if value == 4 * 768:
+        return False, ("That balances attention against the feed-forward alone; the four "
+                       "projections (8nd²) belong to the rest of the block too.")
+    return False, ("Set attention's 4n²d equal to the rest, 8nd² + 16nd², and solve for n "
+                   "(see longctx.block_flops).")
+
+
+def _ch9_cache_bytes() -> int:
+    from . import kvcache
+
+    return kvcache.cache_bytes(24, 4096, 2048, 2)
+
+
+@exercise("ch9.cache_bytes", "Bytes of the KV cache: 24 layers, d_model 2048, 4096 tokens, "
+          "float16", reference=_ch9_cache_bytes,
+          mistakes=lambda: [_ch9_cache_bytes() // 2, _ch9_cache_bytes() * 2,
+                            _ch9_cache_bytes() // 24, _ch9_cache_bytes() // 2**20])
+def _ch9_cache_bytes_check(answer):
+    value = _number(answer)
+    expected = _ch9_cache_bytes()
+    if value == expected:
+        return True, "Correct: 2 · layers · tokens · d_model · bytes per number."
+    if value == expected // 2:
+        return False, "The cache holds keys AND values: one of each per layer and token."
+    if value == expected * 2:
+        return False, "float16 takes 2 bytes per number, not 4."
+    if value == expected // 24:
+        return False, "Every layer has its own keys and values: multiply by the layers."
+    if value == expected // 2**20:
+        return False, "Answer in bytes, not MiB."
+    return False, "Multiply: 2 (K and V) · layers · tokens · d_model · bytes per number."
+
+
+def _ch9_window_mask(n, w):
+    i = np.arange(int(n))[:, None]
+    j = np.arange(int(n))[None, :]
+    return np.abs(i - j) <= int(w)
+
+
+@exercise("ch9.window_mask", "Write window_mask(n, w): True where |i − j| ≤ w",
+          reference=lambda: _ch9_window_mask,
+          mistakes=lambda: [lambda n, w: _ch9_window_mask(n, w - 1),
+                            lambda n, w: np.tril(_ch9_window_mask(n, w)),
+                            lambda n, w: np.ones((int(n), int(n)), dtype=bool), "mask"])
+def _ch9_window_mask_check(func):
+    if not callable(func):
+        return False, "Pass the function itself (window_mask), not its result."
+    for n, w in [(6, 1), (5, 0), (7, 2), (4, 10), (1, 3)]:
+        got = call(func, n, w)
+        want = _ch9_window_mask(n, w)
+        if got.shape != want.shape:
+            return False, f"For n = {n} the mask is {n} × {n} (queries × keys); got {got.shape}."
+        if np.array_equal(got != 0, want):
+            continue
+        if np.array_equal(got != 0, _ch9_window_mask(n, w - 1)) and w > 0:
+            return False, "Off by one: |i − j| = w is still inside the window (≤, not <)."
+        if np.array_equal(got != 0, np.tril(want)):
+            return False, ("That is the causal window (keys j ≤ i only); this one looks both "
+                           "ways.")
+        return False, (f"For n = {n}, w = {w} some cells are wrong: row i must be True exactly "
+                       "for the columns i − w … i + w that exist.")
+    return True, "Correct."
+
+
+# --- chapter 10 ----------------------------------------------------------------------------
+
+@exercise("ch10.dilated_keys", "Keys seen by a query: dilated attention, w = 2, r = 3",
+          reference=lambda: 2 * 2 + 1, mistakes=lambda: [3, 7, 13, 6])
+def _ch10_dilated_keys(answer):
+    from . import beyond
+
+    ok = _number(answer) == len(beyond.dilated_offsets(2, 3))
+    return ok, ("Correct: 2w + 1, however large r is." if ok else
+                "Count the offsets 0, ±r, ±2r, … up to ±w·r: how many are there?")
+
+
+@exercise("ch10.dilated_reach", "Farthest key of dilated attention, w = 2, r = 3",
+          reference=lambda: 6, mistakes=lambda: [2, 3, 5, 12])
+def _ch10_dilated_reach(answer):
+    from . import beyond
+
+    ok = _number(answer) == int(beyond.dilated_offsets(2, 3).max())
+    return ok, ("Correct: dilation multiplies the reach, not the cost." if ok else
+                "The offsets are multiples of r, up to w of them on each side.")
+
+
+@exercise("ch10.linear_state", "Size of φ(K)ᵀV for d_k = d_v = 64 and 10 000 tokens",
+          reference=lambda: 64 * 64, mistakes=lambda: [10_000 * 64, 10_000 ** 2, 128, 64])
+def _ch10_linear_state(answer):
+    value = _number(answer)
+    if value in (10_000 * 64, 10_000 ** 2):
+        return False, "That grows with the sequence; φ(K)ᵀ has shape (d_k, n), V (n, d_v)."
+    ok = value == 64 * 64
+    return ok, ("Correct: d_k × d_v, independent of n." if ok else
+                "Multiply a (d_k × n) matrix by an (n × d_v) one: what shape comes out?")
+
+
+def _dilated_mask_reference(n, w, r):
+    from . import beyond
+
+    return beyond.dilated_mask(n, w, r).numpy()
+
+
+@exercise("ch10.dilated_mask", "Write dilated_mask(n, w, r)",
+          reference=lambda: _dilated_mask_reference,
+          mistakes=lambda: [lambda n, w, r: np.abs(np.subtract.outer(range(n), range(n))) <= w,
+                            lambda n, w, r: np.abs(np.subtract.outer(range(n), range(n)))
+                            % r == 0, "mask"])
+def _ch10_dilated_mask(func):
+    if not callable(func):
+        return False, "Pass the function itself (dilated_mask), not its result."
+    for n, w, r in [(10, 2, 3), (7, 1, 1), (12, 0, 4), (1, 3, 2)]:
+        got = call(func, n, w, r)
+        want = _dilated_mask_reference(n, w, r).astype(float)
+        if got.shape != want.shape:
+            return False, f"For n = {n} the mask is {want.shape}; you returned {got.shape}."
+        if not np.array_equal(got != 0, want != 0):
+            return False, (f"Wrong for n={n}, w={w}, r={r}: a key is allowed when |i − j| is a "
+                           "multiple of r and at most w·r.")
+    return True, "Correct."

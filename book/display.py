@@ -62,22 +62,43 @@ def _register_renderer() -> None:
     pio.renderers.default = "book"
 
 
-def glue(name: str, value, display: bool = False):
+def glue(name: str, value, display: bool = False) -> None:
     """Store ``value`` under ``name`` for the prose (``{glue:text}`name:.2f```).
 
     Uses MyST-NB's glue when it is installed (the book build); in a plain Jupyter session it
-    simply returns the value so the notebook runs without the build tools.
+    does nothing, so the notebook runs without the build tools. Returns None, so a cell that
+    ends with a glue call shows nothing extra.
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"glue name must be a Python identifier, got {name!r}")
     if isinstance(value, np.generic):  # np.float64(…) reprs would not format in the prose
         value = value.item()
+    if hasattr(value, "_ipython_display_") and hasattr(value, "_repr_mimebundle_"):
+        value = _RichOnly(value)  # a plotly figure: glue its bundle, don't show it here
     try:
         from myst_nb import glue as _glue
     except ImportError:
-        return value
+        return None
     _glue(name, value, display=display)
-    return value
+    return None
+
+
+class _RichOnly:
+    """Only the rich representation of ``obj``, for glue.
+
+    IPython prefers an object's ``_ipython_display_`` to its mime bundle: a plotly figure
+    glued as it is would be *shown* in the cell (and nothing stored). This wrapper offers the
+    bundle alone, so ``glue("fig", fig)`` stores the figure for a ```{glue} fig``` directive.
+    """
+
+    def __init__(self, obj):
+        self._obj = obj
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return self._obj._repr_mimebundle_()
+
+    def __repr__(self) -> str:  # the text/plain twin: the same on every run
+        return f"<{type(self._obj).__name__}>"
 
 
 def show_source(obj) -> None:

@@ -486,3 +486,316 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=MASK_KINDS,
         fig.update_layout(sliders=[_slider(steps, "padded length: ",
                                            active=seq_lens.index(start))])
     return fig
+
+
+# --- chapter 9: long context -----------------------------------------------------------------
+
+METHOD_COLORS = {"full": "#b3261e", "masked": "#7a7a7a", "banded": "#1a56a8",
+                 "sdpa": "#2e7d32"}
+METHOD_DASH = {"full": "solid", "masked": "dash", "banded": "solid", "sdpa": "dot"}
+PART_COLORS = {"projections": "#9ab0d6", "attention": "#b3261e", "feed_forward": "#1f3b73"}
+PART_NAMES = {"projections": "Q, K, V and output projections",
+              "attention": "attention: scores, softmax, weighted sum",
+              "feed_forward": "feed-forward (d → 4d → d)"}
+# the window explorer: 0 = never computed by the banded version, 1 = computed then masked,
+# 2 = allowed. White, mid blue, dark navy: three steps of lightness, readable in greyscale.
+WINDOW_LEVELS = ("skipped by the banded version", "computed, then masked", "may attend")
+WINDOW_COLORSCALE = [[0.0, "#ffffff"], [0.33, "#ffffff"], [0.33, "#9ab0d6"], [0.67, "#9ab0d6"],
+                     [0.67, "#1f3b73"], [1.0, "#1f3b73"]]
+WINDOW_STEPS = (0, 1, 2, 4, 8, 12, 16, 24, 31)
+WINDOW_COST_NS = tuple(2 ** p for p in range(5, 15))  # 32 … 16384
+WINDOW_PATTERN_N = 32
+
+
+def _log2_n_axis(ns, title: str = "sequence length n (log scale)") -> dict:
+    return {"type": "log", "title": title, "tickvals": list(ns),
+            "ticktext": [str(n) for n in ns]}
+
+
+def attention_cost_figure(sweep: dict, measure: str, fit_from: int = 1,
+                          title: str = "") -> go.Figure:
+    """Cost of each attention method against n on log-log axes, with the fitted slope.
+
+    ``sweep`` is :func:`book.longctx.cost_sweep`'s result; ``measure`` is "memory" (bytes,
+    drawn in MB) or "time" (seconds, drawn in ms). The slope is fitted on n ≥ ``fit_from``;
+    a slope of 2 means the cost quadruples when n doubles.
+    """
+    from . import longctx
+
+    validate.choice("measure", measure, ("memory", "time"))
+    ns = list(sweep["n"])
+    methods = [m for m in longctx.METHODS if m in sweep]
+    if not methods:
+        raise ValueError(f"the sweep holds no method; expected some of {longctx.METHODS}")
+    scale, unit = (1e-6, "MB") if measure == "memory" else (1e3, "ms")
+    keep = [i for i, n in enumerate(ns) if n >= fit_from]
+    fig = go.Figure()
+    for m in methods:
+        values = np.asarray(sweep[m], dtype=float)
+        slope = longctx.fit_exponent([ns[i] for i in keep], values[keep]) \
+            if len(keep) >= 2 else float("nan")
+        fig.add_trace(go.Scatter(
+            x=ns, y=_round(values * scale, 6), mode="lines+markers",
+            name=f"{longctx.METHOD_NAMES[m]}: slope {slope:.2f}",
+            line={"color": METHOD_COLORS[m], "dash": METHOD_DASH[m]},
+            hovertemplate=f"n = %{{x}}<br>%{{y:.3g}} {unit}<extra>{m}</extra>"))
+    what = "peak memory allocated" if measure == "memory" else "time, best of several runs"
+    fig.update_layout(
+        title={"text": title or what, "font": {"size": 14}}, height=440,
+        xaxis=_log2_n_axis(ns), yaxis={"type": "log", "title": f"{what} ({unit}, log scale)"},
+        legend={"orientation": "h", "y": -0.22, "x": 0, "font": {"size": 12}},
+        margin={"l": 60, "r": 20, "t": 50, "b": 40})
+    return fig
+
+
+def block_share_figure(rows: list[dict]) -> go.Figure:
+    """Where the time of one Transformer block goes, per n: stacked shares of the three parts,
+    with the attention's share of the FLOPs as a line (rows from longctx.block_costs)."""
+    if not rows:
+        raise ValueError("rows is empty: pass longctx.block_costs([...]) for some lengths")
+    from . import longctx
+
+    x = [f"n = {r['n']}" for r in rows]
+    fig = go.Figure()
+    for part in longctx.BLOCK_PARTS:
+        share = [100 * r[part] / r["total"] for r in rows]
+        fig.add_trace(go.Bar(x=x, y=_round(share, 2), name=PART_NAMES[part],
+                             marker_color=PART_COLORS[part],
+                             text=[f"{s:.0f}%" for s in share], textposition="inside",
+                             hovertemplate="%{x}: %{y:.1f}% of the time<extra></extra>"))
+    fig.add_trace(go.Scatter(x=x, y=_round([100 * r["attention_flop_share"] for r in rows], 2),
+                             mode="lines+markers", name="attention's share of the FLOPs",
+                             line={"color": "#000000", "dash": "dash"},
+                             marker={"symbol": "diamond", "size": 9}))
+    fig.update_layout(barmode="stack", height=440,
+                      title={"text": "Share of one block's time (measured) and FLOPs (counted)",
+                             "font": {"size": 14}},
+                      yaxis={"title": "% of the block", "range": [0, 100]},
+                      legend={"orientation": "h", "y": -0.15, "x": 0, "font": {"size": 12}},
+                      margin={"l": 60, "r": 20, "t": 50, "b": 40})
+    return fig
+
+
+def window_data(n: int, window: int, cost_ns=WINDOW_COST_NS) -> dict:
+    """One sliding window of half-width ``window`` over ``n`` tokens, both ways of computing it.
+
+    ``levels`` (n × n, rows = queries): 2 = may attend (|i − j| ≤ w), 1 = computed by
+    :func:`book.longctx.banded_attention` and then masked, 0 = never computed by it (the
+    masked full version computes every cell). ``keys`` is how many keys each query sees;
+    ``full`` and ``banded`` are the score entries per head each version computes at every
+    length of ``cost_ns``.
+    """
+    from . import longctx
+
+    n = validate.integer("n", n, low=1, high=4096)
+    window = validate.integer("window", window, low=0)
+    allowed = longctx.window_mask(n, window).numpy()
+    block = min(max(window, 16), n)
+    q_block = np.arange(n) // block  # which block each query belongs to
+    start = q_block * block - window  # the block's slab of keys: [start, start + block + 2w)
+    j = np.arange(n)[None, :]
+    computed = (j >= start[:, None]) & (j < start[:, None] + block + 2 * window)
+    levels = np.where(allowed, 2, np.where(computed, 1, 0))
+    cost_ns = [validate.integer("n", c, low=1) for c in cost_ns]
+    return {"n": n, "window": window, "block": block, "levels": levels,
+            "keys": allowed.sum(axis=1), "labels": [str(i) for i in range(n)],
+            "cost_ns": cost_ns, "full": [c * c for c in cost_ns],
+            "banded": [longctx.banded_score_entries(c, window) for c in cost_ns]}
+
+
+def _window_titles(data: dict) -> list[str]:
+    big, full, banded = data["cost_ns"][-1], data["full"][-1], data["banded"][-1]
+    return [f"w = {data['window']}: a query sees at most {data['keys'].max()} of "
+            f"{data['n']} keys",
+            f"score entries per head (n = {big}: {full / banded:.0f}× fewer banded)"]
+
+
+def window_explorer(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
+                    cost_ns=WINDOW_COST_NS, start: int = 2) -> go.Figure:
+    """Static explorer: a slider over the window half-width w.
+
+    Left: which (query, key) pairs a window of w allows, and which cells the banded version
+    computes anyway (its blocks of queries meet whole slabs of keys). Right: how many score
+    entries full (or masked) attention and the banded version compute, against n.
+    """
+    windows = [validate.integer("window", w, low=0) for w in windows]
+    if not windows:
+        raise ValueError("windows must hold at least one window size")
+    start = validate.integer("start", start, low=0, high=len(windows) - 1)
+    frames = [window_data(n, w, cost_ns) for w in windows]
+    first = frames[start]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, column_widths=[0.45, 0.55],
+                        subplot_titles=_window_titles(first))
+    fig.add_trace(go.Heatmap(
+        z=first["levels"].tolist(), x=first["labels"], y=first["labels"], zmin=0, zmax=2,
+        colorscale=WINDOW_COLORSCALE, xgap=1, ygap=1, showscale=False,
+        hovertemplate="query %{y}<br>key %{x}<br>%{z}: 2 = may attend, 1 = computed then "
+                      "masked, 0 = skipped<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=first["cost_ns"], y=first["full"], mode="lines+markers",
+                             name="full, or window as a mask: n²", legendgroup="cost",
+                             line={"color": METHOD_COLORS["full"]}), row=1, col=2)
+    fig.add_trace(go.Scatter(x=first["cost_ns"], y=first["banded"], mode="lines+markers",
+                             name="banded: ≈ n · (block + 2w)", legendgroup="cost",
+                             line={"color": METHOD_COLORS["banded"]}), row=1, col=2)
+    for level in (2, 1, 0):  # legend keys for the heatmap's three colours
+        fig.add_trace(go.Scatter(
+            x=[None], y=[None], mode="markers", name=WINDOW_LEVELS[level], legendgroup="grid",
+            marker={"symbol": "square", "size": 13, "color": WINDOW_COLORSCALE[2 * level][1],
+                    "line": {"color": "#1f3b73", "width": 1}}, hoverinfo="skip"),
+            row=1, col=1)
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    steps = []
+    for w, data in zip(windows, frames, strict=True):
+        annotations = [dict(a, text=t) for a, t in zip(base, _window_titles(data), strict=True)]
+        steps.append({"label": str(w), "method": "update",
+                      "args": [{"z": [data["levels"].tolist(), None],
+                                "y": [data["labels"], data["banded"]]},
+                               {"annotations": annotations}, [0, 2]]})
+    fig.update_xaxes(title_text="key position", tickfont_size=10, row=1, col=1)
+    fig.update_yaxes(title_text="query position", autorange="reversed", tickfont_size=10,
+                     row=1, col=1)
+    fig.update_xaxes(row=1, col=2, **_log2_n_axis(cost_ns, "sequence length n (log scale)"),
+                     tickangle=-45)
+    fig.update_yaxes(type="log", title_text="score entries per head (log scale)", row=1, col=2)
+    fig.update_annotations(font_size=12)
+    slider = {**_slider(steps, "window half-width w = ", active=start), "pad": {"t": 170}}
+    fig.update_layout(sliders=[slider], height=720,
+                      legend={"orientation": "h", "x": 0, "y": -0.2, "font": {"size": 12}},
+                      margin={"l": 50, "r": 20, "t": 60, "b": 40})
+    return fig
+
+
+def kv_speedup_figure(rows: list[dict]) -> go.Figure:
+    """Generation time with and without the KV cache, and the speed-up, per generated length
+    (rows from :func:`book.kvcache.generation_times`)."""
+    if not rows:
+        raise ValueError("rows is empty: pass kvcache.generation_times(...)")
+    lengths = [r["n_new"] for r in rows]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=["time to generate (s, log scale)",
+                                        "speed-up of the cache (×)"])
+    for key, name, color in (("full", "recompute every step", METHOD_COLORS["full"]),
+                             ("cached", "with the KV cache", METHOD_COLORS["banded"])):
+        fig.add_trace(go.Scatter(x=lengths, y=_round([r[key] for r in rows], 6),
+                                 mode="lines+markers", name=name, line={"color": color},
+                                 hovertemplate="%{x} tokens: %{y:.3g} s<extra></extra>"),
+                      row=1, col=1)
+    speedup = [r["speedup"] for r in rows]
+    fig.add_trace(go.Bar(x=[str(n) for n in lengths], y=_round(speedup, 3), showlegend=False,
+                         marker_color="#1f3b73", text=[f"{s:.1f}×" for s in speedup],
+                         textposition="outside",
+                         hovertemplate="%{x} tokens: %{y:.2f}×<extra></extra>"), row=1, col=2)
+    fig.update_xaxes(row=1, col=1, **_log2_n_axis(lengths, "new tokens generated"))
+    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_xaxes(title_text="new tokens generated", type="category", row=1, col=2)
+    fig.update_yaxes(range=[0, 1.2 * max(speedup)], row=1, col=2)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(height=400, legend={"orientation": "h", "y": -0.25, "x": 0},
+                      margin={"l": 50, "r": 20, "t": 50, "b": 40})
+    return fig
+
+
+IMPLEMENTATION_LABELS = {"loop": "loop over heads", "batched": "batched heads (lesson)",
+                         "fused_qkv": "fused QKV projection", "einsum": "einsum",
+                         "sdpa": "SDPA inside (production)",
+                         "torch_mha_weights": "nn.MHA, need_weights=True",
+                         "torch_mha": "nn.MHA, need_weights=False"}
+
+
+def implementations_figure(rows: list[dict], budget: float = 1.1) -> go.Figure:
+    """Each implementation's time relative to nn.MultiheadAttention(need_weights=False), as
+    horizontal bars (rows from :func:`book.efficient.benchmark`, any devices)."""
+    if not rows:
+        raise ValueError("rows is empty: pass efficient.benchmark(...)")
+    devices = sorted({r["device"] for r in rows})
+    ordered = sorted(rows, key=lambda r: (r["device"], -r["vs_torch_mha"]))
+    labels = [IMPLEMENTATION_LABELS.get(r["variant"], r["variant"])
+              + (f" [{r['device']}]" if len(devices) > 1 else "") for r in ordered]
+    ratios = [r["vs_torch_mha"] for r in ordered]
+    colors = ["#b3261e" if r["variant"] == "sdpa" else
+              "#7a7a7a" if r["variant"] == "torch_mha" else "#1a56a8" for r in ordered]
+    fig = go.Figure(go.Bar(x=_round(ratios, 3), y=labels, orientation="h", marker_color=colors,
+                           text=[f"{v:.2f}×" for v in ratios], textposition="inside",
+                           insidetextanchor="middle", textfont={"color": "#ffffff"},
+                           customdata=[r["label"] for r in ordered],
+                           hovertemplate="%{customdata}: %{x:.2f}× the time<extra></extra>"))
+    fig.add_vline(x=1.0, line_dash="dash", line_color="#7a7a7a")
+    fig.add_vline(x=budget, line_dash="dot", line_color="#b3261e",
+                  annotation_text=f"{budget:g}×", annotation_position="top")
+    fig.update_layout(height=120 + 40 * len(rows),
+                      title={"text": "Time relative to nn.MultiheadAttention(need_weights=False)"
+                                     " — shorter is faster", "font": {"size": 14}},
+                      xaxis={"title": "time ÷ time of nn.MultiheadAttention("
+                                      "need_weights=False)",
+                             "range": [0, 1.15 * max(max(ratios), budget)]},
+                      yaxis={"automargin": True}, margin={"l": 20, "r": 20, "t": 60, "b": 40})
+    return fig
+
+
+# --- chapter 10: beyond plain attention -----------------------------------------------------
+
+PATTERN_KINDS = ("full", "window", "dilated", "hybrid")
+PATTERN_N = 24
+
+
+def pattern_data(kind: str, window: int, n: int = PATTERN_N, dilation: int = 2,
+                 n_global: int = 2) -> dict:
+    """The allowed pattern of a variant (1 = may attend) and how many keys each query sees."""
+    from . import beyond
+
+    n = validate.integer("n", n, low=1, high=512)
+    mask = beyond.pattern_mask(kind, n, window=window, dilation=dilation, n_global=n_global)
+    keys = mask.sum(-1)
+    return {"z": mask.int().numpy(), "mean_keys": float(keys.float().mean()),
+            "max_keys": int(keys.max()), "n": n}
+
+
+def _pattern_title(kind: str, window: int, data: dict) -> str:
+    return (f"{kind}, w = {window}: a query sees {data['mean_keys']:.1f} of {data['n']} keys "
+            f"on average (at most {data['max_keys']})")
+
+
+def pattern_explorer(windows=(1, 2, 3, 4), n: int = PATTERN_N) -> go.Figure:
+    """Static explorer: a dropdown over the variants and a slider over the window size."""
+    windows = list(windows)
+    labels = [f"t{i}" for i in range(n)]
+    fig = go.Figure()
+    for i, kind in enumerate(PATTERN_KINDS):
+        data = pattern_data(kind, windows[0], n)
+        fig.add_trace(go.Heatmap(z=data["z"], x=labels, y=labels, zmin=0, zmax=1,
+                                 colorscale=[[0, "#f4f4f4"], [1, "#1a3d6e"]], showscale=False,
+                                 visible=i == 1, name=kind,
+                                 hovertemplate="query %{y}, key %{x}: %{z}<extra></extra>"))
+    menu = [{"label": kind, "method": "update",
+             "args": [{"visible": [k == kind for k in PATTERN_KINDS]},
+                      {"title.text": _pattern_title(kind, windows[0],
+                                                    pattern_data(kind, windows[0], n))}]}
+            for kind in PATTERN_KINDS]
+    steps = [{"label": str(w), "method": "restyle",
+              "args": [{"z": [pattern_data(kind, w, n)["z"].tolist()
+                              for kind in PATTERN_KINDS]}]} for w in windows]
+    fig.update_layout(
+        updatemenus=[{"buttons": menu, "active": 1, "x": 1.0, "xanchor": "right", "y": 1.16,
+                      "yanchor": "top"}],
+        sliders=[_slider(steps, "window w = ")],
+        title={"text": _pattern_title("window", windows[0], pattern_data("window", windows[0],
+                                                                          n)),
+               "font": {"size": 13}},
+        yaxis={"autorange": "reversed", "title": "query", "showticklabels": False},
+        xaxis={"title": "key", "showticklabels": False}, height=520,
+        margin={"t": 90, "l": 50, "r": 20, "b": 40})
+    return fig
+
+
+def variant_cost_figure(ns, curves: dict[str, list[float]], *, unit: str,
+                        title: str) -> go.Figure:
+    """Log-log cost of each method against the sequence length."""
+    palette = {"full": "#b3261e", "window": "#1a56a8", "dilated": "#5f8f3e",
+               "hybrid": "#8a5cc2", "linear": "#7a7a7a"}
+    fig = go.Figure([go.Scatter(x=list(ns), y=_round(v, 9), mode="lines+markers", name=name,
+                                line={"color": palette.get(name)})
+                     for name, v in curves.items()])
+    fig.update_layout(xaxis={"type": "log", "title": "sequence length n", "tickvals": list(ns),
+                             "ticktext": [str(n) for n in ns]},
+                      yaxis={"type": "log", "title": unit}, title=title, height=400)
+    return fig

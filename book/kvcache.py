@@ -173,6 +173,26 @@ class TinyDecoder(torch.nn.Module):
         return self.head(self.ln_f(x))
 
     @torch.no_grad()
+    def prefill(self, tokens) -> list[list[torch.Tensor]]:
+        """Run ``tokens`` (1-D ids) through the cached path; return each layer's [K, V] cache.
+
+        K and V are (1, heads, len(tokens), d_model / heads): what generation keeps in memory
+        after reading the prompt, :func:`cache_bytes` of it exactly.
+        """
+        tokens = torch.as_tensor(tokens, dtype=torch.long)
+        if tokens.ndim != 1 or tokens.numel() == 0:
+            raise ValueError("tokens must be a non-empty 1-D sequence of token ids")
+        if int(tokens.min()) < 0 or int(tokens.max()) >= self.vocab_size:
+            raise ValueError(f"token ids must lie in [0, {self.vocab_size - 1}]")
+        if tokens.numel() > self.max_len:
+            raise ValueError(f"{tokens.numel()} tokens exceed max_len={self.max_len}")
+        caches = [[None, None] for _ in self.layers]
+        x = self.embed(tokens[None]) + self.pos(torch.arange(tokens.numel()))
+        for layer, cache in zip(self.layers, caches, strict=True):
+            x = self._block(layer, x, cache)
+        return caches
+
+    @torch.no_grad()
     def generate(self, prompt, n_new: int, *, use_cache: bool = True) -> torch.Tensor:
         """Greedy decoding of ``n_new`` tokens after ``prompt`` (1-D token ids)."""
         prompt = torch.as_tensor(prompt, dtype=torch.long)
@@ -202,3 +222,39 @@ class TinyDecoder(torch.nn.Module):
             new = self.head(self.ln_f(x))[:, -1].argmax(-1, keepdim=True)
             tokens = torch.cat([tokens, new], dim=1)
         return tokens[0]
+
+
+def _generation(model, prompt, n_new: int, use_cache: bool, out: dict):
+    """A no-argument call of ``model.generate`` that stores its tokens in ``out[use_cache]``."""
+    def run():
+        out[use_cache] = model.generate(prompt, n_new, use_cache=use_cache)
+    return run
+
+
+def generation_times(model: TinyDecoder, prompt, lengths, *, repeats: int = 1) -> list[dict]:
+    """Wall-clock seconds of ``model.generate`` with and without the cache, per new-token count.
+
+    Each row: n_new, seconds with the cache (best of ``repeats``), seconds recomputing every
+    step (best of ``repeats``), their ratio (the speed-up) and whether both produced the same
+    tokens. A short generation each way runs first, untimed, to warm up.
+    """
+    from . import timing
+
+    if not isinstance(model, TinyDecoder):
+        raise TypeError(f"model must be a TinyDecoder, got {type(model).__name__}")
+    lengths = [validate.integer("n_new", n, low=1) for n in lengths]
+    if not lengths:
+        raise ValueError("lengths must hold at least one number of new tokens, e.g. [64, 128]")
+    repeats = validate.integer("repeats", repeats, low=1, high=100)
+    for use_cache in (True, False):  # warm-up: first calls pay one-off costs
+        model.generate(prompt, 2, use_cache=use_cache)
+    rows = []
+    for n_new in lengths:
+        out, seconds = {}, {}
+        for use_cache in (True, False):
+            run = _generation(model, prompt, n_new, use_cache, out)
+            seconds[use_cache] = timing.best_of(run, repeats=repeats, warmup=0)
+        rows.append({"n_new": n_new, "cached": seconds[True], "full": seconds[False],
+                     "speedup": seconds[False] / seconds[True],
+                     "same": bool(torch.equal(out[True], out[False]))})
+    return rows

@@ -150,3 +150,145 @@ def fit_exponent(ns, costs) -> float:
         raise ValueError("sizes and costs must be positive to take logarithms")
     slope, _ = np.polyfit(np.log(ns), np.log(costs), 1)
     return float(slope)
+
+
+# --- chapter 9: sweeps over the sequence length ---------------------------------------------
+
+METHODS = ("full", "masked", "banded", "sdpa")
+METHOD_NAMES = {
+    "full": "full attention (n × n scores)",
+    "masked": "sliding window as a mask over n × n",
+    "banded": "banded sliding window (O(n·w))",
+    "sdpa": "F.scaled_dot_product_attention (fused)",
+}
+
+
+def banded_score_entries(n: int, window: int, block: int | None = None) -> int:
+    """Score entries per head that :func:`banded_attention` computes for ``n`` tokens.
+
+    Each of the ⌈n / block⌉ blocks of ``block`` queries meets ``block + 2·window`` keys, padding
+    included: about n · (block + 2w), against n² for full attention.
+    """
+    n = validate.integer("n", n, low=1)
+    window = validate.integer("window", window, low=0)
+    block = max(window, 16) if block is None else validate.integer("block", block, low=1)
+    block = min(block, n)
+    return -(-n // block) * block * (block + 2 * window)
+
+
+def window_keys(n: int, window: int, *, causal: bool = False) -> np.ndarray:
+    """How many keys each of the ``n`` queries may attend to under :func:`window_mask`."""
+    return window_mask(n, window, causal=causal).sum(dim=1).numpy()
+
+
+def _inputs(n: int, heads: int, d_k: int, seed: int):
+    gen = torch.Generator().manual_seed(seed + n)
+    return tuple(torch.randn(1, heads, n, d_k, generator=gen) for _ in range(3))
+
+
+def _method(name: str, window: int) -> Callable:
+    validate.choice("method", name, METHODS)
+    return {
+        "full": full_attention,
+        "masked": lambda q, k, v: masked_window_attention(q, k, v, window),
+        "banded": lambda q, k, v: banded_attention(q, k, v, window),
+        "sdpa": torch.nn.functional.scaled_dot_product_attention,
+    }[name]
+
+
+def _bind(fn: Callable, *args) -> Callable[[], object]:
+    """``fn`` with its arguments fixed now (a lambda in a loop would see the last ones)."""
+    return lambda: fn(*args)
+
+
+def cost_sweep(ns, *, measure: str = "memory", methods=METHODS, window: int = 32,
+               heads: int = 4, d_k: int = 32, repeats: int = 3, seed: int = 0) -> dict:
+    """Cost of each attention method on one sequence of each length in ``ns``.
+
+    ``measure="memory"``: peak bytes allocated (:func:`peak_memory`, deterministic);
+    ``measure="time"``: best-of-``repeats`` seconds, the methods timed in interleaved rounds
+    (:func:`book.timing.compare`). Inputs are (1, heads, n, d_k). Returns
+    ``{"n": [...], method: [cost per n], ...}``.
+    """
+    from . import timing
+
+    validate.choice("measure", measure, ("memory", "time"))
+    ns = [validate.integer("n", n, low=1) for n in ns]
+    if not ns:
+        raise ValueError("ns must hold at least one sequence length, e.g. [256, 512, 1024]")
+    methods = [validate.choice("method", m, METHODS) for m in methods]
+    window = validate.integer("window", window, low=0)
+    out = {"n": ns, **{m: [] for m in methods}}
+    with torch.no_grad():
+        for n in ns:
+            q, k, v = _inputs(n, validate.integer("heads", heads, low=1),
+                              validate.integer("d_k", d_k, low=1), seed)
+            calls = {m: _bind(_method(m, window), q, k, v) for m in methods}
+            if measure == "memory":
+                for m, call in calls.items():
+                    out[m].append(peak_memory(call))
+            else:
+                seconds = timing.compare(calls, repeats=repeats)
+                for m in methods:
+                    out[m].append(seconds[m])
+    return out
+
+
+# --- chapter 9: where the time of a whole Transformer block goes ----------------------------
+
+BLOCK_PARTS = ("projections", "attention", "feed_forward")
+
+
+def block_flops(n: int, d_model: int, d_ff: int | None = None) -> dict[str, int]:
+    """Floating-point operations (2 per multiply-add) of one Transformer block on n tokens.
+
+    projections: Q, K, V and output, 4 · 2·n·d²; attention: scores q kᵀ and weights · v,
+    2 · 2·n²·d (all heads together); feed-forward: 2 · 2·n·d·d_ff (d_ff = 4·d by default).
+    """
+    n = validate.integer("n", n, low=1)
+    d = validate.integer("d_model", d_model, low=1)
+    d_ff = 4 * d if d_ff is None else validate.integer("d_ff", d_ff, low=1)
+    return {"projections": 8 * n * d * d, "attention": 4 * n * n * d,
+            "feed_forward": 4 * n * d * d_ff}
+
+
+def block_costs(ns, d_model: int = 512, n_heads: int = 8, *, repeats: int = 3,
+                seed: int = 0) -> list[dict]:
+    """Seconds spent in each part of one Transformer block, for each length in ``ns``.
+
+    The parts (timed in interleaved rounds, best of ``repeats``): ``projections`` — the fused
+    Q/K/V projection and the output projection; ``attention`` — scores, softmax and the
+    weighted sum (:func:`full_attention`, all heads); ``feed_forward`` — d → 4d → d with GELU.
+    Each row: n, seconds per part, their total, the attention's share of the time and its
+    share of the FLOPs (:func:`block_flops`).
+    """
+    from torch import nn
+
+    from . import timing
+
+    d = validate.integer("d_model", d_model, low=1)
+    h = validate.integer("n_heads", n_heads, low=1)
+    if d % h:
+        raise ValueError(f"d_model={d} is not divisible by n_heads={h}")
+    ns = [validate.integer("n", n, low=1) for n in ns]
+    if not ns:
+        raise ValueError("ns must hold at least one sequence length, e.g. [256, 512, 1024]")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(validate.integer("seed", seed, low=0))
+        qkv, out = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        ff = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+    rows = []
+    with torch.no_grad():
+        for n in ns:
+            x = torch.randn(1, n, d, generator=torch.Generator().manual_seed(seed + n))
+            q, k, v = (t.view(1, n, h, d // h).transpose(1, 2) for t in qkv(x).chunk(3, -1))
+            seconds = timing.compare({
+                "projections": lambda x=x: (qkv(x), out(x)),
+                "attention": lambda q=q, k=k, v=v: full_attention(q, k, v),
+                "feed_forward": lambda x=x: ff(x)}, repeats=repeats)
+            flops = block_flops(n, d)
+            total = sum(seconds.values())
+            rows.append({"n": n, **seconds, "total": total,
+                         "attention_share": seconds["attention"] / total,
+                         "attention_flop_share": flops["attention"] / sum(flops.values())})
+    return rows

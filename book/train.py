@@ -56,9 +56,13 @@ class EncoderBlock(nn.Module):
                  dropout: float = 0.0, attention: str = "scratch"):
         super().__init__()
         self.norm = validate.choice("norm", norm, NORMS)
-        layer = {"sdpa": MultiHeadSelfAttentionSDPA, "scratch": MultiHeadSelfAttention}[
-            validate.choice("attention", attention, ATTENTIONS)]
-        self.attn = layer(d_model, n_heads, dropout=dropout)
+        if attention in ATTENTIONS:
+            layer = {"sdpa": MultiHeadSelfAttentionSDPA, "scratch": MultiHeadSelfAttention}
+            self.attn = layer[attention](d_model, n_heads, dropout=dropout)
+        else:  # a variant from the "beyond" chapter: 'window-2', 'dilated-2x2', 'linear', …
+            from .beyond import VariantAttention
+
+            self.attn = VariantAttention(d_model, n_heads, attention, dropout=dropout)
         self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
         use_ln = norm != "none"
         self.norm1 = nn.LayerNorm(d_model) if use_ln else nn.Identity()
@@ -66,9 +70,12 @@ class EncoderBlock(nn.Module):
         self.drop = nn.Dropout(dropout)
 
     def _attend(self, x, padding_mask, need_weights):
-        if need_weights:   # the from-scratch forward returns the weights (same parameters)
+        if need_weights and type(self.attn) is MultiHeadSelfAttentionSDPA:
+            # the fused kernel keeps no weights; the from-scratch forward (same parameters) does
             return MultiHeadSelfAttention.forward(self.attn, x, padding_mask=padding_mask,
                                                   need_weights=True)
+        if need_weights:
+            return self.attn(x, padding_mask=padding_mask, need_weights=True)
         return self.attn(x, padding_mask=padding_mask), None
 
     def forward(self, x, padding_mask=None, need_weights: bool = False):

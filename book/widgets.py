@@ -234,3 +234,61 @@ def mask_explorer_live() -> LiveExplorer:
     explorer = LiveExplorer(fig, controls, redraw)
     explorer.update()
     return explorer
+
+
+# --- chapter 9: long context ---------------------------------------------------------------
+
+WINDOW_LIVE_MAX_N = 96  # a 96 × 96 grid redraws well under 50 ms
+WINDOW_LIVE_MAX_W = 64
+
+
+def window_explorer_live() -> LiveExplorer:
+    """Any window half-width 0–64 over 8–96 tokens: the allowed pattern, what the banded
+    version computes, and the score entries of both versions against n."""
+    def redraw(fig, window, n):
+        data = figures.window_data(n, window)
+        heat = fig.data[0]
+        heat.z, heat.x, heat.y = data["levels"].tolist(), data["labels"], data["labels"]
+        fig.data[2].y = data["banded"]
+        for annotation, title in zip(fig.layout.annotations, figures._window_titles(data),
+                                     strict=True):
+            annotation.text = title
+
+    controls = {"window": widgets.IntSlider(value=4, min=0, max=WINDOW_LIVE_MAX_W,
+                                            description="window w"),
+                "n": widgets.IntSlider(value=figures.WINDOW_PATTERN_N, min=8,
+                                       max=WINDOW_LIVE_MAX_N, description="tokens n")}
+    fig = figures.window_explorer(windows=[4], start=0)
+    fig.layout.sliders = []
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer
+
+
+# --- chapter 10: attention patterns ---------------------------------------------------------
+
+def pattern_live() -> LiveExplorer:
+    """Any variant, window, dilation, number of global tokens and length (up to 128)."""
+    def redraw(fig, kind, window, dilation, n_global, n):
+        data = figures.pattern_data(kind, window, n, dilation, min(n_global, n))
+        labels = [f"t{i}" for i in range(n)]
+        trace = fig.data[0]
+        trace.z, trace.x, trace.y = data["z"], labels, labels
+        fig.layout.title.text = figures._pattern_title(kind, window, data)
+
+    controls = {
+        "kind": widgets.Dropdown(options=list(figures.PATTERN_KINDS), value="dilated",
+                                 description="variant"),
+        "window": widgets.IntSlider(value=2, min=0, max=16, description="window w"),
+        "dilation": widgets.IntSlider(value=2, min=1, max=8, description="dilation"),
+        "n_global": widgets.IntSlider(value=2, min=0, max=8, description="global"),
+        "n": widgets.IntSlider(value=32, min=1, max=128, description="length n"),
+    }
+    fig = figures.pattern_explorer(windows=(2,))
+    fig.layout.sliders, fig.layout.updatemenus = [], []
+    for i, trace in enumerate(fig.data):
+        trace.visible = i == 0
+    fig = go.Figure(fig.data[:1], fig.layout)
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer

@@ -79,6 +79,9 @@ def live_latency() -> dict[str, tuple[float, float]]:
                                [{"kind": k, "length": n, "padding": p}
                                 for k in figures.MASK_KINDS for n in (1, figures.MASK_MAX_REAL)
                                 for p in (0, figures.MASK_MAX_PAD)]),
+        "window_explorer_live": (widgets.window_explorer_live,
+                                 [{"window": w, "n": n} for w in (0, 16, widgets.WINDOW_LIVE_MAX_W)
+                                  for n in (8, widgets.WINDOW_LIVE_MAX_N)]),
     }
     out = {}
     for name, (make, values) in cases.items():
@@ -87,10 +90,82 @@ def live_latency() -> dict[str, tuple[float, float]]:
     return out
 
 
+LONG_NS = [256, 512, 1024, 2048, 4096]
+
+
+def long_context() -> None:
+    """Chapter 9 at full size: attention's time and memory up to 4096 tokens with fitted
+    exponents, a whole block's time split, banded vs full, the KV cache's speed-up at 512
+    new tokens, and the seven implementations with the production module's ratio."""
+    from book import efficient, kvcache, longctx, timing
+
+    print("\nlong context (chapter 9); times: one thread, best of 3, interleaved rounds")
+    memory = longctx.cost_sweep(LONG_NS, measure="memory")
+    with timing.torch_threads(1):
+        times = longctx.cost_sweep(LONG_NS, measure="time", repeats=3)
+    header = "".join(f"{n:>10}" for n in LONG_NS)
+    for title, sweep, scale, unit in (("peak memory", memory, 1e-6, "MB"),
+                                      ("time", times, 1e3, "ms")):
+        print(f"\n  {title} ({unit}) of one call, 4 heads, d_k 32, window 32")
+        print(f"  {'method':10}{header}   slope")
+        for m in longctx.METHODS:
+            slope = longctx.fit_exponent(LONG_NS, sweep[m])
+            cells = "".join(f"{v * scale:10.2f}" for v in sweep[m])
+            print(f"  {m:10}{cells}   {slope:5.2f}")
+    last = LONG_NS[-1]
+    print(f"\n  at n = {last}: full / banded = {times['full'][-1] / times['banded'][-1]:.1f}x "
+          f"time, {memory['full'][-1] / memory['banded'][-1]:.1f}x memory; masked / full = "
+          f"{times['masked'][-1] / times['full'][-1]:.2f}x time")
+
+    with timing.torch_threads(1):
+        block = longctx.block_costs(LONG_NS, d_model=512, n_heads=8, repeats=2)
+    print("\n  one block, d_model 512, 8 heads: ms per part, attention's share of time / FLOPs")
+    print(f"  {'n':>6} {'projections':>12} {'attention':>10} {'feed-forward':>13}"
+          f" {'time share':>11} {'FLOP share':>11}")
+    for r in block:
+        print(f"  {r['n']:6} {1e3 * r['projections']:12.1f} {1e3 * r['attention']:10.1f}"
+              f" {1e3 * r['feed_forward']:13.1f} {100 * r['attention_share']:10.1f}%"
+              f" {100 * r['attention_flop_share']:10.1f}%")
+    print(f"  fitted slope: block {longctx.fit_exponent(LONG_NS, [r['total'] for r in block]):.2f}"
+          f", attention {longctx.fit_exponent(LONG_NS, [r['attention'] for r in block]):.2f}")
+
+    model = kvcache.TinyDecoder()
+    with timing.torch_threads(1):
+        kv = kvcache.generation_times(model, torch.arange(8), [64, 128, 256, 512])
+    print("\n  KV cache, TinyDecoder (2 layers, d_model 128, 4 heads), greedy decoding")
+    print(f"  {'new tokens':>10} {'cached s':>9} {'full s':>9} {'speed-up':>9}  same tokens")
+    for r in kv:
+        print(f"  {r['n_new']:10} {r['cached']:9.3f} {r['full']:9.3f} {r['speedup']:8.1f}x"
+              f"  {r['same']}")
+
+    with timing.torch_threads(1):
+        env = efficient.environment()
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    for device in devices:
+        for seq_len in (128, 512):
+            with timing.torch_threads(1):
+                rows = efficient.benchmark(batch=8, seq_len=seq_len, d_model=256, n_heads=8,
+                                           repeats=20, device=device)
+            print(f"\n  seven implementations on {device}, batch 8, {seq_len} tokens, d_model 256, "
+                  f"8 heads (torch {env['torch']}, {env['threads']} thread, {env['cpu']}, "
+                  f"GPU: {env['gpu']})")
+            for r in rows:
+                print(f"    {r['label']:58} {1e3 * r['seconds']:8.2f} ms"
+                      f" {r['vs_torch_mha']:6.2f}x nn.MultiheadAttention(need_weights=False)")
+            ratio = next(r["vs_torch_mha"] for r in rows if r["variant"] == "sdpa")
+            print(f"    production module (SDPA) / nn.MultiheadAttention: {ratio:.2f}"
+                  f" ({'within' if ratio <= 1.1 else 'OUTSIDE'} the 1.1x target)")
+    if len(devices) == 1:
+        print("\n  no CUDA GPU: GPU rows skipped")
+
+
 def main() -> None:
     print(f"python {platform.python_version()}, torch {torch.__version__}, "
           f"{os.cpu_count()} CPU cores, torch threads {torch.get_num_threads()}, "
           f"{platform.processor() or platform.machine()}")
+    if "--long-context" in sys.argv[1:]:  # just this section: python tests/bench.py --long-context
+        long_context()
+        return
     with tempfile.TemporaryDirectory() as tmp:
         seconds = cold_build(Path(tmp))
         print(f"\ncold build (jupyter-book build -nW, executes every notebook): {seconds:.1f} s")
@@ -103,6 +178,7 @@ def main() -> None:
     print("\nlive widget update latency (target ≤ 50 ms)     p50 ms    p95 ms")
     for name, (p50, p95) in live_latency().items():
         print(f"  {name:45} {p50:7.1f} {p95:9.1f}")
+    long_context()
 
 
 if __name__ == "__main__":

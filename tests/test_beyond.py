@@ -57,3 +57,70 @@ def test_bad_input():
         beyond.hybrid_attention(q, k, v, 1, 6)
     with pytest.raises(ValueError, match="not one of"):
         beyond.reference("sparse", q, k, v)
+
+
+def test_parse_spec():
+    assert beyond.parse_spec("window-3") == ("window", {"window": 3})
+    assert beyond.parse_spec("dilated-2x4") == ("dilated", {"window": 2, "dilation": 4})
+    assert beyond.parse_spec("hybrid-2+1") == ("hybrid", {"window": 2, "n_global": 1})
+    assert beyond.parse_spec("linear") == ("linear", {})
+    for bad in ("window", "dilated-2", "sparse-3", "linear-2"):
+        with pytest.raises(ValueError, match="unknown attention spec"):
+            beyond.parse_spec(bad)
+    with pytest.raises(TypeError):
+        beyond.parse_spec(3)
+
+
+@pytest.mark.parametrize("spec", ["window-2", "dilated-2x2", "hybrid-1+1", "linear"])
+def test_variant_layer_respects_padding_and_its_pattern(spec):
+    from book import masks
+
+    torch.manual_seed(0)
+    layer = beyond.VariantAttention(16, 2, spec).double()
+    x = torch.randn(2, 7, 16, dtype=torch.float64)
+    pad = masks.padding_mask([7, 4], 7)
+    out, weights = layer(x, padding_mask=pad, need_weights=True)
+    assert out.shape == x.shape and torch.isfinite(out).all()
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 2, 7, dtype=torch.float64))
+    assert weights[1, :, :4, 4:].abs().max() == 0  # real queries never see padding
+    # padding rewritten: the real tokens' outputs do not move
+    x2 = x.clone()
+    x2[1, 4:] = 100.0
+    torch.testing.assert_close(layer(x2, padding_mask=pad)[1, :4], out[1, :4])
+    kind, params = beyond.parse_spec(spec)
+    if kind != "linear":
+        allowed = beyond.pattern_mask(kind, 7, **params)
+        assert weights[0][:, ~allowed].abs().max() == 0
+
+
+def test_variant_layer_full_window_equals_plain_attention():
+    from book.mha import MultiHeadSelfAttention
+
+    torch.manual_seed(1)
+    plain = MultiHeadSelfAttention(8, 2).double()
+    wide = beyond.VariantAttention(8, 2, "window-10").double()
+    wide.load_state_dict(plain.state_dict())
+    x = torch.randn(1, 6, 8, dtype=torch.float64)
+    torch.testing.assert_close(wide(x), plain(x))
+
+
+def test_encoder_trains_with_a_variant():
+    from book import train
+
+    train_set, test_set = train.default_data()
+    model = train.TinyEncoder(attention="hybrid-2+1", d_model=16, n_heads=2, seed=0)
+    history = train.fit(model, train_set[:64], test_set[:32], steps=3, progress=False,
+                        threads=1)
+    assert len(history.loss) == 3 and 0 <= history.final_accuracy <= 1
+    maps = train.attention_maps(model, test_set[0])
+    assert maps.shape[:2] == (2, 2)
+
+
+def test_cost_curves():
+    ns = [8, 32]
+    memory = beyond.memory_curves(ns, d=8, heads=1)
+    assert set(memory) == {"full", "window", "dilated", "hybrid", "linear"}
+    assert all(len(v) == 2 and v[0] > 0 for v in memory.values())
+    assert memory == beyond.memory_curves(ns, d=8, heads=1)  # deterministic
+    times = beyond.time_curves(ns, d=8, heads=1, repeats=1)
+    assert all(len(v) == 2 and min(v) > 0 for v in times.values())

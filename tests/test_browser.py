@@ -22,10 +22,12 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS")  # a folder: save a full-page PNG of each page
 
-# The drawn data of a figure: what its traces hold now, as plotly.js sees it.
-SNAPSHOT_JS = """(gd) => JSON.stringify(gd.data.map(t => [t.x, t.y, t.z].map(
-    v => v == null ? null : Array.from(v, r => (r && r.length !== undefined) ? Array.from(r) : r))))
-    + JSON.stringify((gd.layout.annotations || []).map(a => a.text))"""
+# What a figure draws now, as plotly.js sees it: each trace's data and visibility, the titles.
+SNAPSHOT_JS = """(gd) => JSON.stringify(gd._fullData.map(t => [t.visible].concat(
+      [t.x, t.y, t.z].map(v => v == null ? null
+        : Array.from(v, r => (r && r.length !== undefined) ? Array.from(r) : r)))))
+    + JSON.stringify((gd.layout.annotations || []).map(a => a.text))
+    + JSON.stringify(gd._fullLayout.title && gd._fullLayout.title.text)"""
 
 
 @pytest.fixture(scope="module")

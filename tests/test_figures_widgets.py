@@ -114,3 +114,29 @@ def test_update_redraws_once_however_many_controls_change():
     assert explorer.redraws == before + 1
     explorer.controls["d_k"].value = 9  # a reader moving one slider: one redraw
     assert explorer.redraws == before + 2
+
+
+def test_pattern_explorer_controls_change_the_pattern():
+    fig = figures.pattern_explorer()
+    assert [b.label for b in fig.layout.updatemenus[0].buttons] == list(figures.PATTERN_KINDS)
+    steps = fig.layout.sliders[0].steps
+    assert steps[0].args[0]["z"] != steps[-1].args[0]["z"]
+    visible = [b.args[0]["visible"] for b in fig.layout.updatemenus[0].buttons]
+    assert all(sum(v) == 1 for v in visible)
+
+
+def test_pattern_data_counts_keys():
+    data = figures.pattern_data("dilated", 2, n=50, dilation=3)
+    assert data["max_keys"] == 5
+    assert figures.pattern_data("full", 1, n=7)["mean_keys"] == 7
+    with pytest.raises(ValueError, match="not one of"):
+        figures.pattern_data("sparse", 1)
+
+
+def test_pattern_live_extremes():
+    live = widgets.pattern_live()
+    for values in ({"kind": "hybrid", "window": 16, "dilation": 8, "n_global": 8, "n": 1},
+                   {"kind": "dilated", "window": 0, "dilation": 1, "n_global": 0, "n": 128}):
+        live.update(**values)
+        z = np.asarray(live.figure.data[0].z)
+        assert z.shape == (values["n"], values["n"]) and z.diagonal().all()
