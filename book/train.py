@@ -60,8 +60,14 @@ class EncoderBlock(nn.Module):
             layer = {"sdpa": MultiHeadSelfAttentionSDPA, "scratch": MultiHeadSelfAttention}
             self.attn = layer[attention](d_model, n_heads, dropout=dropout)
         else:  # a variant from the "beyond" chapter: 'window-2', 'dilated-2x2', 'linear', …
-            from .beyond import VariantAttention
+            from .beyond import VariantAttention, parse_spec
 
+            try:
+                parse_spec(attention)
+            except (TypeError, ValueError):
+                raise ValueError(f"attention={attention!r} is not one of {list(ATTENTIONS)} "
+                                 "nor a variant of chapter 10 such as 'window-2', "
+                                 "'dilated-2x2', 'hybrid-2+1' or 'linear'") from None
             self.attn = VariantAttention(d_model, n_heads, attention, dropout=dropout)
         self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
         use_ln = norm != "none"
