@@ -718,3 +718,532 @@ def _ch10_dilated_mask(func):
             return False, (f"Wrong for n={n}, w={w}, r={r}: a key is allowed when |i − j| is a "
                            "multiple of r and at most w·r.")
     return True, "Correct."
+
+
+# --- chapter 7: mask traps -----------------------------------------------------------------
+
+def _ch7_keep_cases():
+    import torch
+
+    gen = torch.Generator().manual_seed(7)
+    keep = (torch.rand(3, 6, generator=gen) < 0.7).to(torch.uint8)
+    keep[:, 0] = 1   # every sequence keeps its first token
+    return [torch.tensor([[1, 1, 1, 0, 0]], dtype=torch.uint8), keep]
+
+
+def _ch7_key_padding_reference():
+    return lambda keep: keep == 0
+
+
+@exercise("ch7.key_padding_mask", "From a uint8 'keep' mask to nn.MultiheadAttention's "
+          "key_padding_mask", reference=_ch7_key_padding_reference,
+          mistakes=lambda: [lambda k: ~k, lambda k: k.bool(), lambda k: (~k).bool(),
+                            lambda k: 1 - k, "mask"])
+def _ch7_key_padding_mask(func):
+    import torch
+
+    if not callable(func):
+        return False, "Pass the function itself (to_key_padding_mask), not its result."
+    for keep in _ch7_keep_cases():
+        out = func(keep.clone())
+        if out is None:
+            raise NotAnswered
+        if not isinstance(out, torch.Tensor):
+            return False, f"Return a torch tensor, got {type(out).__name__}."
+        if tuple(out.shape) != tuple(keep.shape):
+            return False, (f"key_padding_mask has one entry per (sequence, key): shape "
+                           f"{tuple(keep.shape)}, got {tuple(out.shape)}.")
+        want = keep == 0
+        if out.dtype != torch.bool:
+            if out.dtype == torch.uint8 and bool((out >= 254).all()):
+                return False, ("~ on a uint8 tensor flips all 8 bits: 1 becomes 254 and 0 "
+                               "becomes 255, both non-zero. Turn the 0/1 numbers into booleans "
+                               "first, then invert.")
+            return False, (f"nn.MultiheadAttention refuses a {out.dtype} key_padding_mask "
+                           "(only bool, or float that is ADDED to the scores). Return a "
+                           "boolean tensor.")
+        if torch.equal(out, want):
+            continue
+        if torch.equal(out, ~want):
+            return False, ("That mask is True on the real tokens, and nn.MultiheadAttention "
+                           "reads True in key_padding_mask as 'padding, ignore it': it would "
+                           "attend only to the padding.")
+        if bool(out.all()):
+            return False, ("Every entry is True: every key is ignored, so every row is fully "
+                           "masked (NaN). Did ~ run on the numbers before .bool()?")
+        return False, "True must mark exactly the padding positions (where keep is 0)."
+    return True, "Correct: True marks the padding, as nn.MultiheadAttention expects."
+
+
+@exercise("ch7.left_pad_rows", "Left padding + causal mask: how many query rows see no key?",
+          reference=lambda: 4, mistakes=lambda: [0, 3, 7, 1])
+def _ch7_left_pad_rows(answer):
+    from . import masks
+
+    value = _number(answer)
+    allowed = masks.combine(masks.causal_mask(7), masks.padding_mask([3], 7, side="left"))
+    want = len(masks.fully_masked_rows(allowed))
+    if value == want:
+        return True, ("Correct: every padding query comes before the first real token, so the "
+                      "causal mask leaves it only padding keys, and those are blocked.")
+    if value == 0:
+        return False, ("With RIGHT padding no row would be empty. Here the padding comes first: "
+                       "what may the very first query (a padding position) attend to?")
+    if value == 7:
+        return False, ("The real tokens still see themselves and the real tokens before them. "
+                       "Count only the rows with nothing left.")
+    return False, ("Draw the 7 × 7 grid: allowed = (key ≤ query) AND (key is a real token). "
+                   "Count the rows with no allowed cell.")
+
+
+def _ch7_softmax_reference():
+    from . import masktraps
+
+    return lambda scores, allowed: masktraps.masked_weights(scores, allowed, "sdpa")
+
+
+def _ch7_softmax_cases():
+    import torch
+
+    gen = torch.Generator().manual_seed(11)
+    scores = 3 * torch.randn(2, 5, 5, generator=gen)
+    allowed = torch.rand(2, 5, 5, generator=gen) < 0.6
+    allowed[0, 1] = False            # a fully masked row
+    allowed[1, 3] = False            # another one
+    allowed[0, 2] = True             # a row with every key allowed
+    return scores, allowed
+
+
+def _ch7_softmax_mistakes():
+    import torch
+
+    def minus_inf(s, a):
+        return torch.softmax(s.masked_fill(~a, float("-inf")), dim=-1)
+
+    def finite(s, a):
+        return torch.softmax(s.masked_fill(~a, -1e9), dim=-1)
+
+    def flipped(s, a):
+        return torch.softmax(s.masked_fill(a, float("-inf")), dim=-1).nan_to_num(0.0)
+
+    def multiply(s, a):
+        return torch.softmax(s, dim=-1) * a
+
+    return [minus_inf, finite, flipped, multiply, 0.5]
+
+
+@exercise("ch7.masked_softmax", "Write masked_softmax(scores, allowed): zeros, not NaN, for "
+          "a row with nothing allowed", reference=_ch7_softmax_reference,
+          mistakes=_ch7_softmax_mistakes)
+def _ch7_masked_softmax(func):
+    import torch
+
+    from . import masktraps
+
+    if not callable(func):
+        return False, "Pass the function itself (masked_softmax), not its result."
+    scores, allowed = _ch7_softmax_cases()
+    out = func(scores.clone(), allowed.clone())
+    if out is None:
+        raise NotAnswered
+    out = torch.as_tensor(out, dtype=torch.float32)
+    if tuple(out.shape) != tuple(scores.shape):
+        return False, f"Return one weight per score: shape {tuple(scores.shape)}."
+    want = masktraps.masked_weights(scores, allowed, "sdpa")
+    empty = ~allowed.any(dim=-1)
+    if bool(torch.isnan(out).any()):
+        return False, ("Some rows are NaN: a row whose keys are all blocked is all -inf, and "
+                       "softmax divides 0 by 0 there. Those rows must come out as zeros.")
+    if torch.allclose(out[empty], torch.full_like(out[empty], 1 / scores.shape[-1])):
+        return False, ("The rows with nothing allowed came out uniform — a finite fill such as "
+                       "-1e9 does that, and it makes the query attend to keys it must not see. "
+                       "Those rows must be all zeros.")
+    if bool((out[~allowed] != 0).any()):
+        return False, "A blocked key must get weight exactly 0."
+    if not torch.allclose(out, want, atol=1e-6):
+        return False, ("The allowed weights of a row must sum to 1 (softmax over the allowed "
+                       "keys only), except in a row with nothing allowed.")
+    return True, "Correct: exact softmax over the allowed keys, and zeros where none is allowed."
+
+
+# --- chapter 8: seeing attention -----------------------------------------------------------
+
+_CH8_CACHE: dict = {}
+
+
+def _ch8_modifier_mass():
+    """relation_mass of the shipped model on the held-out orders (computed once)."""
+    if "mass" not in _CH8_CACHE:
+        from . import attention_roles, train
+
+        _, test = train.default_data()
+        stats = attention_roles.relation_mass(train.pretrained(), test)
+        _CH8_CACHE["mass"] = {r: s["mass"] for r, s in stats.items()}
+    return _CH8_CACHE["mass"]
+
+
+def _ch8_best_head():
+    mass = _ch8_modifier_mass()["ingredient → its modifier"]
+    layer, head = np.unravel_index(int(np.argmax(mass)), mass.shape)
+    return (int(layer), int(head))
+
+
+def _ch8_best_head_mistakes():
+    mass = _ch8_modifier_mass()
+    ing = mass["ingredient → its modifier"]
+    dish = mass["dish → its quantity"]
+    second = np.unravel_index(int(np.argsort(ing, axis=None)[-2]), ing.shape)
+    dish_best = np.unravel_index(int(np.argmax(dish)), dish.shape)
+    out = [(0, 0), (int(second[0]), int(second[1])), 3, "layer 1"]
+    if tuple(int(v) for v in dish_best) != _ch8_best_head():
+        out.append((int(dish_best[0]), int(dish_best[1])))
+    return out
+
+
+@exercise("ch8.best_head", "Which head puts the most weight on an ingredient's modifier?",
+          reference=_ch8_best_head, mistakes=_ch8_best_head_mistakes)
+def _ch8_best_head_check(answer):
+    try:
+        layer, head = (int(v) for v in answer)
+    except (TypeError, ValueError):
+        return False, "Answer with a pair (layer, head), both counted from 0, e.g. (0, 2)."
+    mass = _ch8_modifier_mass()
+    ing = mass["ingredient → its modifier"]
+    if not (0 <= layer < ing.shape[0] and 0 <= head < ing.shape[1]):
+        return False, (f"The model has {ing.shape[0]} layers and {ing.shape[1]} heads per "
+                       "layer, counted from 0.")
+    if (layer, head) == _ch8_best_head():
+        return True, (f"Correct: on average it puts {ing[layer, head]:.2f} of an ingredient's "
+                      "attention on the modifier of its clause.")
+    dish = mass["dish → its quantity"]
+    if dish[layer, head] > ing[layer, head] and dish[layer, head] >= 0.5:
+        return False, ("That head specialises in dishes looking at their quantity words. Read "
+                       "the panel 'ingredient → its modifier'.")
+    if layer == 0:
+        return False, ("Layer 0's heads spread their weight: none of them puts even half of it "
+                       "on the modifier. Look at the other layer.")
+    return False, ("That head does look at modifiers, but another one puts more weight on "
+                   "them. Compare the numbers in the panel 'ingredient → its modifier'.")
+
+
+def _ch8_pair_orders():
+    from . import orders
+
+    texts = ["一碗牛肉面，不要香菜，多加辣。", "两份招牌炒饭，葱和蒜都不要，辣多放一点。",
+             "你好，招牌凉皮要一碗，葱少加，放蒜和麻酱。", "馄饨一份不要香菜，醋多放。"]
+    return [orders.Order.from_text(t).tokens for t in texts] + \
+        [o.tokens for o in orders.generate(30, seed=8)]
+
+
+def _ch8_pairs_reference():
+    from . import attention_roles, orders
+
+    def modifier_pairs(tokens):
+        pairs = attention_roles.relation_pairs(orders.Order.from_tokens(tokens))
+        return [(i, keys[0]) for i, keys in pairs["ingredient → its modifier"]]
+
+    return modifier_pairs
+
+
+def _ch8_pairs_mistakes():
+    from . import orders
+
+    def nearest(tokens):   # the nearest modifier anywhere, ignoring the clauses
+        mods = [j for j, t in enumerate(tokens) if orders.category(t) == "modifier"]
+        return [(i, min(mods, key=lambda j: (abs(j - i), j))) for i, t in enumerate(tokens)
+                if orders.category(t) == "ingredient" and mods]
+
+    def swapped(tokens):
+        return [(m, i) for i, m in _ch8_pairs_reference()(tokens)]
+
+    def before_only(tokens):   # only a modifier before the ingredient counts
+        out = []
+        for i, t in enumerate(tokens):
+            if orders.category(t) != "ingredient":
+                continue
+            j = i - 1
+            while j >= 0 and tokens[j] not in orders.CLAUSE_END:
+                if orders.category(tokens[j]) == "modifier":
+                    out.append((i, j))
+                    break
+                j -= 1
+        return out
+
+    return [nearest, swapped, before_only, [(4, 3)]]
+
+
+@exercise("ch8.modifier_pairs", "Write modifier_pairs(tokens): each ingredient with the "
+          "modifier of its clause", reference=_ch8_pairs_reference,
+          mistakes=_ch8_pairs_mistakes)
+def _ch8_modifier_pairs(func):
+    from . import orders
+
+    if not callable(func):
+        return False, "Pass the function itself (modifier_pairs), not its result."
+    want_func = _ch8_pairs_reference()
+    for tokens in _ch8_pair_orders():
+        got = func(list(tokens))
+        if got is None:
+            raise NotAnswered
+        try:
+            got = sorted((int(a), int(b)) for a, b in got)
+        except (TypeError, ValueError):
+            return False, "Return a list of (ingredient index, modifier index) pairs."
+        want = sorted(want_func(list(tokens)))
+        if got == want:
+            continue
+        text = " ".join(tokens)
+        if sorted((b, a) for a, b in got) == want:
+            return False, "The pairs are the wrong way round: (ingredient, modifier)."
+        if set(got) > set(want) or any(
+                orders.category(tokens[b]) == "modifier" and not any(
+                    s <= a < e and s <= b < e for s, e in orders.clauses(tokens))
+                for a, b in got):
+            return False, (f"For '{text}' you pair an ingredient with a modifier from another "
+                           "clause. A clause ends at ， or 。 (book.orders.clauses helps).")
+        return False, (f"For '{text}' some ingredient misses its modifier: the modifier may "
+                       "stand before or after the ingredient, anywhere in the same clause.")
+    return True, "Correct: these are the pairs the chapter measures."
+
+
+def _ch8_entropy_reference():
+    def entropy(row):
+        p = np.asarray(row, dtype=float)
+        nz = p[p > 0]
+        return float(-(nz * np.log(nz)).sum())
+
+    return entropy
+
+
+@exercise("ch8.row_entropy", "Write entropy(row): nats, with 0 · log 0 = 0",
+          reference=_ch8_entropy_reference,
+          mistakes=lambda: [lambda p: -(p * np.log(p)).sum(),
+                            lambda p: -(p[p > 0] * np.log2(p[p > 0])).sum(),
+                            lambda p: (p[p > 0] * np.log(p[p > 0])).sum(),
+                            lambda p: np.log(len(p)), 1.0])
+def _ch8_row_entropy(func):
+    if not callable(func):
+        return False, "Pass the function itself (entropy), not its result."
+    rows = [np.full(4, 0.25), np.array([1.0, 0.0, 0.0]), np.array([0.5, 0.25, 0.25, 0.0]),
+            np.array([0.7, 0.2, 0.1])]
+    want = _ch8_entropy_reference()
+    for row in rows:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            got = call(func, row)
+        if got.size != 1:
+            return False, "Return one number per row."
+        value, expected = float(got.reshape(())), want(row)
+        if not np.isfinite(value):
+            return False, ("NaN (or infinity) for a row with a zero: 0 · log 0 is taken as 0, "
+                           "so skip the zero weights.")
+        if abs(value - expected) < 1e-9:
+            continue
+        if abs(value + expected) < 1e-9 and expected:
+            return False, "The sign: entropy is −Σ p log p, which is never negative."
+        if expected and abs(value - expected / np.log(2)) < 1e-9:
+            return False, "That is in bits (log base 2); the book measures nats (natural log)."
+        return False, f"Wrong for the row {row.tolist()}: compute −Σ p log p over p > 0."
+    return True, "Correct: 0 for a one-hot row, log n for a uniform one."
+
+
+# --- chapter 5: training stability ------------------------------------------------------------
+
+@exercise("ch5.large_rms", "RMS after a 32 → 32 linear layer with N(0, 1) weights",
+          reference=lambda: float(np.sqrt(32)), mistakes=lambda: [32, 1, 1 / np.sqrt(32)])
+def _ch5_large_rms(answer):
+    value = _number(answer)
+    if abs(value - 32) < 0.5:
+        return False, ("That is the output's variance. The RMS is a standard deviation: take "
+                       "the square root.")
+    if abs(value - 1 / np.sqrt(32)) < 0.01:
+        return False, "The signal grows, it does not shrink: each output adds up 32 products."
+    return _close_number(answer, float(np.sqrt(32)), 0.03,
+                         "Each output adds up 32 products of a unit-variance weight and a "
+                         "unit-variance input; variances of independent terms add.",
+                         "Correct: every such layer multiplies the RMS by √32.")
+
+
+@exercise("ch5.xavier_std", "Standard deviation of Xavier weights in a 32 × 32 layer",
+          reference=lambda: float(np.sqrt(2 / 64)),
+          mistakes=lambda: [1 / 32, float(np.sqrt(6 / 64)), 1, float(np.sqrt(32))])
+def _ch5_xavier_std(answer):
+    value = _number(answer)
+    if abs(value - 1 / 32) < 1e-3:
+        return False, "That is the variance; the question asks for the standard deviation."
+    if abs(value - np.sqrt(6 / 64)) < 1e-3:
+        return False, ("That is the bound a of xavier_uniform_'s U(-a, a); a uniform "
+                       "distribution on (-a, a) has standard deviation a / √3.")
+    return _close_number(answer, float(np.sqrt(2 / 64)), 0.02,
+                         "Compute the variance 2 / (d_in + d_out) first, then its square root.",
+                         "Correct: 1/√32, so a 32-input layer keeps the RMS of its input.")
+
+
+@exercise("ch5.chance_loss", "Loss of a model that gives all 7 labels the same probability",
+          reference=lambda: float(np.log(7)),
+          mistakes=lambda: [1 / 7, 7, float(np.log2(7)), 0])
+def _ch5_chance_loss(answer):
+    value = _number(answer)
+    if abs(value - np.log2(7)) < 1e-2:
+        return False, "That is in bits (log base 2); cross-entropy in PyTorch uses the natural log."
+    if abs(value - 1 / 7) < 1e-3:
+        return False, "That is the probability of the right label; the loss is −ln of it."
+    return _close_number(answer, float(np.log(7)), 2e-3,
+                         "The loss of one token is −ln(probability of its right label); "
+                         "what probability does a uniform guess give it?",
+                         "Correct: ln 7. A loss that stays near it means nothing was learnt.")
+
+
+def _ch5_pre_ln(x, sublayer, norm):
+    return x + sublayer(norm(x))
+
+
+def _ch5_modules(seed: int):
+    """A seeded LayerNorm with non-trivial affine weights and a small sub-layer."""
+    import torch
+    from torch import nn
+
+    gen = torch.Generator().manual_seed(seed)
+    norm = nn.LayerNorm(6)
+    sublayer = nn.Sequential(nn.Linear(6, 6), nn.Tanh())
+    with torch.no_grad():
+        for p in list(norm.parameters()) + list(sublayer.parameters()):
+            p.copy_(torch.randn(p.shape, generator=gen))
+    x = 3 * torch.randn(2, 4, 6, generator=gen) + 1
+    return x, sublayer, norm
+
+
+@exercise("ch5.pre_ln", "Write pre_ln(x, sublayer, norm): one Pre-LN residual step",
+          reference=lambda: _ch5_pre_ln,
+          mistakes=lambda: [lambda x, s, n: n(x + s(x)), lambda x, s, n: s(n(x)),
+                            lambda x, s, n: x + n(s(x)), lambda x, s, n: n(x) + s(n(x)), 3])
+def _ch5_pre_ln_check(func):
+    import torch
+
+    if not callable(func):
+        return False, "Pass the function itself (pre_ln), not its result."
+    for seed in (0, 1):
+        x, sublayer, norm = _ch5_modules(seed)
+        with torch.no_grad():
+            out = func(x.clone(), sublayer, norm)
+            if out is None:
+                raise NotAnswered
+            out = torch.as_tensor(out)
+            if out.shape != x.shape:
+                return False, (f"The output must keep the input's shape {tuple(x.shape)}; got "
+                               f"{tuple(out.shape)}.")
+
+            def same(y, out=out):
+                return bool(torch.allclose(out, y, atol=1e-5))
+
+            if same(norm(x + sublayer(x))):
+                return False, ("That is Post-LN, the 2017 paper's order: it normalises the "
+                               "residual sum. Pre-LN normalises the sub-layer's input instead.")
+            if same(sublayer(norm(x))):
+                return False, "The residual connection is missing: add the input x back."
+            if same(x + norm(sublayer(x))):
+                return False, ("This normalises the sub-layer's output; Pre-LN normalises its "
+                               "input, before the sub-layer sees it.")
+            if same(norm(x) + sublayer(norm(x))):
+                return False, ("Add the sub-layer's output to x itself, not to norm(x): the "
+                               "residual stream is never normalised in Pre-LN.")
+            if not same(_ch5_pre_ln(x, sublayer, norm)):
+                return False, ("Not a Pre-LN step: the sub-layer must see norm(x), and its "
+                               "output is added to x.")
+    return True, "Correct: the residual stream x passes through untouched, an identity path."
+
+
+# --- chapter 6: how many heads ----------------------------------------------------------------
+
+def _ch6_max_heads(d_model: int = 128, min_d_k: int = 16) -> int:
+    return max(h for h in range(1, d_model + 1) if d_model % h == 0 and d_model // h >= min_d_k)
+
+
+@exercise("ch6.max_heads", "d_model = 128: the most heads that keep d_k ≥ 16",
+          reference=_ch6_max_heads, mistakes=lambda: [16, 128 * 16, 4, 7])
+def _ch6_max_heads_check(answer):
+    value = _number(answer)
+    expected = _ch6_max_heads()
+    if value == expected:
+        return True, "Correct: 8 heads of 16 dimensions, the article's own configuration."
+    if value == 16:
+        return False, "16 is the minimum width d_k; the question asks for the number of heads."
+    if value > 128:
+        return False, "The heads share d_model: d_k = d_model / heads, not d_model × heads."
+    if value < expected and 128 % value == 0:
+        return False, "That keeps d_k ≥ 16, but a larger head count does too."
+    return False, ("d_k = d_model / heads must be at least 16, and the number of heads must "
+                   "divide d_model evenly.")
+
+
+def _ch6_parameters() -> int:
+    from . import heads
+
+    return heads.attention_parameters(64, 16)
+
+
+@exercise("ch6.parameters", "Parameters of MultiHeadSelfAttention(64, 16)",
+          reference=_ch6_parameters,
+          mistakes=lambda: [4 * 64 * 64, 16 * 4 * (4 * 4 + 4), 16 * 4 * (64 * 64 + 64),
+                            3 * (64 * 64 + 64)])
+def _ch6_parameters_check(answer):
+    value = _number(answer)
+    expected = _ch6_parameters()
+    if value == expected:
+        return True, "Correct, and the same number with 1, 4 or 64 heads."
+    if value == 4 * 64 * 64:
+        return False, "Close: each of the four linear maps has a bias of 64 numbers too."
+    if value == 3 * (64 * 64 + 64):
+        return False, "Don't forget the output projection W_O: four linear maps in all."
+    if value > expected:
+        return False, ("The heads do not own separate full-size matrices: they share the "
+                       "four d_model × d_model maps, each head using d_k of their columns.")
+    return False, ("Count the linear maps W_Q, W_K, W_V and W_O: each is d_model × d_model "
+                   "plus a bias of d_model.")
+
+
+def _ch6_js(p, q):
+    from . import heads
+
+    return float(heads.js_divergence(p, q))
+
+
+def _ch6_js_mistakes():
+    def kl(p, q):
+        p, q = np.asarray(p, float), np.asarray(q, float)
+        keep = p > 0
+        with np.errstate(divide="ignore"):
+            return float(np.sum(p[keep] * np.log(p[keep] / q[keep])))
+
+    def bits(p, q):
+        return _ch6_js(p, q) / np.log(2)
+
+    def symmetric_kl(p, q):
+        return 0.5 * (kl(p, q) + kl(q, p))
+
+    return [kl, bits, symmetric_kl, lambda p, q: float(np.abs(np.subtract(p, q)).sum()), 0.5]
+
+
+@exercise("ch6.js", "Write js_divergence(p, q) in nats", reference=lambda: _ch6_js,
+          mistakes=_ch6_js_mistakes)
+def _ch6_js_check(func):
+    if not callable(func):
+        return False, "Pass the function itself (js_divergence), not its result."
+    cases = [([0.5, 0.5], [0.5, 0.5]), ([1.0, 0.0], [0.0, 1.0]), ([0.7, 0.2, 0.1], [0.1, 0.3, 0.6]),
+             ([0.25, 0.25, 0.5, 0.0], [0.0, 0.5, 0.25, 0.25]), ([1.0, 0.0, 0.0], [0.2, 0.3, 0.5])]
+    for p, q in cases:
+        got = float(call(func, p, q).reshape(()))
+        want = _ch6_js(p, q)
+        if np.isclose(got, want, atol=1e-9):
+            continue
+        if not np.isfinite(got):
+            return False, (f"Your answer is infinite or NaN for p = {p}, q = {q}: compare "
+                           "each distribution with the mixture m, which is positive wherever p "
+                           "or q is, and skip the terms where a_i = 0.")
+        if np.isclose(got, want / np.log(2), atol=1e-9):
+            return False, "That is in bits (log base 2); use the natural log for nats."
+        if not np.isclose(float(call(func, q, p).reshape(())), got, atol=1e-9):
+            return False, ("Your function is not symmetric: JS(p, q) must equal JS(q, p). "
+                           "Compare both distributions with their mixture m = (p + q) / 2.")
+        return False, (f"Wrong for p = {p}, q = {q}. Build m = (p + q) / 2, then average "
+                       "KL(p‖m) and KL(q‖m).")
+    return True, "Correct: 0 for equal rows, ln 2 for rows with no word in common."

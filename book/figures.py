@@ -799,3 +799,690 @@ def variant_cost_figure(ns, curves: dict[str, list[float]], *, unit: str,
                              "ticktext": [str(n) for n in ns]},
                       yaxis={"type": "log", "title": unit}, title=title, height=400)
     return fig
+
+
+# --- chapter 7: mask traps ---------------------------------------------------------------------
+
+BUG_TEXT_UP_TO = 10  # cells are labelled with their value up to this many tokens
+
+
+def _bug_title(data: dict) -> str:
+    import textwrap
+
+    desc = "<br>".join(textwrap.wrap(data["description"], 95))
+    counts = (f"NaN rows: {data['nan_rows']} · uniform rows: {data['uniform_rows']} · "
+              f"all-zero rows: {data['zero_rows']}")
+    share = data["real_on_pad"]
+    if np.isfinite(share) and data["padding"]:
+        counts += f" · largest weight of a real token on padding: {share:.2f}"
+    return f"<b>{data['bug']}</b>: {desc}<br><sup>{counts}</sup>"
+
+
+def _bug_traces(data: dict) -> dict:
+    """x, y, z and text of the two panels (what the layer applies, the weights)."""
+    n = len(data["labels"])
+    show = n <= BUG_TEXT_UP_TO
+    allowed, w, bias = data["allowed"], data["weights"], data["bias"]
+    if bias is not None:   # a float mask is added, not applied: show what it adds
+        mask_text = [[f"+{b:g}" for b in row] for row in bias]
+    else:
+        mask_text = [["✓" if a else "·" for a in row] for row in allowed]
+    weight_text = [["NaN" if not np.isfinite(v) else (f"{v:.2f}" if v else "0")
+                    for v in row] for row in w]
+    if not show:
+        mask_text = [[""] * n for _ in range(n)]
+        weight_text = [["NaN" if t == "NaN" else "" for t in row] for row in weight_text]
+    return {"x": [data["labels"]] * 2, "y": [data["labels"]] * 2,
+            "z": [allowed.astype(int).tolist(), _round(w)], "text": [mask_text, weight_text]}
+
+
+def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure:
+    """Static explorer: a dropdown over the mask bugs of :data:`book.masktraps.BUGS`.
+
+    Left: the mask the layer applies (✓ may attend, · blocked; +1/+0 for a float mask that is
+    added); right: the weights it computes, NaN cells left blank and labelled "NaN".
+    """
+    from . import masktraps
+
+    bugs = list(masktraps.BUGS if bugs is None else bugs)
+    if not bugs:
+        raise ValueError("mask_bug_explorer needs at least one bug from book.masktraps.BUGS")
+    frames = [masktraps.bug_data(b, length, padding) for b in bugs]
+    first = _bug_traces(frames[0])
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=["mask the layer applies", "attention weights"])
+    fig.add_trace(go.Heatmap(
+        x=first["x"][0], y=first["y"][0], z=first["z"][0], text=first["text"][0],
+        texttemplate="%{text}", zmin=0, zmax=1, colorscale=MASK_COLORSCALE, showscale=False,
+        hovertemplate="query %{y}<br>key %{x}<br>%{z}: 1 = may attend<extra></extra>"),
+        row=1, col=1)
+    fig.add_trace(go.Heatmap(
+        x=first["x"][1], y=first["y"][1], z=first["z"][1], text=first["text"][1],
+        texttemplate="%{text}", zmin=0, zmax=1, colorscale=COLORSCALE,
+        colorbar={"title": {"text": "weight"}, "len": 0.8},
+        hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"),
+        row=1, col=2)
+    buttons = []
+    for bug, data in zip(bugs, frames, strict=True):
+        t = _bug_traces(data)
+        buttons.append({"label": bug, "method": "update",
+                        "args": [{k: t[k] for k in ("x", "y", "z", "text")},
+                                 {"title.text": _bug_title(data)}]})
+    fig.update_xaxes(title_text="key", side="bottom")
+    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(title_text="query", row=1, col=1)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(
+        height=560, margin={"l": 50, "r": 20, "t": 130, "b": 40},
+        title={"text": _bug_title(frames[0]), "font": {"size": 13}, "x": 0.02,
+               "xanchor": "left", "y": 0.98, "yanchor": "top"})
+    if len(bugs) > 1:
+        fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "down",
+                                        "showactive": True, "x": 0, "xanchor": "left",
+                                        "y": 1.1, "yanchor": "bottom"}])
+    return fig
+
+
+def mask_training_figure(histories: dict) -> go.Figure:
+    """Training loss of the same model under different mask handling (one line per run);
+    a run that stopped on a NaN loss ends in a cross at its last finite step."""
+    if not histories:
+        raise ValueError("histories is empty: pass {name: book.train.History}")
+    palette = ["#1a56a8", "#b3261e", "#7a7a7a", "#2e7d32"]
+    dashes = ["solid", "solid", "dash", "dot"]
+    fig = go.Figure()
+    for i, (name, h) in enumerate(histories.items()):
+        loss = np.asarray(h.loss, dtype=float)
+        steps = np.arange(1, len(loss) + 1)
+        label = name + (f" — NaN at step {h.steps}" if h.diverged else
+                        f" — held-out accuracy {h.final_accuracy:.1%}")
+        color = palette[i % len(palette)]
+        if h.diverged:
+            fig.add_trace(go.Scatter(x=[int(h.steps)], y=[float(np.nanmax(
+                np.r_[loss[np.isfinite(loss)], [3.0]]))], mode="markers", name=label,
+                marker={"symbol": "x", "size": 14, "color": color}))
+            continue
+        fig.add_trace(go.Scatter(x=steps.tolist(), y=_round(loss), mode="lines", name=label,
+                                 line={"color": color, "dash": dashes[i % len(dashes)]}))
+    fig.update_layout(height=420, xaxis={"title": "training step"},
+                      yaxis={"title": "training loss (cross-entropy)", "rangemode": "tozero"},
+                      legend={"orientation": "h", "y": -0.2, "x": 0},
+                      margin={"l": 60, "r": 20, "t": 30, "b": 40})
+    return fig
+
+
+# --- chapter 5: training stability ------------------------------------------------------------
+
+RUN_COLORS = ("#1a56a8", "#b3261e", "#2e7d32", "#7a4fa0", "#c77700", "#4d4d4d", "#0f8b8d",
+              "#a0522d")
+RUN_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "solid", "dash")
+LOSS_SMOOTHING = 10  # the curves show a running mean over this many steps
+
+
+def stability_data(run) -> dict:
+    """What the stability explorer draws for one :class:`book.stability.Run`: the running-mean
+    loss per step, and per layer the activation RMS and gradient norm at the first and the
+    last recorded step (empty lists if the run diverged before anything was recorded)."""
+    from . import stability
+
+    if not isinstance(run, stability.Run):
+        raise TypeError(f"run must be a book.stability.Run, got {type(run).__name__}")
+    steps = list(range(1, len(run.loss) + 1))
+    loss = stability.smooth(run.loss, LOSS_SMOOTHING)
+    last = run.norm_steps[-1] if run.norm_steps else None
+    if run.diverged:
+        verdict = f"diverged at step {len(run.loss)} (loss {run.loss[-1]:g})"
+    else:
+        verdict = (f"final loss {run.final_loss():.2f}, held-out accuracy "
+                   f"{100 * run.accuracy:.1f} %")
+    return {"label": run.label, "steps": steps, "loss": loss, "layers": run.layers,
+            "act_first": run.profile("activation", "first"),
+            "act_last": run.profile("activation", "last"),
+            "grad_first": run.profile("gradient", "first"),
+            "grad_last": run.profile("gradient", "last"), "last_step": last,
+            "title": f"{run.label}: {verdict}"}
+
+
+def _stability_restyle(data: dict) -> dict:
+    layers = data["layers"]
+    return {"x": [data["steps"], layers, layers, layers, layers],
+            "y": [_round(data["loss"]), _round(data["act_first"]), _round(data["act_last"]),
+                  _round(data["grad_first"], 6), _round(data["grad_last"], 6)],
+            "name": ["loss", "step 1", f"step {data['last_step']}", "step 1",
+                     f"step {data['last_step']}"]}
+
+
+def _chance_line(fig, row=None, col=None) -> None:
+    from . import stability
+
+    chance = stability.chance_loss()
+    kwargs = {} if row is None else {"row": row, "col": col}
+    fig.add_hline(y=chance, line_dash="dot", line_color="#7a7a7a",
+                  annotation_text=f"chance: ln 7 = {chance:.2f}",
+                  annotation_position="top right", annotation_font_size=11, **kwargs)
+
+
+def stability_explorer(runs, start: int = 0) -> go.Figure:
+    """Static explorer: a dropdown over training runs (:class:`book.stability.Run`).
+
+    Left: the loss (running mean) with the chance level ln 7. Middle: the RMS of
+    each layer's output (the residual stream) at step 1 and at the last recorded step. Right:
+    the gradient norm of each layer's parameters at the same two steps (log scales).
+    """
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs is empty: pass the book.stability.run(...) results to show")
+    start = validate.integer("start", start, low=0, high=len(runs) - 1)
+    datas = [stability_data(r) for r in runs]
+    first = _stability_restyle(datas[start])
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.09, column_widths=[0.4, 0.3, 0.3],
+                        subplot_titles=["loss (running mean of 10 steps)",
+                                        "activation RMS per layer", "gradient norm per layer"])
+    styles = [("#1a56a8", "solid", "lines"), ("#7a7a7a", "dash", "lines+markers"),
+              ("#b3261e", "solid", "lines+markers"), ("#7a7a7a", "dash", "lines+markers"),
+              ("#b3261e", "solid", "lines+markers")]
+    for i, (color, dash, mode) in enumerate(styles):
+        fig.add_trace(go.Scatter(x=first["x"][i], y=first["y"][i], name=first["name"][i],
+                                 mode=mode, line={"color": color, "dash": dash},
+                                 showlegend=i in (1, 2), legendgroup=str(i % 2)),
+                      row=1, col=1 if i == 0 else 2 if i < 3 else 3)
+    _chance_line(fig, 1, 1)
+    buttons = []
+    for data in datas:
+        buttons.append({"label": data["label"], "method": "update",
+                        "args": [_stability_restyle(data), {"title.text": data["title"]}]})
+    fig.update_xaxes(title_text="training step", row=1, col=1)
+    fig.update_xaxes(title_text="output of", tickangle=-45, row=1, col=2)
+    fig.update_xaxes(title_text="parameters of", tickangle=-45, row=1, col=3)
+    for col in (2, 3):
+        fig.update_yaxes(type="log", exponentformat="power", row=1, col=col)
+    fig.update_yaxes(title_text="training loss", rangemode="tozero", row=1, col=1)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(
+        height=500, title={"text": datas[start]["title"], "font": {"size": 13}, "x": 0.02,
+                           "xanchor": "left", "y": 0.97},
+        updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True,
+                      "active": start, "x": 0, "xanchor": "left", "y": 1.28,
+                      "yanchor": "top"}],
+        legend={"orientation": "h", "x": 0.45, "y": -0.32},
+        margin={"l": 60, "r": 20, "t": 130, "b": 60})
+    return fig
+
+
+def loss_curves_figure(runs, title: str = "") -> go.Figure:
+    """Several runs' loss curves (running mean of 10 steps) on one plot, with the
+    chance level ln 7. A diverged run ends where its loss stopped being finite."""
+    from . import stability
+
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs is empty: pass some book.stability.run(...) results")
+    fig = go.Figure()
+    for i, run in enumerate(runs):
+        fig.add_trace(go.Scatter(
+            x=list(range(1, len(run.loss) + 1)),
+            y=_round(stability.smooth(run.loss, LOSS_SMOOTHING)), mode="lines", name=run.label,
+            line={"color": RUN_COLORS[i % len(RUN_COLORS)],
+                  "dash": RUN_DASHES[i % len(RUN_DASHES)], "width": 2.5},
+            hovertemplate="step %{x}: loss %{y:.3f}<extra>" + run.label + "</extra>"))
+    _chance_line(fig)
+    fig.update_layout(height=420, title={"text": title, "font": {"size": 14}},
+                      xaxis={"title": "training step"},
+                      yaxis={"title": "training loss (running mean)", "rangemode": "tozero"},
+                      legend={"orientation": "h", "y": -0.2, "x": 0, "font": {"size": 12}},
+                      margin={"l": 60, "r": 20, "t": 50, "b": 40})
+    return fig
+
+
+def layer_norms_figure(runs, when: str = "first", title: str = "") -> go.Figure:
+    """Per-layer activation RMS and gradient norm of several runs at their "first" or "last"
+    recorded step, one line per run, log scales."""
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs is empty: pass some book.stability Run objects")
+    validate.choice("when", when, ("first", "last"))
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=["activation RMS (output of each part)",
+                                        "gradient norm (parameters of each part)"])
+    for i, run in enumerate(runs):
+        style = {"color": RUN_COLORS[i % len(RUN_COLORS)],
+                 "dash": RUN_DASHES[i % len(RUN_DASHES)]}
+        for col, what in ((1, "activation"), (2, "gradient")):
+            fig.add_trace(go.Scatter(x=run.layers, y=_round(run.profile(what, when), 6),
+                                     mode="lines+markers", name=run.label, line=style,
+                                     legendgroup=run.label, showlegend=col == 1,
+                                     hovertemplate="%{x}: %{y:.3g}<extra>" + run.label
+                                                   + "</extra>"), row=1, col=col)
+    fig.update_yaxes(type="log", exponentformat="power", title_text="RMS (log scale)",
+                     row=1, col=1)
+    fig.update_yaxes(type="log", exponentformat="power", title_text="L2 norm (log scale)",
+                     row=1, col=2)
+    fig.update_xaxes(tickangle=-45)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(height=440, title={"text": title, "font": {"size": 14}},
+                      legend={"orientation": "h", "y": -0.3, "x": 0, "font": {"size": 12}},
+                      margin={"l": 60, "r": 20, "t": 60, "b": 40})
+    return fig
+
+
+# --- chapter 6: how many heads ----------------------------------------------------------------
+
+HEAD_GRID = (4, 4)   # the head-maps explorer shows up to 16 heads
+MAX_GRID_HEADS = HEAD_GRID[0] * HEAD_GRID[1]
+
+
+def _head_count_label(n_heads: int, d_k: int) -> str:
+    return f"{n_heads} head{'s' if n_heads > 1 else ''}<br>d_k = {d_k}"
+
+
+def heads_sweep_figure(runs) -> go.Figure:
+    """Held-out accuracy and loss of the models of :func:`book.heads.sweep` (a dict
+    {n_heads: HeadRun}), one bar per head count, labelled with d_k."""
+    runs = dict(runs)
+    if not runs:
+        raise ValueError("runs is empty: pass book.heads.sweep(...)")
+    x = [_head_count_label(h, r.d_k) for h, r in runs.items()]
+    acc = [100 * r.accuracy for r in runs.values()]
+    loss = [r.loss for r in runs.values()]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=["held-out token accuracy (%)",
+                                        "held-out loss (lower is better)"])
+    fig.add_trace(go.Bar(x=x, y=_round(acc, 2), marker_color="#1a56a8",
+                         text=[f"{a:.1f}" for a in acc], textposition="outside",
+                         hovertemplate="%{x}: %{y:.2f} %<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=x, y=_round(loss, 4), marker_color="#7a7a7a",
+                         text=[f"{v:.3f}" for v in loss], textposition="outside",
+                         hovertemplate="%{x}: %{y:.3f}<extra></extra>"), row=1, col=2)
+    low = max(0.0, min(acc) - 15)
+    fig.update_yaxes(range=[low, min(100, max(acc) + 6)], row=1, col=1)
+    fig.update_yaxes(range=[0, 1.2 * max(loss)], row=1, col=2)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(height=400, showlegend=False,
+                      margin={"l": 50, "r": 20, "t": 50, "b": 40})
+    return fig
+
+
+def head_maps_data(model, order, layer: int) -> dict:
+    """Every head's attention map of ``layer`` for one order (text, tokens or an Order):
+    ``maps`` (H, n, n), unique token ``labels``, and ``js``, the mean Jensen–Shannon
+    divergence between the heads' rows on this order (NaN for one head)."""
+    from . import heads, train
+
+    model = train._model(model)
+    order = train._one_order(order)
+    layer = validate.integer("layer", layer, low=0, high=model.n_layers - 1)
+    if model.n_heads > MAX_GRID_HEADS:
+        raise ValueError(f"the grid shows at most {MAX_GRID_HEADS} heads; this model has "
+                         f"{model.n_heads}")
+    maps = train.attention_maps(model, order)[layer]
+    n = model.n_heads
+    js = heads.pairwise(maps, "js")[~np.eye(n, dtype=bool)].mean() if n > 1 else float("nan")
+    labels = orders_example.labels(order.tokens, order.tokens, short=True)
+    return {"maps": maps, "labels": labels, "n_heads": n, "layer": layer, "js": float(js),
+            "text": order.text}
+
+
+def _head_maps_title(data: dict) -> str:
+    n = data["n_heads"]
+    js = "" if n == 1 else f"; mean JS divergence between its heads {data['js']:.3f} nats"
+    return (f"{n} head{'s' if n > 1 else ''}, layer {data['layer']}{js}"
+            f"<br><sup>{data['text']} — rows = queries, columns = keys</sup>")
+
+
+def _head_maps_update(data: dict) -> dict:
+    """z, x, y of the 16 panels; the panels of heads the model does not have are empty."""
+    used = range(data["n_heads"])
+    return {"z": [_round(data["maps"][h], 3) if h in used else [] for h in range(MAX_GRID_HEADS)],
+            "x": [data["labels"] if h in used else [] for h in range(MAX_GRID_HEADS)],
+            "y": [data["labels"] if h in used else [] for h in range(MAX_GRID_HEADS)]}
+
+
+def _head_axes_visible(n_heads: int) -> dict:
+    """Layout updates for a model with ``n_heads`` heads: hide the axes of the panels it has
+    no head for, and label the keys (x axis) under the last row of heads only."""
+    out = {}
+    last_row = (n_heads - 1) // HEAD_GRID[1]
+    for h in range(MAX_GRID_HEADS):
+        suffix = "" if h == 0 else str(h + 1)
+        out[f"xaxis{suffix}.visible"] = out[f"yaxis{suffix}.visible"] = h < n_heads
+        out[f"xaxis{suffix}.showticklabels"] = h // HEAD_GRID[1] == last_row
+    return out
+
+
+def _head_panel_titles(n_heads: int) -> list[str]:
+    return [f"head {h}" if h < n_heads else "" for h in range(MAX_GRID_HEADS)]
+
+
+def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go.Figure:
+    """Static explorer: a slider over (number of heads, layer); a 4 × 4 grid shows each head's
+    attention map for ``order`` (``models``: {n_heads: TinyEncoder}, at most 16 heads)."""
+    models = dict(models)
+    if not models:
+        raise ValueError("models is empty: pass {n_heads: trained TinyEncoder}")
+    frames = [head_maps_data(m, order, layer) for m in models.values() for layer in layers]
+    start = validate.integer("start", start, low=0, high=len(frames) - 1)
+    rows, cols = HEAD_GRID
+    fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.03, vertical_spacing=0.035,
+                        subplot_titles=_head_panel_titles(MAX_GRID_HEADS))
+    first = _head_maps_update(frames[start])
+    for h in range(MAX_GRID_HEADS):
+        fig.add_trace(go.Heatmap(
+            z=first["z"][h], x=first["x"][h], y=first["y"][h], zmin=0, zmax=1,
+            colorscale=COLORSCALE, showscale=h == 0, colorbar={"title": {"text": "weight"},
+                                                               "len": 0.5, "y": 0.75},
+            hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}}<br>"
+                          "weight %{z:.3f}<extra></extra>"),
+            row=h // cols + 1, col=h % cols + 1)
+    fig.update_yaxes(autorange="reversed", showticklabels=False, tickfont_size=9,
+                     showgrid=False, zeroline=False, dtick=1)
+    fig.update_xaxes(tickfont_size=9, tickangle=-90, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=True, col=1)
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    steps = []
+    for data in frames:
+        annotations = [dict(a, text=t, yshift=-2) for a, t in
+                       zip(base, _head_panel_titles(data["n_heads"]), strict=True)]
+        steps.append({"label": f"{data['n_heads']} · layer {data['layer']}", "method": "update",
+                      "args": [_head_maps_update(data),
+                               {"annotations": annotations, "title.text":
+                                _head_maps_title(data), **_head_axes_visible(data["n_heads"])}]})
+    fig.update_annotations(font_size=11)
+    for a, t in zip(fig.layout.annotations, _head_panel_titles(frames[start]["n_heads"]),
+                    strict=True):
+        a.text = t
+    fig.update_layout(_head_axes_visible(frames[start]["n_heads"]))
+    slider = {**_slider(steps, "heads · layer: ", active=start), "pad": {"t": 70}}
+    fig.update_layout(sliders=[slider], height=860, plot_bgcolor="#ffffff",
+                      title={"text": _head_maps_title(frames[start]), "font": {"size": 13},
+                             "x": 0.02, "xanchor": "left"},
+                      margin={"l": 50, "r": 20, "t": 95, "b": 20})
+    return fig
+
+
+def _ablation_frame(n_heads: int, result: dict) -> dict:
+    drop = np.asarray(result["drop"], dtype=float)
+    n_layers = drop.shape[0]
+    return {"z": [_round(drop, 3)], "x": [[f"head {h}" for h in range(n_heads)]],
+            "y": [[f"layer {i}" for i in range(n_layers)]],
+            "text": [[[f"{v:+.1f}" for v in row] for row in drop]]}
+
+
+def _ablation_title(n_heads: int, result: dict) -> str:
+    drop = np.asarray(result["drop"], dtype=float)
+    return (f"{n_heads} head{'s' if n_heads > 1 else ''}: intact model "
+            f"{100 * result['base_accuracy']:.1f} %; removing one head costs at most "
+            f"{drop.max():.1f} points (mean {drop.mean():.1f})")
+
+
+def ablation_explorer(ablations: dict, start: int = 0) -> go.Figure:
+    """Static explorer: a slider over the number of heads; a heatmap (layer × head) of how
+    many accuracy points the model loses when that one head is zeroed
+    (``ablations``: {n_heads: book.heads.ablation(...)})."""
+    ablations = dict(ablations)
+    if not ablations:
+        raise ValueError("ablations is empty: pass {n_heads: book.heads.ablation(model, orders)}")
+    keys = list(ablations)
+    start = validate.integer("start", start, low=0, high=len(keys) - 1)
+    top = max(float(np.max(r["drop"])) for r in ablations.values())
+    frames = {h: _ablation_frame(h, r) for h, r in ablations.items()}
+    first = frames[keys[start]]
+    fig = go.Figure(go.Heatmap(
+        z=first["z"][0], x=first["x"][0], y=first["y"][0], text=first["text"][0],
+        texttemplate="%{text}", zmin=0, zmax=max(top, 1e-6), colorscale=COLORSCALE,
+        colorbar={"title": {"text": "points lost"}},
+        hovertemplate="%{y}, %{x} removed: %{z:.2f} points lost<extra></extra>"))
+    steps = [{"label": str(h), "method": "update",
+              "args": [frames[h], {"title.text": _ablation_title(h, ablations[h])}]}
+             for h in keys]
+    fig.update_layout(sliders=[_slider(steps, "number of heads: ", active=start)],
+                      title={"text": _ablation_title(keys[start], ablations[keys[start]]),
+                             "font": {"size": 13}},
+                      yaxis={"autorange": "reversed"}, xaxis={"side": "top"}, height=340,
+                      margin={"l": 70, "r": 20, "t": 90, "b": 20})
+    return fig
+
+
+def redundancy_figure(trained: dict, untrained: dict | None = None) -> go.Figure:
+    """Mean Jensen–Shannon divergence between the heads of each layer against the number of
+    heads (``trained``: {n_heads: (n_layers,) array from book.heads.redundancy}); dashed:
+    the same models before training. 0 = the heads attend identically; ln 2 = disjointly."""
+    trained = {h: np.asarray(v, dtype=float) for h, v in dict(trained).items() if h > 1}
+    if not trained:
+        raise ValueError("trained needs at least one model with two or more heads")
+    x = [str(h) for h in trained]
+    n_layers = len(next(iter(trained.values())))
+    fig = go.Figure()
+    for layer in range(n_layers):
+        color = RUN_COLORS[layer % len(RUN_COLORS)]
+        fig.add_trace(go.Scatter(x=x, y=_round([v[layer] for v in trained.values()]),
+                                 mode="lines+markers", name=f"layer {layer}, trained",
+                                 line={"color": color}))
+        if untrained:
+            fig.add_trace(go.Scatter(
+                x=x, y=_round([np.asarray(untrained[h], dtype=float)[layer] for h in trained]),
+                mode="lines+markers", name=f"layer {layer}, before training",
+                line={"color": color, "dash": "dot"}, marker={"symbol": "circle-open"}))
+    fig.add_hline(y=float(np.log(2)), line_dash="dash", line_color="#7a7a7a",
+                  annotation_text="ln 2: heads look at disjoint words",
+                  annotation_position="bottom right", annotation_font_size=11)
+    fig.update_layout(height=400, xaxis={"title": "number of heads (d_model fixed)",
+                                         "type": "category"},
+                      yaxis={"title": "mean JS divergence between heads (nats)",
+                             "range": [0, 0.75]},
+                      legend={"orientation": "h", "y": -0.25, "x": 0, "font": {"size": 12}},
+                      margin={"l": 60, "r": 20, "t": 30, "b": 40})
+    return fig
+
+
+# --- chapter 8: seeing attention ---------------------------------------------------------------
+
+def _wrap(text: str, width: int = 110) -> str:
+    import textwrap
+
+    return "<br>".join(textwrap.wrap(text, width))
+
+
+def order_view_data(model, order) -> dict:
+    """What the head and model views draw for one order (text or Order): ``labels`` (keys:
+    tokens; ``rows``: token with gloss), ``maps`` (layers, heads, n, n), ``caption``."""
+    from . import attention_roles as roles
+
+    d = roles.order_maps(model, order)
+    o = d["order"]
+    marks = []
+    for tok, pred, rule in zip(o.tokens, d["predictions"], d["rules"] or [None] * len(o),
+                               strict=True):
+        if pred != "-":
+            ok = "" if rule is None else (" ✓" if pred == rule else f" ✗ (should be {rule})")
+            marks.append(f"{tok} → {pred}{ok}")
+    caption = _wrap(o.english) + "<br><i>model: " + ", ".join(marks) + "</i>"
+    return {"order": o, "cols": roles.token_labels(o), "rows": roles.token_labels(o, gloss=True),
+            "maps": d["maps"], "caption": caption}
+
+
+def _head_label(layer: int, head: int) -> str:
+    return f"layer {layer} · head {head}"
+
+
+def _order_axes(data: dict) -> dict:
+    n = len(data["cols"])
+    return {"xaxis.categoryarray": data["cols"], "xaxis.range": [-0.5, n - 0.5],
+            "yaxis.categoryarray": data["rows"], "yaxis.range": [n - 0.5, -0.5]}
+
+
+def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go.Figure:
+    """Static head view: one attention map; a dropdown picks the order, a slider the head.
+
+    One heatmap per order (the dropdown shows one of them and sets the axes); the slider
+    restyles every order's heatmap to that layer and head, so the two controls combine.
+    (One dropdown per figure: plotly draws all dropdowns of a figure in one container.)
+    """
+    orders_ = list(orders_)
+    if not orders_:
+        raise ValueError("head_view needs at least one order")
+    names = [f"order {i + 1}" for i in range(len(orders_))] if names is None else list(names)
+    if len(names) != len(orders_):
+        raise ValueError(f"got {len(orders_)} orders but {len(names)} names")
+    data = [order_view_data(model, o) for o in orders_]
+    n_layers, n_heads = data[0]["maps"].shape[:2]
+    layer0 = validate.integer("layer", start[0], low=0, high=n_layers - 1)
+    head0 = validate.integer("head", start[1], low=0, high=n_heads - 1)
+    fig = go.Figure()
+    for i, d in enumerate(data):
+        fig.add_trace(go.Heatmap(
+            z=_round(d["maps"][layer0, head0], 3), x=d["cols"], y=d["rows"], zmin=0, zmax=1,
+            colorscale=COLORSCALE, visible=i == 0, colorbar={"title": {"text": "weight"}},
+            hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"))
+    caption = {"text": data[0]["caption"], "x": 0, "xref": "paper", "xanchor": "left",
+               "y": 1.02, "yref": "paper", "yanchor": "bottom", "showarrow": False,
+               "align": "left", "font": {"size": 11}}
+    order_buttons = [{"label": name, "method": "update",
+                      "args": [{"visible": [j == i for j in range(len(data))]},
+                               {**_order_axes(d), "annotations": [dict(caption,
+                                                                       text=d["caption"])]}]}
+                     for i, (name, d) in enumerate(zip(names, data, strict=True))]
+    head_steps = [{"label": f"L{layer} H{head}", "method": "restyle",
+                   "args": [{"z": [_round(d["maps"][layer, head], 3) for d in data]}]}
+                  for layer in range(n_layers) for head in range(n_heads)]
+    fig.update_layout(
+        updatemenus=[{"buttons": order_buttons, "direction": "down", "showactive": True,
+                      "x": 0, "xanchor": "left", "y": 1.17, "yanchor": "bottom"}],
+        sliders=[{**_slider(head_steps, "head shown (L = layer, H = head): ",
+                            active=layer0 * n_heads + head0), "pad": {"t": 60}}],
+        annotations=[caption], height=680,
+        xaxis={"title": "key (attended to)", "tickangle": -90, "categoryorder": "array",
+               **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("xaxis")}},
+        yaxis={"title": "query (attending)", "categoryorder": "array", "automargin": True,
+               **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("yaxis")}},
+        margin={"l": 40, "r": 20, "t": 170, "b": 40})
+    return fig
+
+
+def model_view(model, orders_, names=None) -> go.Figure:
+    """Static model view: every layer × head of one order as a grid; a dropdown picks the
+    order (each button redraws all the maps)."""
+    orders_ = list(orders_)
+    if not orders_:
+        raise ValueError("model_view needs at least one order")
+    names = [f"order {i + 1}" for i in range(len(orders_))] if names is None else list(names)
+    if len(names) != len(orders_):
+        raise ValueError(f"got {len(orders_)} orders but {len(names)} names")
+    data = [order_view_data(model, o) for o in orders_]
+    n_layers, n_heads = data[0]["maps"].shape[:2]
+    fig = make_subplots(rows=n_layers, cols=n_heads, horizontal_spacing=0.03,
+                        vertical_spacing=0.1,
+                        subplot_titles=[_head_label(layer, head) for layer in range(n_layers)
+                                        for head in range(n_heads)])
+    first = data[0]
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            fig.add_trace(go.Heatmap(
+                z=_round(first["maps"][layer, head], 3), x=first["cols"], y=first["cols"],
+                zmin=0, zmax=1, colorscale=COLORSCALE, showscale=layer == head == 0,
+                colorbar={"title": {"text": "weight"}, "len": 0.5, "y": 0.75},
+                hovertemplate=f"{_head_label(layer, head)}<br>query %{{y}}<br>key %{{x}}"
+                              "<br>weight %{z:.3f}<extra></extra>"),
+                row=layer + 1, col=head + 1)
+    fig.update_yaxes(autorange="reversed", tickfont_size=9, showticklabels=False)
+    fig.update_yaxes(showticklabels=True, col=1)
+    fig.update_xaxes(tickfont_size=9, tickangle=-90, showticklabels=False)
+    fig.update_xaxes(showticklabels=True, row=n_layers)
+    fig.update_annotations(font_size=12)
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    caption = {"text": first["caption"], "x": 0, "xref": "paper", "xanchor": "left",
+               "y": 1.06, "yref": "paper", "yanchor": "bottom", "showarrow": False,
+               "align": "left", "font": {"size": 11}}
+    buttons = []
+    for name, d in zip(names, data, strict=True):
+        traces = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+        buttons.append({"label": name, "method": "update",
+                        "args": [{"z": [_round(d["maps"][lh], 3) for lh in traces],
+                                  "x": [d["cols"]] * len(traces),
+                                  "y": [d["cols"]] * len(traces)},
+                                 {"annotations": base + [dict(caption, text=d["caption"])]}]})
+    fig.update_layout(annotations=base + [caption], height=330 * n_layers + 170,
+                      updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True,
+                                    "x": 0, "xanchor": "left", "y": 1.16,
+                                    "yanchor": "bottom"}],
+                      margin={"l": 40, "r": 20, "t": 170, "b": 40})
+    return fig
+
+
+def relation_figure(stats: dict) -> go.Figure:
+    """Attention mass of each relation per layer × head (from
+    :func:`book.attention_roles.relation_mass`), with its chance level in the title."""
+    relations = list(stats)
+    if not relations:
+        raise ValueError("stats is empty: pass book.attention_roles.relation_mass(...)")
+    cols = 2
+    rows = -(-len(relations) // cols)
+    titles = [f"{r}<br>(even spread: {stats[r]['chance']:.2f})" for r in relations]
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.12,
+                        vertical_spacing=0.16)
+    for i, r in enumerate(relations):
+        mass = np.asarray(stats[r]["mass"])
+        n_layers, n_heads = mass.shape
+        fig.add_trace(go.Heatmap(
+            z=_round(mass, 3), x=[f"head {h}" for h in range(n_heads)],
+            y=[f"layer {layer}" for layer in range(n_layers)], zmin=0, zmax=1,
+            colorscale=COLORSCALE, showscale=i == 0, text=[[f"{v:.2f}" for v in row]
+                                                           for row in mass],
+            texttemplate="%{text}", colorbar={"title": {"text": "mass"}},
+            hovertemplate=f"{r}<br>%{{y}}, %{{x}}: %{{z:.3f}}<extra></extra>"),
+            row=i // cols + 1, col=i % cols + 1)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_annotations(font_size=12)
+    fig.update_layout(height=230 * rows + 80, margin={"l": 60, "r": 20, "t": 60, "b": 30})
+    return fig
+
+
+def category_figure(cats: dict) -> go.Figure:
+    """Share of the scored tokens' attention on each category of key, per head, with the
+    share an even spread would give as the last row (from
+    :func:`book.attention_roles.category_mass`)."""
+    mass = np.asarray(cats["mass"])          # (categories, layers, heads)
+    _, n_layers, n_heads = mass.shape
+    rows = [_head_label(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+    z = mass.reshape(len(cats["categories"]), -1).T
+    z = np.vstack([z, np.asarray(cats["chance"])[None, :]])
+    rows.append("even spread")
+    fig = go.Figure(go.Heatmap(
+        z=_round(z, 3), x=list(cats["categories"]), y=rows, zmin=0, zmax=float(z.max()),
+        colorscale=COLORSCALE, text=[[f"{v:.2f}" for v in row] for row in z],
+        texttemplate="%{text}", colorbar={"title": {"text": "share"}},
+        hovertemplate="%{y}<br>keys: %{x}<br>share %{z:.3f}<extra></extra>"))
+    fig.update_layout(height=120 + 34 * len(rows), yaxis={"autorange": "reversed"},
+                      xaxis={"title": "category of the key", "side": "top"},
+                      margin={"l": 40, "r": 20, "t": 70, "b": 20})
+    return fig
+
+
+def entropy_figure(record: dict, final: np.ndarray | None = None,
+                   final_step: int | None = None) -> go.Figure:
+    """Mean attention entropy per layer against the training step (``record``: step →
+    (layers, heads) from :func:`book.attention_roles.entropy_during_training`); ``final``
+    (the trained model's) is drawn at ``final_step`` as diamonds."""
+    if not record:
+        raise ValueError("record is empty: pass {step: entropy array}")
+    steps = sorted(record)
+    n_layers = np.asarray(record[steps[0]]).shape[0]
+    colors = ["#9ab0d6", "#1f3b73", "#b3261e", "#7a7a7a"]
+    fig = go.Figure()
+    for layer in range(n_layers):
+        color = colors[layer % len(colors)]
+        means = [float(np.mean(record[s][layer])) for s in steps]
+        fig.add_trace(go.Scatter(x=steps, y=_round(means), mode="lines+markers",
+                                 name=f"layer {layer}, short run", line={"color": color}))
+        if final is not None:
+            fig.add_trace(go.Scatter(
+                x=[final_step], y=[round(float(np.mean(final[layer])), 4)], mode="markers",
+                name=f"layer {layer}, trained model ({final_step} steps)",
+                marker={"symbol": "diamond", "size": 12, "color": color,
+                        "line": {"color": "#000000", "width": 1}}))
+    fig.add_hline(y=1.0, line_dash="dot", line_color="#7a7a7a",
+                  annotation_text="uniform (even spread)", annotation_position="bottom right")
+    fig.update_layout(height=420, xaxis={"title": "training step"},
+                      yaxis={"title": "attention entropy ÷ log(keys)", "range": [0, 1.05]},
+                      legend={"orientation": "h", "y": -0.22, "x": 0},
+                      margin={"l": 60, "r": 20, "t": 30, "b": 40})
+    return fig

@@ -292,3 +292,247 @@ def pattern_live() -> LiveExplorer:
     explorer = LiveExplorer(fig, controls, redraw)
     explorer.update()
     return explorer
+
+
+# --- chapter 7: mask traps ---------------------------------------------------------------------
+
+def mask_bug_explorer_live() -> LiveExplorer:
+    """Any mask bug with 1–8 real tokens and 0–8 padding positions: mask and weights."""
+    from . import masktraps
+
+    def redraw(fig, bug, length, padding):
+        data = masktraps.bug_data(bug, length, padding)
+        traces = figures._bug_traces(data)
+        for i, trace in enumerate(fig.data):
+            trace.x, trace.y = traces["x"][i], traces["y"][i]
+            trace.z, trace.text = traces["z"][i], traces["text"][i]
+        fig.layout.title.text = figures._bug_title(data)
+
+    controls = {
+        "bug": widgets.Dropdown(options=list(masktraps.BUGS), value="flipped",
+                                description="bug"),
+        "length": widgets.IntSlider(value=5, min=1, max=masktraps.BUG_MAX_REAL,
+                                    description="real tokens"),
+        "padding": widgets.IntSlider(value=2, min=0, max=masktraps.BUG_MAX_PAD,
+                                     description="padding"),
+    }
+    fig = figures.mask_bug_explorer(["flipped"])
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer
+
+
+# --- chapter 5: training stability ---------------------------------------------------------
+
+STABILITY_LRS = (3e-3, 1e-2, 3e-2)
+STABILITY_LIVE_MAX_LAYERS = 8
+
+
+class TrainingExplorer(LiveExplorer):
+    """The stability explorer's live face. Choosing a configuration that was already trained
+    redraws at once (no training in a control change); any other configuration shows an empty
+    plot until the button "train this configuration" trains it (a short run with a progress
+    bar, :func:`book.stability.run`) and adds it to :attr:`runs`."""
+
+    def __init__(self, runs, data=None, steps: int | None = None):
+        from . import stability
+
+        runs = list(runs)
+        if not runs:
+            raise ValueError("runs is empty: pass the runs the chapter trained")
+        self.runs = {r.key: r for r in runs}
+        self.data = data
+        self.steps = stability.SETTINGS["steps"] if steps is None else \
+            validate.integer("steps", steps, low=1)
+        first = runs[0]
+        lrs = sorted(set(STABILITY_LRS) | {r.lr for r in runs})
+        controls = {
+            "norm": widgets.Dropdown(options=[(v, k) for k, v in stability.NORM_NAMES.items()],
+                                     value=first.norm, description="norm"),
+            "init": widgets.Dropdown(options=[(v, k) for k, v in stability.INIT_NAMES.items()],
+                                     value=first.init, description="init"),
+            "n_layers": widgets.IntSlider(value=first.n_layers, min=1,
+                                          max=STABILITY_LIVE_MAX_LAYERS, description="layers"),
+            "lr": widgets.Dropdown(options=[(f"{lr:g}", lr) for lr in lrs], value=first.lr,
+                                   description="lr"),
+        }
+        fig = figures.stability_explorer([first])
+        fig.layout.updatemenus = []
+        super().__init__(fig, controls, self._redraw_run)
+        self.button = widgets.Button(description="train this configuration", icon="play",
+                                     layout={"width": "240px"})
+        self.button.on_click(lambda _button: self.train())
+        self.status = widgets.HTML()
+        self.output = widgets.Output()
+        self.widget = widgets.VBox([widgets.HBox(list(controls.values())),
+                                    widgets.HBox([self.button, self.status]), self.output,
+                                    self.figure])
+        self._draw()
+
+    def _redraw_run(self, fig, norm, init, n_layers, lr):
+        from . import stability
+
+        run = self.runs.get((norm, init, n_layers, lr))
+        if run is None:
+            label = stability.config_label(norm, init, n_layers, lr)
+            for trace in fig.data:
+                trace.x, trace.y = [], []
+            fig.layout.title.text = (f"{label}: not trained yet — press “train this "
+                                     f"configuration” ({self.steps} steps)")
+            self.status.value = "<i>not trained yet</i>"
+            return
+        data = figures.stability_data(run)
+        restyle = figures._stability_restyle(data)
+        for i, trace in enumerate(fig.data):
+            trace.x, trace.y, trace.name = (restyle["x"][i], restyle["y"][i],
+                                            restyle["name"][i])
+        fig.layout.title.text = data["title"]
+        self.status.value = f"trained in {run.wall_time:.1f} s"
+
+    def train(self):
+        """Train the configuration the controls show (if it is new), then draw it."""
+        from . import stability
+
+        values = {name: c.value for name, c in self.controls.items()}
+        key = (values["norm"], values["init"], values["n_layers"], values["lr"])
+        if key not in self.runs:
+            self.button.disabled = True
+            try:
+                with self.output:
+                    self.output.clear_output()
+                    self.runs[key] = stability.run(*key, steps=self.steps, data=self.data,
+                                                   progress=True)
+            finally:
+                self.button.disabled = False
+        self._draw()
+        return self.runs[key]
+
+
+def stability_live(runs, data=None, steps: int | None = None) -> TrainingExplorer:
+    """Norm, init, depth and learning rate: the runs already trained show at once; the button
+    trains a new configuration (about 1–3 s on a laptop CPU)."""
+    return TrainingExplorer(runs, data, steps)
+
+
+# --- chapter 6: how many heads -------------------------------------------------------------
+
+HEAD_MAPS_ORDER = "两碗招牌牛肉面，香菜和葱都不要，多加辣。"
+
+
+def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
+    """Pick a trained model (its number of heads), a layer, and type any order: every head's
+    attention map recomputes (one forward pass of the small model)."""
+    models = dict(models)
+    if not models:
+        raise ValueError("models is empty: pass {n_heads: trained TinyEncoder}")
+    counts = list(models)
+    n_layers = next(iter(models.values())).n_layers
+
+    shown = {"labels": None, "titles": None, "heads": figures.MAX_GRID_HEADS, "axes": {}}
+
+    def redraw(fig, n_heads, layer, order):
+        from .timing import torch_threads
+
+        try:
+            with torch_threads(1):   # a tiny forward pass: extra threads only wait for cores
+                data = figures.head_maps_data(models[n_heads], order, layer)
+        except (ValueError, TypeError) as err:
+            message = str(err)
+            message = message if len(message) < 120 else message[:117] + "…"
+            fig.layout.title.text = f"cannot read this order: {message}"
+            return
+        # numpy arrays skip plotly's per-element validation, and only what changed is sent:
+        # a redraw of 16 heads stays well under 50 ms
+        relabel = data["labels"] != shown["labels"]
+        for h, trace in enumerate(fig.data):
+            if h < data["n_heads"]:
+                trace.z = np.round(data["maps"][h], 3)
+                if relabel or h >= shown["heads"]:
+                    trace.x, trace.y = data["labels"], data["labels"]
+            elif h < shown["heads"]:   # a panel this model has no head for: empty it
+                trace.z, trace.x, trace.y = None, [], []
+        titles = figures._head_panel_titles(data["n_heads"])
+        if titles != shown["titles"]:
+            for annotation, title in zip(fig.layout.annotations, titles, strict=True):
+                annotation.text = title
+            axes = figures._head_axes_visible(data["n_heads"])
+            for key, value in axes.items():   # only the axis properties that change
+                if shown["axes"].get(key) != value:
+                    axis, prop = key.split(".")
+                    fig.layout[axis][prop] = value
+            shown["axes"] = axes
+        fig.layout.title.text = figures._head_maps_title(data)
+        shown.update(labels=data["labels"], titles=titles, heads=data["n_heads"])
+
+    controls = {
+        "n_heads": widgets.SelectionSlider(options=counts, value=counts[0],
+                                           description="heads"),
+        "layer": widgets.IntSlider(value=n_layers - 1, min=0, max=n_layers - 1,
+                                   description="layer"),
+        "order": widgets.Text(value=order, description="order", continuous_update=False,
+                              layout={"width": "420px"}),
+    }
+    fig = figures.head_maps_explorer({counts[0]: models[counts[0]]}, order,
+                                     layers=(n_layers - 1,))
+    fig.layout.sliders = []
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer
+
+
+# --- chapter 8: seeing attention ---------------------------------------------------------------
+
+def attention_live(model=None, text: str | None = None) -> LiveExplorer:
+    """Type an order, pick a layer and a head: its attention map and the model's labels.
+
+    Bad input (an unknown word, an empty box, too many words) is reported in the widget's
+    ``message`` line, and the last good map stays on screen.
+    """
+    import html
+
+    from . import attention_roles as roles
+    from . import timing, train
+
+    model = train.pretrained() if model is None else roles._check_model(model)
+    text = roles.EXAMPLE if text is None else text
+    n_layers, n_heads = model.n_layers, model.n_heads
+    message = widgets.HTML(layout={"width": "100%"})
+    state = {}
+
+    def redraw(fig, text, layer, head):
+        try:
+            if state.get("text") != text:
+                with timing.torch_threads(1):   # a tiny forward pass: one thread is fastest
+                    state["data"] = figures.order_view_data(model, text)
+                state["text"] = text
+        except ValueError as err:
+            state.pop("text", None)
+            message.value = (f'<span style="color:#b3261e">⚠ {html.escape(str(err))}</span>')
+            return
+        data = state["data"]
+        trace = fig.data[0]
+        trace.x, trace.y = data["cols"], data["rows"]
+        trace.z = figures._round(data["maps"][layer, head], 3)
+        n = len(data["cols"])
+        fig.layout.xaxis.categoryarray, fig.layout.yaxis.categoryarray = data["cols"], \
+            data["rows"]
+        fig.layout.xaxis.range, fig.layout.yaxis.range = [-0.5, n - 0.5], [n - 0.5, -0.5]
+        fig.layout.annotations[0].text = data["caption"]
+        message.value = f"{figures._head_label(layer, head)}: rows = queries, columns = keys"
+
+    controls = {
+        "text": widgets.Text(value=text, description="order", continuous_update=False,
+                             layout={"width": "460px"}),
+        "layer": widgets.Dropdown(options=[(f"layer {i}", i) for i in range(n_layers)],
+                                  value=min(1, n_layers - 1), description="layer"),
+        "head": widgets.Dropdown(options=[(f"head {i}", i) for i in range(n_heads)],
+                                 value=min(1, n_heads - 1), description="head"),
+    }
+    fig = figures.head_view(model, [roles.EXAMPLE], start=(0, 0))
+    fig.layout.updatemenus, fig.layout.sliders = [], []
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.message = message
+    explorer.widget = widgets.VBox([widgets.HBox(list(controls.values())), message,
+                                    explorer.figure])
+    explorer.update()
+    return explorer

@@ -62,8 +62,17 @@ def page_weights(html_root: Path) -> list[tuple[str, int, int]]:
     return rows
 
 
+def _stability_explorer():
+    """Chapter 5's live face over two short runs (the latency does not depend on their length)."""
+    from book import orders, stability, widgets
+
+    data = orders.train_test_split(orders.generate(300, seed=0), 0.2, seed=0)
+    runs = [stability.run(norm, "xavier", 2, steps=10, data=data) for norm in ("post", "pre")]
+    return widgets.stability_live(runs, data=data)
+
+
 def live_latency() -> dict[str, tuple[float, float]]:
-    from book import figures, widgets
+    from book import figures, masktraps, train, widgets
 
     cases = {
         "heads_explorer_live": (widgets.heads_explorer_live,
@@ -82,6 +91,24 @@ def live_latency() -> dict[str, tuple[float, float]]:
         "window_explorer_live": (widgets.window_explorer_live,
                                  [{"window": w, "n": n} for w in (0, 16, widgets.WINDOW_LIVE_MAX_W)
                                   for n in (8, widgets.WINDOW_LIVE_MAX_N)]),
+        "mask_bug_explorer_live": (widgets.mask_bug_explorer_live,
+                                   [{"bug": b, "length": n, "padding": p}
+                                    for b in masktraps.BUGS for n in (1, masktraps.BUG_MAX_REAL)
+                                    for p in (0, masktraps.BUG_MAX_PAD)]),
+        "attention_live": (widgets.attention_live,   # a new text each time: no cached maps
+                           [{"text": t, "layer": 1, "head": h}
+                            for t in ("一碗牛肉面，不要香菜，多加辣。", "两份炒饭，葱和蒜都不要。",
+                                      "老板，来三盘饺子，醋少放，再来一碗馄饨，不要香菜。")
+                            for h in (0, 3)]),
+        # chapter 6: up to 16 heads redrawn; untrained models draw as fast as trained ones
+        "head_maps_live": (lambda: widgets.head_maps_live(
+            {h: train.TinyEncoder(d_model=32, n_heads=h) for h in (1, 4, 16)}),
+            [{"n_heads": h, "layer": layer, "order": t} for h in (1, 16, 4) for layer in (0, 1)
+             for t in (widgets.HEAD_MAPS_ORDER, "一碗牛肉面，不要香菜，多加辣")]),
+        # chapter 5: trained configurations redraw, others show "not trained yet" (no training)
+        "stability_live": (_stability_explorer,
+                           [{"norm": n, "init": "xavier", "n_layers": d, "lr": 0.01}
+                            for n in ("post", "pre") for d in (1, 2, 8)]),
     }
     out = {}
     for name, (make, values) in cases.items():

@@ -127,7 +127,12 @@ def exercise_controls(page, fig, rel: str, i: int) -> int:
         rail = fig.locator("g.slider-container").nth(s).locator("rect.slider-rail-touch-rect")
         box = rail.bounding_box()
         assert box is not None, f"{rel}: figure {i} slider {s} is not drawn"
-        page.mouse.click(box["x"] + box["width"] - 3, box["y"] + box["height"] / 2)
+        # move to the far end away from where the slider starts (a figure may open at its last
+        # step, where a click on the right end would change nothing)
+        at_end = fig.evaluate(f"""gd => (gd.layout.sliders[{s}].active || 0)
+                                     === gd.layout.sliders[{s}].steps.length - 1""")
+        x = box["x"] + 3 if at_end else box["x"] + box["width"] - 3
+        page.mouse.click(x, box["y"] + box["height"] / 2)
         page.wait_for_timeout(150)
         after = fig.evaluate(SNAPSHOT_JS)
         assert after != before, f"{rel}: figure {i} slider {s} changed nothing"

@@ -1,0 +1,223 @@
+"""How many heads (chapter 6): one d_model cut into 1, 2, 4, … heads, measured.
+
+With ``d_model`` fixed, ``n_heads`` heads each get ``d_k = d_model // n_heads`` dimensions; the
+parameter count does not change (:func:`attention_parameters`). :func:`sweep` trains one
+:class:`book.train.TinyEncoder` per head count on the takeout-order task (same data, same
+seed, same steps) and records held-out accuracy, loss and wall time. On a trained model,
+:func:`similarity` measures how alike the heads of a layer attend (Jensen–Shannon divergence
+between their attention rows, or cosine similarity of their maps) over a set of orders, and
+:func:`ablation` zeroes each head in turn and measures what the model loses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from . import orders as orders_mod
+from . import train, validate
+from .orders import Order
+
+#: the chapter's sweep: small and short enough to train five models on a page
+SETTINGS = {"d_model": 32, "n_layers": 2, "steps": 200, "batch_size": 32, "lr": 1e-2}
+HEAD_COUNTS = (1, 2, 4, 8, 16)
+TEST_ORDERS = 400      # held-out orders scored (of the 1209)
+METRICS = ("js", "cosine")
+
+
+def attention_parameters(d_model: int, n_heads: int) -> int:
+    """Number of parameters of one :class:`book.mha.MultiHeadSelfAttention` layer:
+    four d_model × d_model matrices and their biases, whatever the number of heads."""
+    from .mha import MultiHeadSelfAttention
+
+    layer = MultiHeadSelfAttention(validate.integer("d_model", d_model, low=1),
+                                   validate.integer("n_heads", n_heads, low=1))
+    return sum(p.numel() for p in layer.parameters())
+
+
+@dataclass
+class HeadRun:
+    """One trained model of :func:`sweep`: its head count, d_k, parameter count, the model,
+    held-out ``accuracy`` and ``loss`` and the training ``wall_time`` in seconds."""
+
+    n_heads: int
+    d_k: int
+    parameters: int
+    model: train.TinyEncoder
+    history: train.History
+    accuracy: float
+    loss: float
+    wall_time: float
+
+    @property
+    def seconds_per_step(self) -> float:
+        return self.wall_time / max(1, self.history.steps)
+
+
+def _data(data):
+    train_orders, test_orders = train.default_data() if data is None else data
+    return list(train_orders), list(test_orders)[:TEST_ORDERS]
+
+
+def train_heads(n_heads: int, *, d_model: int = SETTINGS["d_model"],
+                n_layers: int = SETTINGS["n_layers"], steps: int = SETTINGS["steps"],
+                lr: float = SETTINGS["lr"], data=None, seed: int = 0, threads: int | None = 1,
+                progress: bool = False) -> HeadRun:
+    """Train one :class:`~book.train.TinyEncoder` with ``n_heads`` heads (everything else as
+    in :data:`SETTINGS`) and score it on the first :data:`TEST_ORDERS` held-out orders."""
+    d_model = validate.integer("d_model", d_model, low=1)
+    n_heads = validate.integer("n_heads", n_heads, low=1)
+    if d_model % n_heads:
+        divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
+        raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}; pick "
+                         f"n_heads in {divisors}")
+    train_orders, test_orders = _data(data)
+    model = train.TinyEncoder(d_model=d_model, n_heads=n_heads, n_layers=n_layers, seed=seed)
+    history = train.fit(model, train_orders, test_orders, steps=steps,
+                        batch_size=SETTINGS["batch_size"], lr=lr, seed=seed, threads=threads,
+                        progress=progress)
+    scores = train.evaluate(model, test_orders)
+    return HeadRun(n_heads=n_heads, d_k=d_model // n_heads,
+                   parameters=sum(p.numel() for p in model.parameters()), model=model,
+                   history=history, accuracy=scores["accuracy"], loss=scores["loss"],
+                   wall_time=history.wall_time)
+
+
+def sweep(head_counts: Sequence[int] = HEAD_COUNTS, *, data=None, progress: bool = False,
+          **kwargs) -> dict[int, HeadRun]:
+    """:func:`train_heads` for each head count (same data, seed and steps): {n_heads: run}.
+    Keyword arguments (``d_model``, ``steps``, ``seed``, ``threads`` …) go to each call."""
+    counts = [validate.integer("n_heads", h, low=1) for h in head_counts]
+    if not counts:
+        raise ValueError("head_counts is empty; pass e.g. (1, 2, 4, 8)")
+    data = _data(data)
+    out = {}
+    bar = _bar(len(counts), progress)
+    for h in counts:
+        bar.set_description(f"{h} head{'s' if h > 1 else ''}")
+        out[h] = train_heads(h, data=data, **kwargs)
+        bar.update(1)
+    bar.close()
+    return out
+
+
+def _bar(total: int, progress: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, disable=not progress, leave=True)
+
+
+# ---- how alike are the heads? -----------------------------------------------------------------
+
+def js_divergence(p, q) -> np.ndarray:
+    """Jensen–Shannon divergence (nats) between distributions along the last axis: 0 when
+    they are equal, ln 2 ≈ 0.693 when they share no support. Symmetric and always finite."""
+    p = torch.as_tensor(np.asarray(p, dtype=np.float64))
+    q = torch.as_tensor(np.asarray(q, dtype=np.float64))
+    if p.shape != q.shape:
+        raise ValueError(f"p and q must have the same shape, got {tuple(p.shape)} and "
+                         f"{tuple(q.shape)}")
+    return _js(p, q).numpy()
+
+
+def _entropy(p: torch.Tensor) -> torch.Tensor:
+    return -torch.special.xlogy(p, p).sum(-1)
+
+
+def _js(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    # JS(p, q) = H((p + q) / 2) - (H(p) + H(q)) / 2, with H the entropy (0 log 0 = 0)
+    return _entropy((p + q) / 2) - (_entropy(p) + _entropy(q)) / 2
+
+
+def pairwise(maps, metric: str = "js") -> np.ndarray:
+    """(H, H) similarity of the heads of ONE layer on one order: ``maps`` is (H, n, n), rows
+    = queries. "js": mean Jensen–Shannon divergence between the heads' rows (0 = identical);
+    "cosine": cosine similarity of the flattened maps (1 = identical)."""
+    validate.choice("metric", metric, METRICS)
+    w = validate.array("maps", maps, ndim=3)
+    if w.shape[1] != w.shape[2]:
+        raise ValueError(f"maps must be (heads, n, n) with rows = queries, got {w.shape}; "
+                         "take one layer of book.train.attention_maps(model, order)")
+    t = torch.as_tensor(w)
+    if metric == "js":
+        return _js(t[:, None], t[None, :]).mean(-1).numpy()
+    flat = t.reshape(t.shape[0], -1)
+    unit = flat / flat.norm(dim=1, keepdim=True).clamp_min(1e-12)
+    return (unit @ unit.T).numpy()
+
+
+def _by_length(orders: list[Order]) -> list[Order]:
+    return sorted(orders, key=len)
+
+
+@torch.no_grad()
+def similarity(model: train.TinyEncoder, orders: Sequence[Order],
+               metric: str = "js") -> np.ndarray:
+    """(n_layers, H, H) head-to-head similarity averaged over ``orders``: for "js", the mean
+    over every real query of every order of the JS divergence between two heads' attention
+    rows; for "cosine", the mean over orders of the cosine of two heads' maps (real rows)."""
+    validate.choice("metric", metric, METRICS)
+    model = train._model(model)
+    orders = orders_mod._orders("orders", orders)
+    n_layers, n_heads = model.n_layers, model.n_heads
+    total = torch.zeros(n_layers, n_heads, n_heads, dtype=torch.float64)
+    count = 0
+    was_training = model.training
+    model.eval()
+    try:
+        for batch in orders_mod.batches(_by_length(orders), 64):
+            _, maps = model(batch.ids, batch.padding_mask, need_weights=True)
+            real = batch.padding_mask.double()                    # (B, n): real queries
+            for layer, w in enumerate(maps):                      # w: (B, H, n, n)
+                w = w.double() * real[:, None, :, None]           # padded query rows -> 0
+                if metric == "js":
+                    own = _entropy(w)                             # (B, H, n)
+                    for a in range(n_heads - 1):
+                        mixed = _entropy((w[:, a:a + 1] + w[:, a + 1:]) / 2)
+                        js = mixed - (own[:, a:a + 1] + own[:, a + 1:]) / 2
+                        pair = (js * real[:, None, :]).sum(dim=(0, 2))
+                        total[layer, a, a + 1:] += pair
+                        total[layer, a + 1:, a] += pair
+                else:
+                    flat = w.reshape(w.shape[0], n_heads, -1)
+                    unit = flat / flat.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+                    total[layer] += torch.einsum("bhx,bgx->hg", unit, unit)
+            count += int(real.sum()) if metric == "js" else len(batch.ids)
+    finally:
+        model.train(was_training)
+    return (total / count).numpy()
+
+
+def redundancy(model: train.TinyEncoder, orders: Sequence[Order],
+               metric: str = "js") -> np.ndarray:
+    """Mean over all pairs of different heads of :func:`similarity`, per layer: (n_layers,).
+    NaN for a one-head model (there is no pair)."""
+    sim = similarity(model, orders, metric)
+    n = sim.shape[-1]
+    if n < 2:
+        return np.full(sim.shape[0], math.nan)
+    off = ~np.eye(n, dtype=bool)
+    return np.array([s[off].mean() for s in sim])
+
+
+def ablation(model: train.TinyEncoder, orders: Sequence[Order]) -> dict:
+    """Zero each head in turn (:func:`book.train.ablated`) and score ``orders``:
+    ``{"accuracy", "loss"}`` (n_layers, n_heads) arrays with that head removed, the intact
+    model's ``base_accuracy`` and ``base_loss``, and ``drop`` = base − accuracy in points."""
+    model = train._model(model)
+    orders = orders_mod._orders("orders", orders)
+    orders = _by_length(orders)   # batches of similar length: less padding, same scores
+    base = train.evaluate(model, orders, batch_size=64)
+    acc = np.zeros((model.n_layers, model.n_heads))
+    loss = np.zeros_like(acc)
+    for layer in range(model.n_layers):
+        for head in range(model.n_heads):
+            with train.ablated(model, layer, head):
+                scores = train.evaluate(model, orders, batch_size=64)
+            acc[layer, head], loss[layer, head] = scores["accuracy"], scores["loss"]
+    return {"accuracy": acc, "loss": loss, "base_accuracy": base["accuracy"],
+            "base_loss": base["loss"], "drop": 100 * (base["accuracy"] - acc)}

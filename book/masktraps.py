@@ -1,0 +1,320 @@
+"""Mask traps: what happens when a mask's dtype or convention is not the one the code expects.
+
+Chapter 7 runs each trap instead of describing it:
+
+* :func:`dtype_outcome` passes a mask of one dtype to one PyTorch API and reports what the
+  installed PyTorch does: it raises (with PyTorch's own message), computes what the boolean
+  mask computes, or silently computes something else.
+* :func:`masked_weights` is softmax over masked scores with the three ways code in the wild
+  treats a query whose keys are *all* blocked (:data:`HANDLING`): ``"-inf"`` gives NaN,
+  ``"-1e9"`` gives a uniform row, ``"sdpa"`` gives a row of zeros (what
+  ``F.scaled_dot_product_attention`` returns for such a row in current PyTorch).
+* :class:`LooseAttention` is the book's attention layer with its guard removed and two knobs,
+  so a model can be *trained* with a bug: the padding mask read the wrong way round
+  (``flip=True``) and any of the three handlings. :func:`loosen` puts it into a
+  :class:`book.train.TinyEncoder`.
+* :func:`bug_data` computes one (mask as the layer reads it, weights) pair per bug in
+  :data:`BUGS`; the chapter's explorer draws it.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import masks, validate
+from .mha import MultiHeadSelfAttention
+
+# ---- what PyTorch does with a mask of each dtype -----------------------------------------------
+
+APIS = ("masked_fill", "F.scaled_dot_product_attention", "nn.MultiheadAttention attn_mask",
+        "nn.MultiheadAttention key_padding_mask")
+#: what True / 1 means for each API (the mask handed to it is built in that meaning)
+API_MEANING = {"masked_fill": "True = fill (blocked)",
+               "F.scaled_dot_product_attention": "True = may attend",
+               "nn.MultiheadAttention attn_mask": "True = blocked",
+               "nn.MultiheadAttention key_padding_mask": "True = padding (blocked)"}
+MASK_DTYPES = ("bool", "uint8", "int64", "float32")
+_DTYPES = {"bool": torch.bool, "uint8": torch.uint8, "int64": torch.int64,
+           "float32": torch.float32}
+
+
+def _api_inputs(seed: int):
+    """A seeded 1-head problem: scores/q/k/v for 4 tokens, a layer, and the right masks."""
+    gen = torch.Generator().manual_seed(seed)
+    n, d = 4, 8
+    x = torch.randn(1, n, d, generator=gen)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        layer = nn.MultiheadAttention(d, 2, batch_first=True).eval()
+    q, k, v = (torch.randn(1, 1, n, d, generator=gen) for _ in range(3))
+    causal = masks.causal_mask(n)                  # True = may attend
+    padding = masks.padding_mask([3], n)            # True = real token
+    return x, layer, (q, k, v), causal, padding
+
+
+def _run_api(api: str, mask: torch.Tensor, inputs) -> torch.Tensor:
+    x, layer, (q, k, v), _, _ = inputs
+    with torch.no_grad():
+        if api == "masked_fill":
+            scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+            return torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
+        if api == "F.scaled_dot_product_attention":
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        if api == "nn.MultiheadAttention attn_mask":
+            return layer(x, x, x, attn_mask=mask, need_weights=False)[0]
+        return layer(x, x, x, key_padding_mask=mask, need_weights=False)[0]
+
+
+def _api_mask(api: str, inputs) -> torch.Tensor:
+    """The boolean mask each API wants for 'causal' (or 'ignore the padding'), in its meaning."""
+    _, _, _, causal, padding = inputs
+    if api == "F.scaled_dot_product_attention":
+        return causal
+    if api == "nn.MultiheadAttention key_padding_mask":
+        return ~padding
+    return ~causal   # masked_fill fills, nn.MultiheadAttention attn_mask blocks: True = blocked
+
+
+def dtype_outcome(api: str, dtype: str, *, seed: int = 0) -> dict:
+    """Give ``api`` the right mask (in that API's meaning of True) stored as ``dtype`` (0/1).
+
+    Returns ``{"api", "dtype", "raised", "error", "message", "same_as_bool", "max_diff"}``:
+    ``raised`` is True when PyTorch refused (``error`` = exception class name, ``message`` =
+    its first line); otherwise ``same_as_bool`` says whether the result equals the boolean
+    mask's and ``max_diff`` by how much it differs. Messages come from the installed PyTorch.
+    """
+    validate.choice("api", api, APIS)
+    validate.choice("dtype", dtype, MASK_DTYPES)
+    seed = validate.integer("seed", seed, low=0)
+    inputs = _api_inputs(seed)
+    right = _api_mask(api, inputs)
+    want = _run_api(api, right, inputs)
+    out = {"api": api, "dtype": dtype, "raised": False, "error": None, "message": None,
+           "same_as_bool": None, "max_diff": None}
+    try:
+        got = _run_api(api, right.to(_DTYPES[dtype]), inputs)
+    except (RuntimeError, TypeError, ValueError, AssertionError) as err:
+        out.update(raised=True, error=type(err).__name__,
+                   message=str(err).strip().splitlines()[0] if str(err).strip() else "")
+        return out
+    diff = float((got - want).abs().max())
+    out.update(same_as_bool=bool(torch.equal(got, want)), max_diff=diff)
+    return out
+
+
+def dtype_table(apis=APIS, dtypes=MASK_DTYPES, *, seed: int = 0) -> list[dict]:
+    """:func:`dtype_outcome` for every (api, dtype) pair, API by API."""
+    return [dtype_outcome(a, d, seed=seed) for a in apis for d in dtypes]
+
+
+# ---- fully masked rows: three behaviours -------------------------------------------------------
+
+HANDLING = {
+    "-inf": "blocked scores set to -inf, then softmax: an all-blocked row is 0/0 = NaN "
+            "(the book's layer would refuse it; nn.MultiheadAttention returns NaN)",
+    "-1e9": "blocked scores set to -1e9 (a finite number), then softmax: an all-blocked row "
+            "comes out uniform",
+    "sdpa": "F.scaled_dot_product_attention: an all-blocked row comes out as zeros "
+            "(recent PyTorch; the tests check the installed version)",
+}
+FINITE_FILL = -1e9
+
+
+def masked_weights(scores: torch.Tensor, allowed: torch.Tensor,
+                   handling: str = "-inf") -> torch.Tensor:
+    """Softmax over ``scores`` with the pairs where ``allowed`` is False blocked, and no check.
+
+    ``allowed`` (bool, True = may attend) broadcasts against ``scores``. ``handling`` (one of
+    :data:`HANDLING`) only matters for rows that allow no key: NaN, uniform, or zeros. With
+    ``"sdpa"``, ``weights @ v`` equals ``F.scaled_dot_product_attention(q, k, v, allowed)``.
+    """
+    validate.choice("handling", handling, tuple(HANDLING))
+    if not isinstance(scores, torch.Tensor) or not scores.is_floating_point():
+        raise TypeError(f"scores must be a float torch tensor, got "
+                        f"{getattr(scores, 'dtype', type(scores).__name__)}")
+    allowed = masks.as_mask(allowed, name="allowed", ndim=(1, 2, 3, 4))
+    if handling == "-1e9":
+        return torch.softmax(scores.masked_fill(~allowed, FINITE_FILL), dim=-1)
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    if handling == "sdpa":
+        weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
+    return weights
+
+
+class LooseAttention(MultiHeadSelfAttention):
+    """The book's layer without its guard against fully masked rows, plus two bug switches.
+
+    ``flip=True``: the padding mask is read the wrong way round, as if ``True`` meant
+    "padding" (the ``key_padding_mask`` convention of ``nn.MultiheadAttention``) — so real
+    tokens are blocked and padding is attended to. ``handling``: what a query with no allowed
+    key gets (:data:`HANDLING`). ``flip=False, handling="sdpa"`` computes exactly what the
+    book's layer computes. Inputs are not checked for NaN either: a NaN passes straight on.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True,
+                 *, flip: bool = False, handling: str = "sdpa", device=None, dtype=None):
+        super().__init__(d_model, n_heads, dropout, bias, device=device, dtype=dtype)
+        if not isinstance(flip, bool):
+            raise TypeError(f"flip must be True or False, got {flip!r}")
+        self.flip = flip
+        self.handling = validate.choice("handling", handling, tuple(HANDLING))
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, flip={self.flip}, handling={self.handling!r}"
+
+    def allowed(self, x, mask=None, padding_mask=None) -> torch.Tensor | None:
+        """The (batch, 1, n, n) mask this layer applies (after the flip), or None."""
+        if padding_mask is not None:
+            padding_mask = masks.as_mask(padding_mask, name="padding_mask", ndim=2)
+            if self.flip:
+                padding_mask = ~padding_mask
+        if mask is None and padding_mask is None:
+            return None
+        return masks.combine(mask, padding_mask).to(x.device)
+
+    def forward(self, x, mask=None, padding_mask=None, need_weights: bool = False):
+        allowed = self.allowed(x, mask, padding_mask)
+        q, k, v = (self.split_heads(w(x)) for w in (self.w_q, self.w_k, self.w_v))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+        if allowed is None:
+            weights = torch.softmax(scores, dim=-1)
+        else:
+            weights = masked_weights(scores, allowed, self.handling)
+        weights = self.dropout(weights)
+        output = self.w_o(self.merge_heads(weights @ v))
+        return (output, weights) if need_weights else output
+
+
+def loosen(model, *, flip: bool = False, handling: str = "sdpa"):
+    """A copy of the :class:`book.train.TinyEncoder` ``model`` (same weights) whose attention
+    layers are :class:`LooseAttention` (``flip``, ``handling``). Train it with
+    :func:`book.train.fit` to see what a mask bug does to learning; ``model`` is unchanged."""
+    from .train import TinyEncoder
+
+    if not isinstance(model, TinyEncoder):
+        raise TypeError(f"model must be a book.train.TinyEncoder, got {type(model).__name__}")
+    out = copy.deepcopy(model)
+    for block in out.blocks:
+        loose = LooseAttention.from_module(block.attn)
+        loose.flip = flip if isinstance(flip, bool) else _bad_flip(flip)
+        loose.handling = validate.choice("handling", handling, tuple(HANDLING))
+        block.attn = loose
+    out.config = {**out.config, "attention": f"loose(flip={flip}, handling={handling})"}
+    return out
+
+
+def _bad_flip(flip):
+    raise TypeError(f"flip must be True or False, got {flip!r}")
+
+
+def nan_share(model: nn.Module) -> float:
+    """Share of ``model``'s parameter entries that are NaN (0.0 healthy, 1.0 all gone)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
+    params = [p.detach().reshape(-1) for p in model.parameters()]
+    if not params:
+        raise ValueError("model has no parameters")
+    flat = torch.cat(params)
+    return float(torch.isnan(flat).float().mean())
+
+
+# ---- the bug explorer --------------------------------------------------------------------------
+
+#: bug → (description, how the layer receives the mask, handling of all-blocked rows)
+BUGS = {
+    "correct": "right: padding mask with True = real token, as the layer expects",
+    "flipped": "flipped: True = padding (nn.MultiheadAttention's convention) handed to a "
+               "layer that reads True = may attend (F.scaled_dot_product_attention's)",
+    "flipped, no padding": "flipped, on a sequence without padding: every key blocked; "
+                           "F.scaled_dot_product_attention returns zeros",
+    "~uint8, -inf": "~ on a uint8 0/1 mask gives 254/255, .bool() makes all of it True: "
+                    "every key blocked, filled with -inf: NaN",
+    "~uint8, -1e9": "the same mask, filled with -1e9: every row uniform, padding included",
+    "float 0/1 added": "a float 0/1 mask passed as attn_mask is ADDED to the scores: "
+                       "+1 on real keys, padding not blocked",
+    "left pad + causal, -inf": "left padding with a causal mask: the first padding "
+                               "queries see no key at all: NaN",
+    "left pad + causal, -1e9": "left padding with a causal mask, filled with -1e9: those "
+                               "queries attend uniformly to everything, future included",
+    "right pad + causal": "right padding with a causal mask: every query keeps itself",
+}
+BUG_MAX_REAL = 8
+BUG_MAX_PAD = 8
+_BUG_LAYER = None
+
+
+def _bug_layer():
+    """A seeded, untrained one-head layer and token vectors (leaves the global RNG alone)."""
+    global _BUG_LAYER
+    if _BUG_LAYER is None:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(7)
+            layer = MultiHeadSelfAttention(8, 1).eval()
+        x = 1.5 * torch.randn(1, BUG_MAX_REAL + BUG_MAX_PAD, 8,
+                              generator=torch.Generator().manual_seed(7))
+        _BUG_LAYER = (layer, x)
+    return _BUG_LAYER
+
+
+def bug_data(bug: str, length: int = 5, padding: int = 2) -> dict:
+    """One sequence of ``length`` real tokens and ``padding`` padding positions under ``bug``.
+
+    Returns ``labels`` (unique: ``t1 … tn``, ``pad1 …``; left padding puts the pads first),
+    ``allowed`` (bool n × n, what the layer applies: True = may attend), ``weights``
+    (float n × n, NaN where the bug makes NaN), ``bias`` (the float mask added, or None),
+    ``nan_rows``, ``uniform_rows``, ``zero_rows`` (counts), ``real_on_pad`` (the largest share
+    of a real query's weight on padding) and the ``description`` of the bug.
+    """
+    validate.choice("bug", bug, tuple(BUGS))
+    length = validate.integer("length", length, low=1, high=BUG_MAX_REAL)
+    padding = validate.integer("padding", padding, low=0, high=BUG_MAX_PAD)
+    if bug == "flipped, no padding":
+        padding = 0
+    n = length + padding
+    left = bug.startswith("left pad")
+    side = "left" if left else "right"
+    real = masks.padding_mask([length], n, side=side)[0]            # True = real token
+    causal = masks.causal_mask(n) if "causal" in bug else torch.ones(n, n, dtype=torch.bool)
+    bias = None
+    handling = "-1e9" if bug.endswith("-1e9") else "-inf"
+    if bug == "correct" or "causal" in bug:
+        allowed = causal & real[None, :]
+    elif bug.startswith("flipped"):
+        allowed = causal & ~real[None, :]
+        handling = "sdpa"
+    elif bug.startswith("~uint8"):
+        as_uint8 = real.to(torch.uint8)                              # 1 = real
+        allowed = ~(~as_uint8).bool()[None, :].expand(n, n)          # ~ gives 254/255: all True
+    else:   # float 0/1 added
+        allowed = torch.ones(n, n, dtype=torch.bool)
+        bias = real.float()[None, :].expand(n, n)
+    layer, x = _bug_layer()
+    xs = x[:, :n]
+    with torch.no_grad():
+        q, k = layer.split_heads(layer.w_q(xs)), layer.split_heads(layer.w_k(xs))
+        scores = (q @ k.transpose(-2, -1) / math.sqrt(layer.d_k))[0, 0]
+        if bias is not None:
+            scores = scores + bias
+        w = masked_weights(scores, allowed, handling).double().numpy()
+    pads = [f"pad{i + 1}" for i in range(padding)]
+    tokens = [f"t{i + 1}" for i in range(length)]
+    labels = pads + tokens if left else tokens + pads
+    real_np = real.numpy()
+    finite = np.isfinite(w).all(axis=1)
+    uniform = finite & np.all(np.abs(w - 1.0 / n) < 1e-6, axis=1)
+    zero = finite & np.all(w == 0, axis=1)
+    on_pad = np.where(finite, np.nan_to_num(w)[:, ~real_np].sum(axis=1), np.nan)
+    real_rows = on_pad[real_np]
+    return {"bug": bug, "description": BUGS[bug], "length": length, "padding": padding,
+            "labels": labels, "allowed": allowed.numpy().copy(), "weights": w,
+            "bias": None if bias is None else bias.numpy().copy(),
+            "nan_rows": int((~finite).sum()), "uniform_rows": int(uniform.sum()),
+            "zero_rows": int(zero.sum()),
+            "real_on_pad": min(1.0, float(np.nanmax(real_rows)))
+            if np.isfinite(real_rows).any() else float("nan")}
