@@ -51,3 +51,18 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("notebook execution times (nbmake, budget 30 s each)")
         for nodeid, seconds, outcome in sorted(rows):
             terminalreporter.write_line(f"{seconds:6.1f} s  {outcome:6}  {nodeid}")
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Run a test module's torch code on one thread, then restore the setting.
+
+    Tiny tensors gain nothing from threads, training repeats bit for bit on one thread, and on
+    a busy machine a second thread waiting for a free core makes each step many times slower.
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -9,14 +9,7 @@ from hypothesis import strategies as st
 
 from book import orders as O
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """The baselines' small MLPs run faster on one thread, above all on a busy machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # see conftest.py
 
 # ---- hand-written orders and their labels ---------------------------------------------------
 

@@ -11,18 +11,11 @@ import time
 
 import numpy as np
 import pytest
-import torch
 
 from book import figures, heads, stability, train, widgets
 from book import orders as O
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # see conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -16,14 +16,7 @@ from book import train as T
 TINY = {"d_model": 16, "n_heads": 2, "n_layers": 2}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny tensors gain nothing from threads, and on a busy machine a second thread waiting
-    for a free core makes a step many times slower; restore the setting afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # see conftest.py
 
 
 @pytest.fixture(scope="module")
