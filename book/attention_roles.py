@@ -141,20 +141,26 @@ def relation_pairs(order: Order) -> dict[str, list[tuple[int, list[int]]]]:
     return out
 
 
-def _batches(model, orders: Sequence[Order], batch_size: int = 256):
-    """Yield (chunk of orders, weights (batch, layers, heads, n, n) float64 numpy); padding
-    keys get weight 0, and the callers never select a padding query."""
+def _collated(model, orders: Sequence[Order], batch_size: int = 256):
+    """Yield (chunk of orders, its padded batch) with ``model`` in eval mode and no gradients;
+    the model's training mode is restored afterwards."""
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
             for start in range(0, len(orders), batch_size):
                 chunk = orders[start:start + batch_size]
-                batch = orders_mod.collate(chunk)
-                _, maps = model(batch.ids, batch.padding_mask, need_weights=True)
-                yield chunk, torch.stack(maps, dim=1).double().numpy()
+                yield chunk, orders_mod.collate(chunk)
     finally:
         model.train(was_training)
+
+
+def _batches(model, orders: Sequence[Order], batch_size: int = 256):
+    """Yield (chunk of orders, weights (batch, layers, heads, n, n) float64 numpy); padding
+    keys get weight 0, and the callers never select a padding query."""
+    for chunk, batch in _collated(model, orders, batch_size):
+        _, maps = model(batch.ids, batch.padding_mask, need_weights=True)
+        yield chunk, torch.stack(maps, dim=1).double().numpy()
 
 
 def relation_mass(model, orders: Sequence[Order]) -> dict[str, dict]:
@@ -308,22 +314,14 @@ def predictions(model, orders: Sequence[Order], batch_size: int = 256) -> list[l
     orders = orders_mod._orders("orders", orders)
     n_ing = len(orders_mod.INGREDIENT_LABELS)
     out = []
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            for start in range(0, len(orders), batch_size):
-                chunk = orders[start:start + batch_size]
-                batch = orders_mod.collate(chunk)
-                logits = model(batch.ids, batch.padding_mask)
-                ing = logits[..., :n_ing].argmax(-1).tolist()
-                dish = (logits[..., n_ing:].argmax(-1) + n_ing).tolist()
-                for b, order in enumerate(chunk):
-                    out.append([orders_mod.LABELS[ing[b][i]] if c == "ingredient" else
-                                orders_mod.LABELS[dish[b][i]] if c == "dish" else NONE
-                                for i, c in enumerate(order.categories)])
-    finally:
-        model.train(was_training)
+    for chunk, batch in _collated(model, orders, batch_size):
+        logits = model(batch.ids, batch.padding_mask)
+        ing = logits[..., :n_ing].argmax(-1).tolist()
+        dish = (logits[..., n_ing:].argmax(-1) + n_ing).tolist()
+        for b, order in enumerate(chunk):
+            out.append([orders_mod.LABELS[ing[b][i]] if c == "ingredient" else
+                        orders_mod.LABELS[dish[b][i]] if c == "dish" else NONE
+                        for i, c in enumerate(order.categories)])
     return out
 
 
