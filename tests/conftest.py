@@ -66,3 +66,12 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def check_message(key, answer) -> str:
+    """The hint an exercise checker gives for a wrong ``answer`` (asserting it is judged wrong)."""
+    from book import checks
+
+    result = checks.check(key, answer)
+    assert not result.ok, (key, answer)
+    return result.message

@@ -7,14 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import check_message as message
 
 from book import checks, masks
-
-
-def message(key, answer) -> str:
-    result = checks.check(key, answer)
-    assert not result.ok, (key, answer)
-    return result.message
 
 
 def test_causal_mask_hints_name_the_mistake():

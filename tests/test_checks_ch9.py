@@ -6,14 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import check_message as message
 
 from book import checks, kvcache, longctx
-
-
-def message(key, answer) -> str:
-    result = checks.check(key, answer)
-    assert not result.ok, (key, answer)
-    return result.message
 
 
 def test_references_agree_with_the_library():

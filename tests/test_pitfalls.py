@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 
 import numpy as np
 import pytest
@@ -264,13 +263,7 @@ def test_heads_sweep_figure(data):
 # --- widgets: the live faces ----------------------------------------------------------------
 
 def _median_ms(explorer, values, repeats=5):
-    times = []
-    for _ in range(repeats):
-        for v in values:
-            start = time.perf_counter()
-            explorer.update(**v)
-            times.append(time.perf_counter() - start)
-    return 1000 * float(np.median(times))
+    return 1000 * float(np.median(widgets.latency(explorer, values, repeats)))
 
 
 def test_stability_live_draws_cached_runs_and_trains_new_ones(runs, data):
