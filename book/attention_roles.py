@@ -336,3 +336,24 @@ def mislabelled(model, orders: Sequence[Order]) -> list[tuple[Order, list[int]]]
         if wrong:
             found.append((order, wrong))
     return sorted(found, key=lambda item: len(item[0]))
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+
+
+def order_view_data(model, order) -> dict:
+    """What the head and model views draw for one order (text or Order): ``labels`` (keys:
+    tokens; ``rows``: token with gloss), ``maps`` (layers, heads, n, n), the order in
+    ``english`` and the model's predictions as ``marks`` ("token → label ✓")."""
+
+    d = order_maps(model, order)
+    o = d["order"]
+    marks = []
+    for tok, pred, rule in zip(o.tokens, d["predictions"], d["rules"] or [None] * len(o),
+                               strict=True):
+        if pred != "-":
+            ok = "" if rule is None else (" ✓" if pred == rule else f" ✗ (should be {rule})")
+            marks.append(f"{tok} → {pred}{ok}")
+    return {"order": o, "cols": token_labels(o), "rows": token_labels(o, gloss=True),
+            "maps": d["maps"], "english": o.english, "marks": marks}

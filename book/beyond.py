@@ -267,3 +267,19 @@ def time_curves(ns, *, d: int = 32, heads: int = 4, repeats: int = 5,
             for name, seconds in best.items():
                 out[name].append(seconds)
     return out
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+PATTERN_N = 24
+
+
+def pattern_data(kind: str, window: int, n: int = PATTERN_N, dilation: int = 2,
+                 n_global: int = 2) -> dict:
+    """The allowed pattern of a variant (1 = may attend) and how many keys each query sees."""
+
+    n = validate.integer("n", n, low=1, high=512)
+    mask = pattern_mask(kind, n, window=window, dilation=dilation, n_global=n_global)
+    keys = mask.sum(-1)
+    return {"z": mask.int().numpy(), "mean_keys": float(keys.float().mean()),
+            "max_keys": int(keys.max()), "n": n}

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from . import orders as orders_mod
-from . import train, validate
+from . import orders_example, train, validate
 from .orders import Order
 
 #: the chapter's sweep: small and short enough to train five models on a page
@@ -221,3 +221,27 @@ def ablation(model: train.TinyEncoder, orders: Sequence[Order]) -> dict:
             acc[layer, head], loss[layer, head] = scores["accuracy"], scores["loss"]
     return {"accuracy": acc, "loss": loss, "base_accuracy": base["accuracy"],
             "base_loss": base["loss"], "drop": 100 * (base["accuracy"] - acc)}
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+MAX_MAP_HEADS = 16  # the head-maps explorer draws at most this many heads (a 4 × 4 grid)
+
+
+def head_maps_data(model, order, layer: int) -> dict:
+    """Every head's attention map of ``layer`` for one order (text, tokens or an Order):
+    ``maps`` (H, n, n), unique token ``labels``, and ``js``, the mean Jensen–Shannon
+    divergence between the heads' rows on this order (NaN for one head)."""
+
+    model = train._model(model)
+    order = train._one_order(order)
+    layer = validate.integer("layer", layer, low=0, high=model.n_layers - 1)
+    if model.n_heads > MAX_MAP_HEADS:
+        raise ValueError(f"the grid shows at most {MAX_MAP_HEADS} heads; this model has "
+                         f"{model.n_heads}")
+    maps = train.attention_maps(model, order)[layer]
+    n = model.n_heads
+    js = pairwise(maps, "js")[~np.eye(n, dtype=bool)].mean() if n > 1 else float("nan")
+    labels = orders_example.labels(order.tokens, order.tokens, short=True)
+    return {"maps": maps, "labels": labels, "n_heads": n, "layer": layer, "js": float(js),
+            "text": order.text}

@@ -292,3 +292,34 @@ def block_costs(ns, d_model: int = 512, n_heads: int = 8, *, repeats: int = 3,
                          "attention_share": seconds["attention"] / total,
                          "attention_flop_share": flops["attention"] / sum(flops.values())})
     return rows
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+WINDOW_COST_NS = tuple(2 ** p for p in range(5, 15))  # 32 … 16384
+
+
+def window_data(n: int, window: int, cost_ns=WINDOW_COST_NS) -> dict:
+    """One sliding window of half-width ``window`` over ``n`` tokens, both ways of computing it.
+
+    ``levels`` (n × n, rows = queries): 2 = may attend (|i − j| ≤ w), 1 = computed by
+    :func:`book.longctx.banded_attention` and then masked, 0 = never computed by it (the
+    masked full version computes every cell). ``keys`` is how many keys each query sees;
+    ``full`` and ``banded`` are the score entries per head each version computes at every
+    length of ``cost_ns``.
+    """
+
+    n = validate.integer("n", n, low=1, high=4096)
+    window = validate.integer("window", window, low=0)
+    allowed = window_mask(n, window).numpy()
+    block = min(max(window, 16), n)
+    q_block = np.arange(n) // block  # which block each query belongs to
+    start = q_block * block - window  # the block's slab of keys: [start, start + block + 2w)
+    j = np.arange(n)[None, :]
+    computed = (j >= start[:, None]) & (j < start[:, None] + block + 2 * window)
+    levels = np.where(allowed, 2, np.where(computed, 1, 0))
+    cost_ns = [validate.integer("n", c, low=1) for c in cost_ns]
+    return {"n": n, "window": window, "block": block, "levels": levels,
+            "keys": allowed.sum(axis=1), "labels": [str(i) for i in range(n)],
+            "cost_ns": cost_ns, "full": [c * c for c in cost_ns],
+            "banded": [banded_score_entries(c, window) for c in cost_ns]}

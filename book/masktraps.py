@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import masks, validate
+from . import masks, orders_example, validate
 from .mha import MultiHeadSelfAttention
 
 # ---- what PyTorch does with a mask of each dtype -----------------------------------------------
@@ -318,3 +318,59 @@ def bug_data(bug: str, length: int = 5, padding: int = 2) -> dict:
             "zero_rows": int(zero.sum()),
             "real_on_pad": min(1.0, float(np.nanmax(real_rows)))
             if np.isfinite(real_rows).any() else float("nan")}
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+MASK_KINDS = ("none", "causal", "padding", "causal + padding")
+MASK_MAX_REAL = len(orders_example.TOKENS)  # the real tokens are a prefix of the takeout order
+MASK_MAX_PAD = 8
+_MASK_LAYER = None
+
+
+def _mask_layer():
+    """The seeded, untrained one-head layer and token vectors behind the explorer's weights."""
+    global _MASK_LAYER
+    if _MASK_LAYER is None:
+        with torch.random.fork_rng(devices=[]):  # leave the reader's random stream alone
+            torch.manual_seed(4)
+            layer = MultiHeadSelfAttention(8, 1).eval()
+        x = torch.randn(1, MASK_MAX_REAL + MASK_MAX_PAD, 8,
+                        generator=torch.Generator().manual_seed(4))
+        _MASK_LAYER = (layer, x)
+    return _MASK_LAYER
+
+
+def mask_data(kind: str, length: int, seq_len: int) -> dict:
+    """One sequence of ``length`` real tokens padded to ``seq_len``, under mask ``kind``.
+
+    Returns the unique token ``labels``, the boolean grid ``allowed`` (rows = queries, columns =
+    keys, True = may attend, built with :mod:`book.masks`), the attention ``weights`` that
+    :class:`book.mha.MultiHeadSelfAttention` computes with that mask (a seeded, untrained
+    one-head layer), ``pad_share`` (the largest share of weight a real token puts on padding)
+    and ``future_share`` (the largest share a real token puts on the tokens after it).
+    """
+
+    validate.choice("kind", kind, MASK_KINDS)
+    length = validate.integer("length", length, low=1, high=MASK_MAX_REAL)
+    seq_len = validate.integer("seq_len", seq_len, low=1, high=MASK_MAX_REAL + MASK_MAX_PAD)
+    if seq_len < length:
+        raise ValueError(f"seq_len={seq_len} is shorter than length={length}: the padded length "
+                         "must hold every real token (padding adds seq_len - length positions)")
+    causal = masks.causal_mask(seq_len) if "causal" in kind else None
+    padding = masks.padding_mask([length], seq_len) if "padding" in kind else None
+    if causal is None and padding is None:
+        allowed = torch.ones(seq_len, seq_len, dtype=torch.bool)
+    else:
+        allowed = masks.combine(causal, padding)[0, 0]
+    layer, x = _mask_layer()
+    with torch.no_grad():
+        _, weights = layer(x[:, :seq_len], mask=causal, padding_mask=padding, need_weights=True)
+    w = weights[0, 0].double().numpy()
+    n_pad = seq_len - length
+    tokens = orders_example.TOKENS[:length] + ["pad"] * n_pad
+    labels = orders_example.labels(tokens, tokens, short=True)
+    return {"kind": kind, "length": length, "seq_len": seq_len, "labels": labels,
+            "allowed": allowed.numpy(), "weights": w,
+            "pad_share": float(w[:length, length:].sum(axis=1).max()) if n_pad else 0.0,
+            "future_share": float(np.triu(w, k=1)[:length].sum(axis=1).max())}

@@ -126,3 +126,18 @@ def menu_match(request=None, temperature: float = 1.0) -> dict[str, float]:
     keys = np.array(list(MENU_TAGS.values()))
     weights = softmax(keys @ request / temperature)
     return dict(zip(MENU_TAGS, weights.tolist(), strict=True))
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+MAX_HEADS = len(RELATIONS)
+
+
+def heads_data(n_heads: int) -> dict:
+    """Panels for ``n_heads`` order-takers: one weight matrix (or None) and a title per panel."""
+    heads = illustrative_heads(n_heads)
+    kinds = relation_kinds_per_head(n_heads)
+    z = [heads[i] if i < n_heads else None for i in range(MAX_HEADS)]
+    titles = [f"head {i + 1}:<br>" + " + ".join(kinds[i]) if i < n_heads
+              else f"head {i + 1}:<br>(not in this model)" for i in range(MAX_HEADS)]
+    return {"z": z, "titles": titles}

@@ -98,3 +98,24 @@ def histogram(values: np.ndarray, lo: float, hi: float, bins: int = 41):
 def raw_range(d_k: int) -> float:
     """A symmetric x-range that holds ±4 standard deviations of unscaled q·k (std = √d_k)."""
     return 4.0 * float(np.sqrt(validate.integer("d_k", d_k, low=1, high=MAX_D_K)))
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+
+
+def dk_data(d_k: int, n: int = 4000, bins: int = 41, seed: int = 0) -> dict:
+    """Histograms of raw and scaled q·k at this d_k, with their measured variances."""
+    raw = dot_products(d_k, n, seed)
+    scaled = raw / np.sqrt(d_k)
+    r = raw_range(d_k)
+    raw_x, raw_y = histogram(raw, -r, r, bins)
+    sc_x, sc_y = histogram(scaled, -4.0, 4.0, bins)
+    return {"raw_x": raw_x, "raw_y": raw_y, "scaled_x": sc_x, "scaled_y": sc_y,
+            "raw_var": float(raw.var()), "scaled_var": float(scaled.var()), "range": r}
+
+
+def softmax_row_data(d_k: int, n_keys: int = 16, seed: int = 3) -> dict:
+    """One query's weights over ``n_keys`` random keys, unscaled and ÷√d_k."""
+    row = score_rows(d_k, n_keys, 1, seed)[0]
+    return {"none": softmax(row), "sqrt": softmax(row / np.sqrt(d_k))}

@@ -189,3 +189,31 @@ def frequency_baseline(data=None) -> dict:
     loss = -float(np.mean([math.log(counts[lab] / total) for lab in scored]))
     return {"loss": loss, "accuracy": sum(lab == label for lab in scored) / len(scored),
             "label": label}
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+LOSS_SMOOTHING = 10  # the curves show a running mean over this many steps
+
+
+def stability_data(run) -> dict:
+    """What the stability explorer draws for one :class:`book.stability.Run`: the running-mean
+    loss per step, and per layer the activation RMS and gradient norm at the first and the
+    last recorded step (empty lists if the run diverged before anything was recorded)."""
+
+    if not isinstance(run, Run):
+        raise TypeError(f"run must be a book.stability.Run, got {type(run).__name__}")
+    steps = list(range(1, len(run.loss) + 1))
+    loss = smooth(run.loss, LOSS_SMOOTHING)
+    last = run.norm_steps[-1] if run.norm_steps else None
+    if run.diverged:
+        verdict = f"diverged at step {len(run.loss)} (loss {run.loss[-1]:g})"
+    else:
+        verdict = (f"final loss {run.final_loss():.2f}, held-out accuracy "
+                   f"{100 * run.accuracy:.1f} %")
+    return {"label": run.label, "steps": steps, "loss": loss, "layers": run.layers,
+            "act_first": run.profile("activation", "first"),
+            "act_last": run.profile("activation", "last"),
+            "grad_first": run.profile("gradient", "first"),
+            "grad_last": run.profile("gradient", "last"), "last_step": last,
+            "title": f"{run.label}: {verdict}"}

@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from book import checks, figures, masks, masktraps, mha, orders, train, widgets
+from book import ch07_mask_traps, checks, masks, masktraps, mha, orders, train
 
 # ---- dtype_outcome ------------------------------------------------------------------------------
 
@@ -231,7 +231,7 @@ def test_bug_data_tells_each_story():
 
 
 def test_static_explorer_has_one_dropdown_entry_per_bug_and_each_differs():
-    fig = figures.mask_bug_explorer()
+    fig = ch07_mask_traps.mask_bug_explorer()
     buttons = fig.layout.updatemenus[0].buttons
     assert [b.label for b in buttons] == list(masktraps.BUGS)
     drawn = {json.dumps(b.args[0]["z"]) for b in buttons}
@@ -240,20 +240,20 @@ def test_static_explorer_has_one_dropdown_entry_per_bug_and_each_differs():
     assert all(t == "NaN" for row in nan_text for t in row)
     assert json.loads(fig.to_json())   # serialisable for the HTML page
     with pytest.raises(ValueError):
-        figures.mask_bug_explorer([])
+        ch07_mask_traps.mask_bug_explorer([])
 
 
 def test_training_figure_marks_a_diverged_run():
     ok = train.History(loss=[2.0, 1.0], test_accuracy=[0.5], test_steps=[2], steps=2)
     bad = train.History(loss=[float("nan")], steps=1, diverged=True)
-    fig = figures.mask_training_figure({"right": ok, "flipped": bad})
+    fig = ch07_mask_traps.mask_training_figure({"right": ok, "flipped": bad})
     assert "50.0%" in fig.data[0].name and "NaN at step 1" in fig.data[1].name
     with pytest.raises(ValueError):
-        figures.mask_training_figure({})
+        ch07_mask_traps.mask_training_figure({})
 
 
 def test_live_explorer_any_slider_position():
-    explorer = widgets.mask_bug_explorer_live()
+    explorer = ch07_mask_traps.mask_bug_explorer_live()
     for bug in masktraps.BUGS:
         for length, padding in [(1, 0), (8, 8), (3, 5)]:
             explorer.update(bug=bug, length=length, padding=padding)
