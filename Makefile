@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HTML := _build/html/index.html
 
-.PHONY: setup book test lint bench clean browser-deps assignments grade grade-demo
+.PHONY: setup book test quick lint bench clean browser-deps assignments grade grade-demo
 
 $(STAMP): requirements-base.txt requirements-dev.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ browser-deps:
 test: setup browser-deps
 	$(VENV)/bin/ruff check book tests chapters
 	$(PY) -m pytest
+
+# The contributors' inner loop: lint + unit/property tests, no notebook execution, no build.
+quick: setup
+	$(VENV)/bin/ruff check book tests chapters
+	$(PY) -m pytest -m "not slow" -q
 
 lint: setup
 	$(VENV)/bin/ruff check book tests chapters
