@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from . import orders as orders_mod
-from . import validate
+from . import train, validate
 from .orders import CLAUSE_END, NONE, Order
 
 EXAMPLE = "一碗牛肉面，不要香菜，多加辣。"
@@ -357,3 +357,53 @@ def order_view_data(model, order) -> dict:
             marks.append(f"{tok} → {pred}{ok}")
     return {"order": o, "cols": token_labels(o), "rows": token_labels(o, gloss=True),
             "maps": d["maps"], "english": o.english, "marks": marks}
+
+
+def _clause_of(order: Order, i: int) -> tuple[int, int]:
+    return next((s, e) for s, e in orders_mod.clauses(order.tokens) if s <= i < e)
+
+
+def top_key(model, order: Order, i: int, layer: int, head: int) -> dict:
+    """For token ``i`` of ``order``: the key that head (layer, head) attends to most.
+
+    Returns the ``token`` and its ``gloss``, the model's ``predicted`` and the ``right``
+    label, the ``key`` with its ``key_gloss`` and ``weight``, and ``same_clause`` (whether
+    that key lies in token i's own clause).
+    """
+    model = _check_model(model)
+    if not isinstance(order, Order):
+        raise TypeError(f"order must be a book.orders.Order, got {type(order).__name__}")
+    i = validate.integer("i", i, low=0, high=len(order) - 1)
+    layer = validate.integer("layer", layer, low=0, high=model.n_layers - 1)
+    head = validate.integer("head", head, low=0, high=model.n_heads - 1)
+    w = train.attention_maps(model, order)[layer, head, i]
+    k = int(w.argmax())
+    start, end = _clause_of(order, i)
+    return {"token": order.tokens[i], "gloss": orders_mod.gloss(order.tokens[i]),
+            "predicted": train.predict(model, order)[i], "right": order.labels[i],
+            "key": order.tokens[k], "key_gloss": orders_mod.gloss(order.tokens[k]),
+            "weight": float(w[k]), "same_clause": start <= k < end}
+
+
+def where_it_looked(order: Order, maps: np.ndarray, i: int, layer: int, head: int) -> str:
+    """Where the head's strongest key for token ``i`` is: "partner, same clause", "partner,
+    other clause" or "something else" (the partner of an ingredient is a modifier, of a
+    dish a quantity word). ``maps`` are the order's attention maps (layers, heads, n, n)."""
+    if not isinstance(order, Order):
+        raise TypeError(f"order must be a book.orders.Order, got {type(order).__name__}")
+    maps = validate.array("maps", maps, ndim=4)
+    if maps.shape[-1] != len(order) or maps.shape[-2] != len(order):
+        raise ValueError(f"maps have shape {maps.shape} but the order has {len(order)} "
+                         "tokens; pass train.attention_maps(model, order)")
+    i = validate.integer("i", i, low=0, high=len(order) - 1)
+    layer = validate.integer("layer", layer, low=0, high=maps.shape[0] - 1)
+    head = validate.integer("head", head, low=0, high=maps.shape[1] - 1)
+    if order.categories[i] not in ("ingredient", "dish"):
+        raise ValueError(f"token {i} ({order.tokens[i]}) is a {order.categories[i]}; only "
+                         "ingredients and dishes have a partner")
+    want = "modifier" if order.categories[i] == "ingredient" else "quantity"
+    k = int(maps[layer, head, i].argmax())
+    if orders_mod.category(order.tokens[k]) != want:
+        return "something else"
+    start, end = _clause_of(order, i)
+    return "partner, same clause" if start <= k < end else "partner, other clause"

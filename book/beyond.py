@@ -56,7 +56,7 @@ def linear_attention_quadratic(q, k, v, *, causal: bool = False) -> torch.Tensor
     return (w / w.sum(dim=-1, keepdim=True)) @ v
 
 
-def _gather_offsets(q, k, v, offsets: torch.Tensor, extra: torch.Tensor | None = None):
+def gather_attention(q, k, v, offsets: torch.Tensor, extra: torch.Tensor | None = None):
     """Attention where query i sees keys i + offsets (when inside the sequence), plus the keys
     listed in ``extra`` (global tokens) — computed by gathering, O(n · (len(offsets) + g))."""
     n = q.shape[-2]
@@ -88,7 +88,7 @@ def dilated_offsets(window: int, dilation: int) -> torch.Tensor:
 def dilated_attention(q, k, v, window: int, dilation: int) -> torch.Tensor:
     """Each query attends to the keys at distance 0, ±dilation, …, ±window·dilation."""
     _check_qkv(q, k, v)
-    return _gather_offsets(q, k, v, dilated_offsets(window, dilation))
+    return gather_attention(q, k, v, dilated_offsets(window, dilation))
 
 
 def dilated_mask(n: int, window: int, dilation: int) -> torch.Tensor:
@@ -113,7 +113,7 @@ def hybrid_attention(q, k, v, window: int, n_global: int) -> torch.Tensor:
     n = q.shape[-2]
     n_global = validate.integer("n_global", n_global, low=0, high=n)
     window = validate.integer("window", window, low=0)
-    out = _gather_offsets(q, k, v, torch.arange(-window, window + 1), torch.arange(n_global))
+    out = gather_attention(q, k, v, torch.arange(-window, window + 1), torch.arange(n_global))
     if n_global:
         out[..., :n_global, :] = full_attention(q[..., :n_global, :], k, v)
     return out

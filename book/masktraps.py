@@ -29,6 +29,7 @@ from torch import nn
 
 from . import masks, orders_example, validate
 from .mha import MultiHeadSelfAttention
+from .orders import IGNORE_INDEX
 
 # ---- what PyTorch does with a mask of each dtype -----------------------------------------------
 
@@ -374,3 +375,39 @@ def mask_data(kind: str, length: int, seq_len: int) -> dict:
             "allowed": allowed.numpy(), "weights": w,
             "pad_share": float(w[:length, length:].sum(axis=1).max()) if n_pad else 0.0,
             "future_share": float(np.triu(w, k=1)[:length].sum(axis=1).max())}
+
+
+def nan_step(model: nn.Module, batch, *, clip: bool, lr: float = 5e-3) -> dict:
+    """One AdamW step of ``model`` (trained in place) on ``batch``; how far NaN spreads.
+
+    Returns the step's ``loss``, the NaN shares of the ``logits``, the ``grads``, the
+    parameters (``params``) and of the ``next`` outputs (on the same batch with its padding
+    mask inverted, i.e. even a correct mask), and ``spared``: the parameters not entirely NaN,
+    with their NaN share. ``clip`` clips the gradient norm to 1 before the step.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch module, got {type(model).__name__}")
+    if not isinstance(clip, bool):
+        raise TypeError(f"clip must be True or False, got {clip!r}")
+    lr = validate.real("lr", lr, low=1e-12)
+    for name in ("ids", "padding_mask", "labels"):
+        if not hasattr(batch, name):
+            raise TypeError(f"batch must come from book.orders.collate (it has .ids, "
+                            f".padding_mask, .labels), got {type(batch).__name__}")
+    model.train()
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr)
+    logits = model(batch.ids, batch.padding_mask)
+    loss = F.cross_entropy(logits.flatten(0, 1), batch.labels.flatten(),
+                           ignore_index=IGNORE_INDEX)
+    loss.backward()
+    grads = torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+    if clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimiser.step()
+    with torch.no_grad():
+        after = model(batch.ids, ~batch.padding_mask)
+    spared = {name: torch.isnan(p).float().mean().item()
+              for name, p in model.named_parameters() if not torch.isnan(p).all()}
+    return {"loss": loss.item(), "logits": torch.isnan(logits).float().mean().item(),
+            "grads": torch.isnan(grads).float().mean().item(), "params": nan_share(model),
+            "next": torch.isnan(after).float().mean().item(), "spared": spared}

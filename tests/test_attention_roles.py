@@ -349,3 +349,20 @@ def test_chapter8_exercise_hints():
     assert "wrong way round" in msg("ch8.modifier_pairs",
                                     lambda t: [(m, i) for i, m in
                                                checks.reference("ch8.modifier_pairs")(t)])
+
+
+def test_top_key_and_where_it_looked(model):
+    order = roles.read_order(TEXTS[0])
+    i = order.categories.index("ingredient")
+    case = roles.top_key(model, order, i, 1, 0)
+    assert case["token"] == order.tokens[i] and 0 < case["weight"] <= 1
+    assert isinstance(case["same_clause"], bool)
+    maps = train.attention_maps(model, order)
+    assert roles.where_it_looked(order, maps, i, 1, 0) in (
+        "partner, same clause", "partner, other clause", "something else")
+    with pytest.raises(ValueError, match="too large"):
+        roles.top_key(model, order, len(order), 1, 0)
+    with pytest.raises(ValueError, match="only ingredients and dishes"):
+        roles.where_it_looked(order, maps, order.categories.index("punctuation"), 1, 0)
+    with pytest.raises(ValueError, match="tokens"):
+        roles.where_it_looked(order, maps[..., :2, :2], i, 1, 0)

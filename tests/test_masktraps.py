@@ -287,3 +287,15 @@ def test_chapter7_exercise_hints():
         return torch.softmax(s.masked_fill(~a, -math.inf), -1).nan_to_num(0.0)
 
     assert checks.check("ch7.masked_softmax", nan_to_num).ok
+
+
+def test_nan_step_spreads_nan_from_a_flipped_mask_and_checks_input():
+    train_orders, _ = train.default_data()
+    batch = orders.collate(train_orders[:32])
+    model = masktraps.loosen(train.TinyEncoder(**train.MODEL), flip=True, handling="-inf")
+    step = masktraps.nan_step(model, batch, clip=True)
+    assert step["logits"] > 0 and step["params"] > 0.5
+    with pytest.raises(TypeError, match="clip"):
+        masktraps.nan_step(model, batch, clip=1)
+    with pytest.raises(TypeError, match="collate"):
+        masktraps.nan_step(model, [1, 2], clip=False)
