@@ -9,11 +9,13 @@ benchmark call it directly to check extreme values and to time it (target ≤ 50
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
+from IPython.display import display
 
 from . import validate
 
@@ -62,15 +64,11 @@ class LiveExplorer:
         self._draw()
 
     def _ipython_display_(self):
-        from IPython.display import display
-
         display(self.widget)
 
 
 def latency(explorer: LiveExplorer, values: list[dict], repeats: int = 3) -> np.ndarray:
     """Seconds per ``explorer.update(**v)`` call over ``values`` × ``repeats`` (for benchmarks)."""
-    import time
-
     repeats = validate.integer("repeats", repeats, low=1, high=1000)
     times = []
     for _ in range(repeats):
