@@ -152,12 +152,18 @@ _PARAMS = {"full": (), "window": ("window",), "dilated": ("window", "dilation"),
            "hybrid": ("window", "n_global")}
 
 
-def _params(kind: str, params: dict) -> dict:
+def _params(kind: str, params: dict, *, extra_ok: bool = False) -> dict:
+    """The parameters ``kind`` needs, taken from ``params``; a missing one raises, and so does
+    an unknown name (or, without ``extra_ok``, one that ``kind`` does not use)."""
     want = _PARAMS[kind]
-    if set(params) != set(want):
+    known = {"window", "dilation", "n_global"}
+    odd = set(params) - (known if extra_ok else set(want))
+    missing = set(want) - set(params)
+    if odd or missing:
+        example = ", ".join(f"{p}=2" for p in want) or "no parameters"
         raise TypeError(f"kind={kind!r} takes the parameters {list(want)}, got "
-                        f"{sorted(params)}; e.g. " + ", ".join(f"{p}=2" for p in want))
-    return params
+                        f"{sorted(params)}; e.g. {example}")
+    return {p: params[p] for p in want}
 
 
 # --- the variants as drop-in attention layers, for training on the takeout-order task -------
@@ -184,10 +190,13 @@ def parse_spec(spec: str) -> tuple[str, dict]:
 
 def pattern_mask(kind: str, n: int, **params) -> torch.Tensor:
     """The (n, n) allowed pattern of a sparse variant (True = may attend); ``params`` as in
-    :func:`parse_spec` (``window``, ``dilation``, ``n_global``)."""
+    :func:`parse_spec` (``window``, ``dilation``, ``n_global``); those a kind does not use are
+    ignored, so one set of parameters can draw every kind."""
     validate.choice("kind", kind, tuple(_PARAMS))
     n = validate.integer("n", n, low=1)
-    _params(kind, params)
+    params = _params(kind, params, extra_ok=True)
+    for name, value in params.items():
+        params[name] = validate.integer(name, value, low=1 if name == "dilation" else 0)
     if kind == "full":
         return torch.ones(n, n, dtype=torch.bool)
     if kind == "window":

@@ -127,7 +127,12 @@ class Matrix:
     def __init__(self, name: str, values, rows=None, cols=None, digits: int = 2):
         if not isinstance(name, str):
             raise TypeError(f"name must be a str such as 'Q', got {type(name).__name__}")
-        self.values = validate.array(name, values, ndim=2)
+        self.values = validate.array(f"values ({name})", values, ndim=2)
+        for which, labels in (("rows", rows), ("cols", cols)):
+            if labels is not None and (isinstance(labels, (str, bytes))
+                                       or not hasattr(labels, "__len__")):
+                raise TypeError(f"{which} must be a list with one label per "
+                                f"{which[:-1]}, got {labels!r}")
         n, m = self.values.shape
         self.name = name
         self.rows = [str(r) for r in (range(n) if rows is None else rows)]

@@ -96,6 +96,7 @@ def fit(model: TinyEncoder, train: Sequence[Order], test: Sequence[Order] | None
         threads = validate.integer("threads", threads, low=1)
     validate.boolean("bucket", bucket)
     validate.boolean("record_norms", record_norms)
+    validate.boolean("progress", progress)
     history = History(config={"steps": steps, "batch_size": batch_size, "lr": lr, "bucket": bucket,
                               "weight_decay": weight_decay, "warmup": warmup,
                               "max_grad_norm": max_grad_norm, "seed": seed,

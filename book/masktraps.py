@@ -225,7 +225,8 @@ def nan_share(model: nn.Module) -> float:
         raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
     params = [p.detach().reshape(-1) for p in model.parameters()]
     if not params:
-        raise ValueError("model has no parameters")
+        raise ValueError("model has no parameters, so no share of them can be NaN; pass the "
+                         "trained model itself")
     flat = torch.cat(params)
     return float(torch.isnan(flat).float().mean())
 
@@ -255,7 +256,6 @@ BUG_MAX_PAD = 8
 BUG_SEED = 7
 
 
-@functools.lru_cache(maxsize=8)
 def seeded_layer(seed: int, n_tokens: int, d_model: int = 8,
                  n_heads: int = 1) -> tuple[MultiHeadSelfAttention, torch.Tensor]:
     """A seeded, untrained :class:`~book.mha.MultiHeadSelfAttention` (eval mode) and token
@@ -265,6 +265,11 @@ def seeded_layer(seed: int, n_tokens: int, d_model: int = 8,
     seed = validate.seed(seed)
     n_tokens = validate.integer("n_tokens", n_tokens, low=1, high=4096)
     validate.head_split(d_model, n_heads)
+    return _seeded_layer(seed, n_tokens, int(d_model), int(n_heads))
+
+
+@functools.lru_cache(maxsize=8)
+def _seeded_layer(seed: int, n_tokens: int, d_model: int, n_heads: int):
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         layer = MultiHeadSelfAttention(d_model, n_heads).eval()

@@ -243,7 +243,9 @@ class MultiHeadSelfAttentionLoop(MultiHeadSelfAttention):
 
 def _check_torch_mha(mha) -> None:
     if not isinstance(mha, nn.MultiheadAttention):
-        raise TypeError(f"expected a torch.nn.MultiheadAttention, got {type(mha).__name__}")
+        raise TypeError(f"mha must be a torch.nn.MultiheadAttention, got {type(mha).__name__}; "
+                        "build one with nn.MultiheadAttention(embed_dim, num_heads, "
+                        "batch_first=True)")
     if not mha._qkv_same_embed_dim:
         raise ValueError("this nn.MultiheadAttention has kdim/vdim different from embed_dim; "
                          "self-attention needs kdim = vdim = embed_dim")

@@ -127,7 +127,7 @@ def _known(token) -> str:
     if not isinstance(token, str):
         raise TypeError(f"a token must be a str such as '香菜', got {type(token).__name__}")
     if token not in WORDS:
-        raise ValueError(f"{token!r} is not a word of the order language; known words: "
+        raise ValueError(f"the token {token!r} is not a word of the order language; known words: "
                          f"{' '.join(WORDS)}")
     return token
 
@@ -544,6 +544,8 @@ def batches(orders: Sequence[Order], batch_size: int = 64, *, shuffle: bool = Fa
     orders = as_orders("orders", orders)
     batch_size = validate.integer("batch_size", batch_size, low=1)
     seed = validate.integer("seed", seed, low=0)
+    validate.boolean("shuffle", shuffle)
+    validate.boolean("drop_last", drop_last)
     index = np.random.default_rng(seed).permutation(len(orders)) if shuffle else \
         np.arange(len(orders))
     stop = len(orders) - len(orders) % batch_size if drop_last else len(orders)
@@ -599,6 +601,9 @@ def nearest_rule(order: Order) -> list[str]:
     """The labels a rule without clauses gives: each ingredient takes the nearest modifier and
     each dish the nearest quantity word anywhere in the order (ties: the earlier one). It is
     right most of the time and wrong exactly where the clause boundary matters."""
+    if not isinstance(order, Order):
+        raise TypeError(f"order must be a book.orders.Order (e.g. Order.from_text('一碗牛肉面')), "
+                        f"got {type(order).__name__}")
     toks = order.tokens
     out = []
     for i, tok in enumerate(toks):
@@ -681,6 +686,9 @@ def baselines(train: Sequence[Order], test: Sequence[Order], seed: int = 0,
     train, test = as_orders("train", train), as_orders("test", test)
     seed = validate.integer("seed", seed, low=0)
     steps = validate.integer("steps", steps, low=1)
+    if which is not None and (isinstance(which, (str, bytes)) or not hasattr(which, "__iter__")):
+        raise TypeError(f"which must be a list of baseline names such as ['token_only'], got "
+                        f"{which!r}")
     which = list(BASELINES) if which is None else list(which)
     for name in which:
         validate.choice("baseline", name, list(BASELINES))

@@ -130,6 +130,7 @@ def train_default(progress: bool = True, **overrides) -> tuple[TinyEncoder, Hist
     defaults, e.g. ``norm="post"``, ``init="large"``, ``steps=300``, ``max_grad_norm=None``,
     ``threads=1``; ``seed=`` sets both the initial weights and the batch order.
     """
+    validate.boolean("progress", progress)
     model_keys = set(inspect.signature(TinyEncoder).parameters) - {"vocab_size", "n_labels"}
     fit_keys = set(inspect.signature(fit).parameters) - {"model", "train", "test", "progress"}
     unknown = set(overrides) - model_keys - fit_keys
@@ -192,6 +193,7 @@ def benchmark(threads: int = 2, progress: bool = False) -> dict:
     """Train the default model with ``threads`` CPU threads; print and return the held-out
     accuracy, the training wall time and the baselines' accuracies."""
     threads = validate.integer("threads", threads, low=1)
+    validate.boolean("progress", progress)
     model, history = train_default(progress=progress, threads=threads)
     train, test = default_data()
     result = {"accuracy": history.final_accuracy, "wall_time_s": history.wall_time,

@@ -175,7 +175,7 @@ def token_ids(name: str, value, vocab_size: int, *, ndim: int = 1,
                             f"{want}, got {type(value).__name__}")
         if arr.size == 0:   # np.asarray([]) is float64: report emptiness, not the dtype
             arr = arr.astype(np.int64)
-        t = torch.from_numpy(np.ascontiguousarray(arr))
+        t = torch.from_numpy(np.array(arr))   # np.array keeps a 0-d input 0-d
     if t.dtype == torch.bool or t.is_floating_point() or t.is_complex():
         raise TypeError(f"{name} must hold integer token ids (torch.long), got dtype {t.dtype};"
                         f" ids are never rounded silently: convert them yourself, e.g. "
