@@ -196,10 +196,8 @@ def category_mass(model, orders: Sequence[Order],
     orders = orders_mod.as_orders("orders", orders)
     if isinstance(queries, str):
         queries = (queries,)
-    if not hasattr(queries, "__iter__"):
-        raise TypeError(f"queries must be a list of categories such as ('ingredient',), got "
-                        f"{queries!r}")
-    queries = [validate.choice("query category", q, orders_mod.CATEGORIES) for q in queries]
+    queries = [validate.choice("query category", q, orders_mod.CATEGORIES)
+               for q in validate.listed("queries", queries, "('ingredient',)")]
     if not queries:
         raise ValueError("queries must name at least one category, e.g. ('ingredient',)")
     cats = list(orders_mod.CATEGORIES)

@@ -94,10 +94,8 @@ def sweep(head_counts: Sequence[int] = HEAD_COUNTS, *, data=None, progress: bool
           **kwargs) -> dict[int, HeadRun]:
     """:func:`train_heads` for each head count (same data, seed and steps): {n_heads: run}.
     Keyword arguments (``d_model``, ``steps``, ``seed``, ``threads`` …) go to each call."""
-    if isinstance(head_counts, (str, bytes)) or not hasattr(head_counts, "__iter__"):
-        raise TypeError(f"head_counts must be a list of head counts such as (1, 2, 4), got "
-                        f"{head_counts!r}")
-    counts = [validate.integer("n_heads", h, low=1) for h in head_counts]
+    counts = [validate.integer("n_heads", h, low=1)
+              for h in validate.listed("head_counts", head_counts, "(1, 2, 4, 8)")]
     if not counts:
         raise ValueError("head_counts is empty; pass e.g. (1, 2, 4, 8)")
     validate.boolean("progress", progress)

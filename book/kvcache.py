@@ -245,9 +245,8 @@ def generation_times(model: TinyDecoder, prompt, lengths, *, repeats: int = 1) -
 
     if not isinstance(model, TinyDecoder):
         raise TypeError(f"model must be a TinyDecoder, got {type(model).__name__}")
-    lengths = [validate.integer("n_new", n, low=1) for n in lengths]
-    if not lengths:
-        raise ValueError("lengths must hold at least one number of new tokens, e.g. [64, 128]")
+    lengths = [validate.integer("n_new", n, low=1)
+               for n in validate.listed("lengths", lengths, "[64, 128]", allow_empty=False)]
     repeats = validate.integer("repeats", repeats, low=1, high=100)
     for use_cache in (True, False):  # warm-up: first calls pay one-off costs
         model.generate(prompt, 2, use_cache=use_cache)

@@ -209,24 +209,10 @@ def random_qkv(n: int, heads: int = 4, d_k: int = 32, seed: int = 0):
     return tuple(torch.randn(1, heads, n, d_k, generator=gen) for _ in range(3))
 
 
-def _listed(name: str, values) -> list:
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{name} must be a list, got {values!r}")
-    values = list(values)
-    if not values:
-        raise ValueError(f"{name} is empty; pass at least one")
-    return values
-
-
 def lengths(ns, name: str = "ns") -> list[int]:
     """``ns`` as a non-empty list of sequence lengths (integers ≥ 1)."""
-    if isinstance(ns, (str, bytes)) or not hasattr(ns, "__iter__"):
-        raise TypeError(f"{name} must be a list of sequence lengths such as [256, 512, 1024], "
-                        f"got {ns!r}")
-    ns = [validate.integer("n", n, low=1) for n in ns]
-    if not ns:
-        raise ValueError(f"{name} must hold at least one sequence length, e.g. [256, 512, 1024]")
-    return ns
+    return [validate.integer("n", n, low=1)
+            for n in validate.listed(name, ns, "[256, 512, 1024]", allow_empty=False)]
 
 
 def _method(name: str, window: int) -> Callable:
@@ -255,7 +241,8 @@ def cost_sweep(ns, *, measure: str = "memory", methods=METHODS, window: int = 32
     """
     validate.choice("measure", measure, ("memory", "time"))
     ns = lengths(ns)
-    methods = [validate.choice("method", m, METHODS) for m in _listed("methods", methods)]
+    methods = validate.listed("methods", methods, "['full', 'banded']", allow_empty=False)
+    methods = [validate.choice("method", m, METHODS) for m in methods]
     window = validate.integer("window", window, low=0)
     heads = validate.integer("heads", heads, low=1)
     d_k = validate.integer("d_k", d_k, low=1)

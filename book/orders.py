@@ -686,10 +686,8 @@ def baselines(train: Sequence[Order], test: Sequence[Order], seed: int = 0,
     train, test = as_orders("train", train), as_orders("test", test)
     seed = validate.integer("seed", seed, low=0)
     steps = validate.integer("steps", steps, low=1)
-    if which is not None and (isinstance(which, (str, bytes)) or not hasattr(which, "__iter__")):
-        raise TypeError(f"which must be a list of baseline names such as ['token_only'], got "
-                        f"{which!r}")
-    which = list(BASELINES) if which is None else list(which)
+    which = list(BASELINES) if which is None else \
+        validate.listed("which", which, "['token_only']")
     for name in which:
         validate.choice("baseline", name, list(BASELINES))
     out = {}

@@ -27,9 +27,7 @@ RELATED, SELF, OTHER = 4.0, 1.0, 0.0
 
 
 def _strings(name: str, values) -> list[str]:
-    if isinstance(values, str) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{name} must be a list of str, got {values!r}")
-    values = list(values)
+    values = validate.listed(name, values, "['一碗', '牛肉面']")
     if not all(isinstance(v, str) for v in values):
         raise TypeError(f"{name} must hold str only, got {values!r}")
     return values
@@ -64,10 +62,7 @@ def relation_kinds_per_head(n_heads: int) -> list[list[str]]:
 
 def head_weights(kinds: list[str]) -> np.ndarray:
     """Illustrative attention weights (rows = queries) of one head that tracks ``kinds``."""
-    if isinstance(kinds, str) or not hasattr(kinds, "__iter__"):
-        raise TypeError(f"kinds must be a list of relation kinds (keys of RELATIONS), got "
-                        f"{kinds!r}")
-    for kind in kinds:
+    for kind in validate.listed("kinds", kinds, "['quantity ↔ dish']"):
         validate.choice("relation kind", kind, list(RELATIONS))
     n = len(TOKENS)
     logits = np.full((n, n), OTHER)

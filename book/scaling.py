@@ -64,10 +64,8 @@ def softmax_jacobian_norm(d_k: int, scale: str = "sqrt", n_keys: int = 16, n_row
 
 def sweep(d_ks=None, n_keys: int = 16, n_rows: int = 400, seed: int = 0) -> dict:
     """Measured variance, max weight, entropy and Jacobian norm over ``d_ks`` for each scaling."""
-    if d_ks is not None and (isinstance(d_ks, (str, bytes)) or not hasattr(d_ks, "__iter__")):
-        raise TypeError(f"d_ks must be a list of widths such as [1, 8, 64, 512], got {d_ks!r}")
-    d_ks = [validate.integer("d_k", d, low=1, high=MAX_D_K)
-            for d in (D_K_STEPS if d_ks is None else d_ks)]
+    d_ks = D_K_STEPS if d_ks is None else validate.listed("d_ks", d_ks, "[1, 8, 64, 512]")
+    d_ks = [validate.integer("d_k", d, low=1, high=MAX_D_K) for d in d_ks]
     n_rows = validate.integer("n_rows", n_rows, low=2, high=100_000)
     if not d_ks:
         raise ValueError("d_ks is empty; pass a list such as [1, 8, 64, 512]")

@@ -100,6 +100,17 @@ def array(name: str, value, *, ndim: int | Sequence[int] | None = None,
     return out
 
 
+def listed(name: str, value, example: str, *, allow_empty: bool = True) -> list:
+    """``value`` as a list, or a ``TypeError`` if it is text or not iterable (``example``
+    shows what to pass, e.g. ``"[1, 8, 64]"``)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a list such as {example}, got {value!r}")
+    value = list(value)
+    if not allow_empty and not value:
+        raise ValueError(f"{name} is empty; pass at least one, e.g. {example}")
+    return value
+
+
 def choice(name: str, value, options: Sequence):
     """Return ``value`` if it is one of ``options``, else raise listing them."""
     try:
