@@ -78,7 +78,7 @@ def order_maps(model, text) -> dict:
     ``{"order", "maps" (layers, heads, n, n), "predictions", "rules"}``; ``rules`` holds the
     labels by the rules of the language, or None when the rules call the order ambiguous."""
     model = check_encoder(model)
-    max_len = model.config["max_len"]
+    max_len = model.config.max_len
     if not isinstance(text, (str, Order)):
         raise TypeError(f"text must be an order string such as {EXAMPLE!r} or a "
                         f"book.orders.Order, got {type(text).__name__}")

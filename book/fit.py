@@ -88,9 +88,9 @@ def fit(model: TinyEncoder, train: Sequence[Order], test: Sequence[Order] | None
                                                                    low=1)
     record_every = validate.integer("record_every", record_every, low=1)
     longest = max(len(o) for o in train)
-    if longest > model.config["max_len"]:
+    if longest > model.config.max_len:
         raise ValueError(f"the longest training order has {longest} tokens but the model's "
-                         f"max_len is {model.config['max_len']}; build it with max_len>={longest}")
+                         f"max_len is {model.config.max_len}; build it with max_len>={longest}")
 
     if threads is not None:
         threads = validate.integer("threads", threads, low=1)
@@ -100,7 +100,7 @@ def fit(model: TinyEncoder, train: Sequence[Order], test: Sequence[Order] | None
     history = History(config={"steps": steps, "batch_size": batch_size, "lr": lr, "bucket": bucket,
                               "weight_decay": weight_decay, "warmup": warmup,
                               "max_grad_norm": max_grad_norm, "seed": seed,
-                              "model": dict(model.config)})
+                              "model": model.config.as_dict()})
     data = orders_mod.collate(train)
     lengths = data.padding_mask.sum(1)
     rng = np.random.default_rng(seed)

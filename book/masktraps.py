@@ -215,7 +215,7 @@ def loosen(model, *, flip: bool = False, handling: str = "sdpa"):
         loose = LooseAttention.from_module(block.attn)
         loose.flip, loose.handling = flip, handling
         block.attn = loose
-    out.config = {**out.config, "attention": f"loose(flip={flip}, handling={handling})"}
+    out.config = out.config.replace(attention=f"loose(flip={flip}, handling={handling})")
     return out
 
 

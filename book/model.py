@@ -21,18 +21,39 @@ trained model in :mod:`book.probe`; :mod:`book.train` re-exports all three.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from . import validate
 from .beyond import VariantAttention, parse_spec
+from .config import Config
 from .mha import MultiHeadSelfAttention, MultiHeadSelfAttentionSDPA
 from .orders import LABELS, VOCAB
 
 NORMS = ("pre", "post", "none")
 INITS = ("xavier", "torch", "small", "large")
 ATTENTIONS = ("scratch", "sdpa")
+
+
+@dataclass(frozen=True, eq=False)   # eq: Config compares like a dict
+class EncoderConfig(Config):
+    """What a :class:`TinyEncoder` was built with (``model.config``); :func:`book.train.save`
+    stores it as a plain dict, and ``TinyEncoder(**config)`` rebuilds the model."""
+
+    vocab_size: int
+    n_labels: int
+    d_model: int
+    n_heads: int
+    n_layers: int
+    d_ff: int
+    max_len: int
+    norm: str
+    init: str
+    dropout: float
+    attention: str
+    positions: bool
 
 
 class EncoderBlock(nn.Module):
@@ -110,10 +131,10 @@ class TinyEncoder(nn.Module):
         max_len = validate.integer("max_len", max_len, low=1)
         validate.choice("init", init, INITS)
         validate.boolean("positions", positions)
-        self.config = {"vocab_size": vocab_size, "n_labels": n_labels, "d_model": d_model,
-                       "n_heads": n_heads, "n_layers": n_layers, "d_ff": d_ff,
-                       "max_len": max_len, "norm": norm, "init": init, "dropout": dropout,
-                       "attention": attention, "positions": positions}
+        self.config = EncoderConfig(vocab_size=vocab_size, n_labels=n_labels, d_model=d_model,
+                                    n_heads=n_heads, n_layers=n_layers, d_ff=d_ff,
+                                    max_len=max_len, norm=norm, init=init, dropout=dropout,
+                                    attention=attention, positions=positions)
         if seed is not None:
             seed = validate.seed(seed)
         # a seed gives the same weights every time and leaves the global generator alone;
@@ -149,21 +170,21 @@ class TinyEncoder(nn.Module):
 
     @property
     def n_heads(self) -> int:
-        return self.config["n_heads"]
+        return self.config.n_heads
 
     @property
     def n_layers(self) -> int:
-        return self.config["n_layers"]
+        return self.config.n_layers
 
     def extra_repr(self) -> str:
         c = self.config
-        return (f"d_model={c['d_model']}, n_heads={c['n_heads']}, n_layers={c['n_layers']}, "
-                f"norm={c['norm']!r}, init={c['init']!r}, attention={c['attention']!r}, "
+        return (f"d_model={c.d_model}, n_heads={c.n_heads}, n_layers={c.n_layers}, "
+                f"norm={c.norm!r}, init={c.init!r}, attention={c.attention!r}, "
                 f"parameters={sum(p.numel() for p in self.parameters())}")
 
     def forward(self, ids, padding_mask=None, need_weights: bool = False):
-        ids = validate.token_ids("ids", ids, self.config["vocab_size"], ndim=2,
-                                 max_len=self.config["max_len"])
+        ids = validate.token_ids("ids", ids, self.config.vocab_size, ndim=2,
+                                 max_len=self.config.max_len)
         validate.boolean("need_weights", need_weights)
         seq = ids.shape[1]
         x = self.embed(ids)

@@ -152,8 +152,8 @@ def save(model: TinyEncoder, path, meta: dict | None = None) -> Path:
     path = Path(path)
     if meta is not None and not isinstance(meta, dict):
         raise TypeError(f"meta must be a dict, got {type(meta).__name__}")
-    torch.save({"config": model.config, "state_dict": model.state_dict(), "meta": meta or {}},
-               path)
+    torch.save({"config": model.config.as_dict(), "state_dict": model.state_dict(),
+                "meta": meta or {}}, path)
     return path
 
 
