@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from . import attention_roles, orders, timing, train, validate
+from . import model as model_mod
 from .checks import NotAnswered, call, exercise
 from .live import LiveExplorer
 from .plotting import COLORSCALE, make_slider, rounded
@@ -223,7 +224,7 @@ def attention_live(model=None, text: str | None = None) -> LiveExplorer:
     ``message`` line, and the last good map stays on screen.
     """
 
-    model = train.pretrained() if model is None else attention_roles._check_model(model)
+    model = train.pretrained() if model is None else model_mod.check_encoder(model)
     text = attention_roles.EXAMPLE if text is None else text
     n_layers, n_heads = model.n_layers, model.n_heads
     message = widgets.HTML(layout={"width": "100%"})

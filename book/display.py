@@ -10,6 +10,9 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
+import torch
+
+from . import validate
 
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True,
                  "modeBarButtonsToRemove": ["sendDataToCloud"]}
@@ -26,18 +29,11 @@ def setup(seed: int = SEED) -> None:
     from the build's own ``_static``; no CDN). JupyterLab keeps using the plotly mimetype.
     """
     global _figure_counter
-    from . import validate
-
-    seed = validate.integer("seed", seed, low=0)
+    seed = validate.integer("seed", seed, low=0, high=2**32 - 1)   # numpy's legacy limit
     random.seed(seed)
     np.random.seed(seed)
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is a dependency, but chapters 1-2 need little
-        torch = None
-    if torch is not None:
-        torch.manual_seed(seed)
-        torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
     _figure_counter = 0
     _register_renderer()
 
@@ -70,8 +66,13 @@ def glue(name: str, value, display: bool = False) -> None:
     does nothing, so the notebook runs without the build tools. Returns None, so a cell that
     ends with a glue call shows nothing extra.
     """
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"glue name must be a Python identifier, got {name!r}")
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str (a Python identifier such as 'n_heads'), got "
+                        f"{type(name).__name__}")
+    if not name.isidentifier():
+        raise ValueError(f"glue name must be a Python identifier, got {name!r}; use letters, "
+                         "digits and _ (e.g. 'max_weight')")
+    validate.boolean("display", display)
     if isinstance(value, np.generic):  # np.float64(…) reprs would not format in the prose
         value = value.item()
     if hasattr(value, "_ipython_display_") and hasattr(value, "_repr_mimebundle_"):
@@ -110,8 +111,12 @@ def show_source(obj, members: Sequence[str] | None = None) -> None:
     first paragraph of its docstring and those methods; the rest (validation, helpers) is
     named in a comment, not printed.
     """
-    from IPython.display import Markdown, display
+    from IPython.display import Markdown, display  # IPython: only where a listing is shown
 
+    if not (inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismodule(obj)
+            or inspect.ismethod(obj)):
+        raise TypeError(f"show_source needs a function, class or module defined in a file, "
+                        f"got {type(obj).__name__} {obj!r}")
     try:
         source = inspect.getsource(obj)
     except (TypeError, OSError) as err:
@@ -152,9 +157,14 @@ class Matrix:
     """A labelled matrix for the page: a small HTML table with its name and shape (and text)."""
 
     def __init__(self, name: str, values, rows=None, cols=None, digits: int = 2):
-        from . import validate
-
-        self.values = validate.array(name, values, ndim=2)
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str such as 'Q', got {type(name).__name__}")
+        self.values = validate.array(f"values ({name})", values, ndim=2)
+        for which, labels in (("rows", rows), ("cols", cols)):
+            if labels is not None and (isinstance(labels, (str, bytes))
+                                       or not hasattr(labels, "__len__")):
+                raise TypeError(f"{which} must be a list with one label per "
+                                f"{which[:-1]}, got {labels!r}")
         n, m = self.values.shape
         self.name = name
         self.rows = [str(r) for r in (range(n) if rows is None else rows)]

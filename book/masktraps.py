@@ -20,6 +20,7 @@ Chapter 7 runs each trap instead of describing it:
 from __future__ import annotations
 
 import copy
+import functools
 import math
 
 import numpy as np
@@ -29,6 +30,7 @@ from torch import nn
 
 from . import masks, orders_example, validate
 from .mha import MultiHeadSelfAttention
+from .model import check_encoder
 from .orders import IGNORE_INDEX
 
 # ---- what PyTorch does with a mask of each dtype -----------------------------------------------
@@ -138,8 +140,20 @@ def masked_weights(scores: torch.Tensor, allowed: torch.Tensor,
     validate.choice("handling", handling, tuple(HANDLING))
     if not isinstance(scores, torch.Tensor) or not scores.is_floating_point():
         raise TypeError(f"scores must be a float torch tensor, got "
-                        f"{getattr(scores, 'dtype', type(scores).__name__)}")
+                        f"{getattr(scores, 'dtype', type(scores).__name__)}; convert it with "
+                        "torch.as_tensor(scores, dtype=torch.float32)")
+    if scores.ndim == 0 or scores.numel() == 0:
+        raise ValueError(f"scores must hold at least one (query, key) score, got shape "
+                         f"{tuple(scores.shape)}")
     allowed = masks.as_mask(allowed, name="allowed", ndim=(1, 2, 3, 4))
+    try:
+        fits = torch.broadcast_shapes(allowed.shape, scores.shape) == scores.shape
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"allowed has shape {tuple(allowed.shape)}, which does not broadcast "
+                         f"against scores {tuple(scores.shape)}; give one entry per (query, key) "
+                         "pair")
     if handling == "-1e9":
         return torch.softmax(scores.masked_fill(~allowed, FINITE_FILL), dim=-1)
     weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
@@ -161,9 +175,7 @@ class LooseAttention(MultiHeadSelfAttention):
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True,
                  *, flip: bool = False, handling: str = "sdpa", device=None, dtype=None):
         super().__init__(d_model, n_heads, dropout, bias, device=device, dtype=dtype)
-        if not isinstance(flip, bool):
-            raise TypeError(f"flip must be True or False, got {flip!r}")
-        self.flip = flip
+        self.flip = validate.boolean("flip", flip)
         self.handling = validate.choice("handling", handling, tuple(HANDLING))
 
     def extra_repr(self) -> str:
@@ -196,22 +208,16 @@ def loosen(model, *, flip: bool = False, handling: str = "sdpa"):
     """A copy of the :class:`book.train.TinyEncoder` ``model`` (same weights) whose attention
     layers are :class:`LooseAttention` (``flip``, ``handling``). Train it with
     :func:`book.train.fit` to see what a mask bug does to learning; ``model`` is unchanged."""
-    from .train import TinyEncoder
-
-    if not isinstance(model, TinyEncoder):
-        raise TypeError(f"model must be a book.train.TinyEncoder, got {type(model).__name__}")
+    check_encoder(model)
+    validate.boolean("flip", flip)
+    validate.choice("handling", handling, tuple(HANDLING))
     out = copy.deepcopy(model)
     for block in out.blocks:
         loose = LooseAttention.from_module(block.attn)
-        loose.flip = flip if isinstance(flip, bool) else _bad_flip(flip)
-        loose.handling = validate.choice("handling", handling, tuple(HANDLING))
+        loose.flip, loose.handling = flip, handling
         block.attn = loose
-    out.config = {**out.config, "attention": f"loose(flip={flip}, handling={handling})"}
+    out.config = out.config.replace(attention=f"loose(flip={flip}, handling={handling})")
     return out
-
-
-def _bad_flip(flip):
-    raise TypeError(f"flip must be True or False, got {flip!r}")
 
 
 def nan_share(model: nn.Module) -> float:
@@ -220,7 +226,8 @@ def nan_share(model: nn.Module) -> float:
         raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
     params = [p.detach().reshape(-1) for p in model.parameters()]
     if not params:
-        raise ValueError("model has no parameters")
+        raise ValueError("model has no parameters, so no share of them can be NaN; pass the "
+                         "trained model itself")
     flat = torch.cat(params)
     return float(torch.isnan(flat).float().mean())
 
@@ -247,20 +254,28 @@ BUGS = {
 }
 BUG_MAX_REAL = 8
 BUG_MAX_PAD = 8
-_BUG_LAYER = None
+BUG_SEED = 7
 
 
-def _bug_layer():
-    """A seeded, untrained one-head layer and token vectors (leaves the global RNG alone)."""
-    global _BUG_LAYER
-    if _BUG_LAYER is None:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(7)
-            layer = MultiHeadSelfAttention(8, 1).eval()
-        x = 1.5 * torch.randn(1, BUG_MAX_REAL + BUG_MAX_PAD, 8,
-                              generator=torch.Generator().manual_seed(7))
-        _BUG_LAYER = (layer, x)
-    return _BUG_LAYER
+def seeded_layer(seed: int, n_tokens: int, d_model: int = 8,
+                 n_heads: int = 1) -> tuple[MultiHeadSelfAttention, torch.Tensor]:
+    """A seeded, untrained :class:`~book.mha.MultiHeadSelfAttention` (eval mode) and token
+    vectors ``x`` (1, n_tokens, d_model) drawn from N(0, 1): what the mask explorers feed
+    their weights from. The same arguments give the same (cached) pair; the global random
+    generator is left alone. Treat both as read-only."""
+    seed = validate.seed(seed)
+    n_tokens = validate.integer("n_tokens", n_tokens, low=1, high=4096)
+    validate.head_split(d_model, n_heads)
+    return _seeded_layer(seed, n_tokens, int(d_model), int(n_heads))
+
+
+@functools.lru_cache(maxsize=8)
+def _seeded_layer(seed: int, n_tokens: int, d_model: int, n_heads: int):
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        layer = MultiHeadSelfAttention(d_model, n_heads).eval()
+    x = torch.randn(1, n_tokens, d_model, generator=torch.Generator().manual_seed(seed))
+    return layer, x
 
 
 def bug_data(bug: str, length: int = 5, padding: int = 2) -> dict:
@@ -295,8 +310,8 @@ def bug_data(bug: str, length: int = 5, padding: int = 2) -> dict:
     else:   # float 0/1 added
         allowed = torch.ones(n, n, dtype=torch.bool)
         bias = real.float()[None, :].expand(n, n)
-    layer, x = _bug_layer()
-    xs = x[:, :n]
+    layer, x = seeded_layer(BUG_SEED, BUG_MAX_REAL + BUG_MAX_PAD)
+    xs = 1.5 * x[:, :n]
     with torch.no_grad():
         q, k = layer.split_heads(layer.w_q(xs)), layer.split_heads(layer.w_k(xs))
         scores = (q @ k.transpose(-2, -1) / math.sqrt(layer.d_k))[0, 0]

@@ -22,26 +22,16 @@ from torch import nn
 from . import masks, validate
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
-
-
 def check_config(d_model, n_heads, dropout, bias) -> tuple[int, int, float]:
     """Validate the arguments of :class:`MultiHeadSelfAttention`; return (d_model, n_heads,
     dropout) as int, int, float, or raise an error that says how to fix them."""
-    d_model = validate.integer("d_model", d_model, low=1)
-    n_heads = validate.integer("n_heads", n_heads, low=1)
-    if d_model % n_heads:
-        choices = ", ".join(map(str, _divisors(d_model)))
-        raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}; "
-                         f"pick n_heads in {{{choices}}}")
+    validate.head_split(d_model, n_heads)
     dropout = validate.real("dropout", dropout, low=0.0, high=1.0)
     if dropout == 1.0:
         raise ValueError("dropout=1.0 would zero every attention weight; use a value "
                          "in [0, 1), e.g. 0.1")
-    if not isinstance(bias, bool):
-        raise TypeError(f"bias must be True or False, got {bias!r}")
-    return d_model, n_heads, dropout
+    validate.boolean("bias", bias)
+    return int(d_model), int(n_heads), dropout
 
 
 class MultiHeadSelfAttention(nn.Module):
@@ -135,13 +125,17 @@ class MultiHeadSelfAttention(nn.Module):
             raise ValueError(f"x is empty (shape {tuple(x.shape)}); pass at least one sequence "
                              "of at least one token")
         weight = self.w_q.weight
+        if not x.is_floating_point():
+            raise TypeError(f"x has dtype {x.dtype}, but attention works on floating-point "
+                            f"numbers; convert it with x.to({weight.dtype})")
         if x.dtype != weight.dtype:
             raise TypeError(f"x has dtype {x.dtype} but the layer's weights are {weight.dtype}; "
                             f"convert one of them, e.g. x.to({weight.dtype}) or "
                             f"layer.to({x.dtype})")
         if not bool(torch.isfinite(x).all()):
-            raise ValueError("x contains NaN or infinity; attention needs finite inputs (hide "
-                             "positions with a boolean mask, not with -inf entries in x)")
+            raise validate.NonFiniteError(
+                "x contains NaN or infinity; attention needs finite inputs (hide positions "
+                "with a boolean mask, not with -inf entries in x)")
         if mask is None and padding_mask is None:
             return None
         if mask is not None:
@@ -178,13 +172,26 @@ class MultiHeadSelfAttention(nn.Module):
 
     def split_heads(self, t: torch.Tensor) -> torch.Tensor:
         """(batch, seq, d_model) → (batch, heads, seq, d_k)."""
+        self._check_width("t", t, 3, "(batch, seq, d_model)", self.d_model)
         batch, seq_len, _ = t.shape
         return t.view(batch, seq_len, self.n_heads, self.d_k).transpose(1, 2)
 
     def merge_heads(self, t: torch.Tensor) -> torch.Tensor:
         """(batch, heads, seq, d_k) → (batch, seq, d_model)."""
+        self._check_width("t", t, 4, "(batch, heads, seq, d_k)", self.d_k)
+        if t.shape[1] != self.n_heads:
+            raise ValueError(f"t has {t.shape[1]} heads (axis 1 of shape {tuple(t.shape)}) but "
+                             f"the layer has n_heads={self.n_heads}; pass split_heads' output")
         batch, _, seq_len, _ = t.shape
         return t.transpose(1, 2).contiguous().view(batch, seq_len, self.d_model)
+
+    @staticmethod
+    def _check_width(name: str, t, ndim: int, layout: str, width: int) -> None:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch tensor {layout}, got {type(t).__name__}")
+        if t.ndim != ndim or t.shape[-1] != width:
+            raise ValueError(f"{name} must be {layout} with last axis {width}, got shape "
+                             f"{tuple(t.shape)}")
 
     @classmethod
     def from_module(cls, other: MultiHeadSelfAttention):
@@ -242,7 +249,9 @@ class MultiHeadSelfAttentionLoop(MultiHeadSelfAttention):
 
 def _check_torch_mha(mha) -> None:
     if not isinstance(mha, nn.MultiheadAttention):
-        raise TypeError(f"expected a torch.nn.MultiheadAttention, got {type(mha).__name__}")
+        raise TypeError(f"mha must be a torch.nn.MultiheadAttention, got {type(mha).__name__}; "
+                        "build one with nn.MultiheadAttention(embed_dim, num_heads, "
+                        "batch_first=True)")
     if not mha._qkv_same_embed_dim:
         raise ValueError("this nn.MultiheadAttention has kdim/vdim different from embed_dim; "
                          "self-attention needs kdim = vdim = embed_dim")

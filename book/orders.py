@@ -101,8 +101,6 @@ DISH_WORDS: dict[str, tuple[str, tuple[str, ...]]] = {
 INGREDIENT_LABELS = ("omit", "extra", "less", "normal")
 DISH_LABELS = ("count_1", "count_2", "count_3")
 LABELS = INGREDIENT_LABELS + DISH_LABELS          # label ids 0..6, in this order
-LABEL_GLOSSES = {"omit": "left out", "extra": "extra", "less": "less", "normal": "as usual",
-                 "count_1": "× 1", "count_2": "× 2", "count_3": "× 3", NONE: ""}
 CLAUSE_END = ("，", "。")
 MAX_LEN = 48   # the generator never makes a longer order; TinyEncoder's default max_len is 64
 
@@ -129,7 +127,7 @@ def _known(token) -> str:
     if not isinstance(token, str):
         raise TypeError(f"a token must be a str such as '香菜', got {type(token).__name__}")
     if token not in WORDS:
-        raise ValueError(f"{token!r} is not a word of the order language; known words: "
+        raise ValueError(f"the token {token!r} is not a word of the order language; known words: "
                          f"{' '.join(WORDS)}")
     return token
 
@@ -479,7 +477,7 @@ def train_test_split(orders: Sequence[Order], test_fraction: float = 0.2,
     """Split into (train, test) so that **no test order also occurs in train** (identical
     orders — short ones repeat — all land on the same side). ``test_fraction`` is the share of
     distinct orders held out."""
-    orders = _orders("orders", orders)
+    orders = as_orders("orders", orders)
     test_fraction = validate.real("test_fraction", test_fraction, low=0.0, high=1.0)
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction={test_fraction} leaves one side empty; use a value "
@@ -496,7 +494,9 @@ def train_test_split(orders: Sequence[Order], test_fraction: float = 0.2,
     return train, test
 
 
-def _orders(name: str, orders) -> list[Order]:
+def as_orders(name: str, orders) -> list[Order]:
+    """``orders`` as a non-empty list of :class:`Order` (one Order counts as a list of one),
+    or a ``TypeError``/``ValueError`` naming the argument ``name``."""
     if isinstance(orders, Order):
         return [orders]
     if isinstance(orders, (str, bytes)) or not isinstance(orders, Sequence):
@@ -526,7 +526,7 @@ class Batch(NamedTuple):
 
 def collate(orders: Sequence[Order], pad_to: int | None = None) -> Batch:
     """One :class:`Batch` from ``orders``, right-padded to the longest (or to ``pad_to``)."""
-    orders = _orders("orders", orders)
+    orders = as_orders("orders", orders)
     longest = max(len(o) for o in orders)
     length = longest if pad_to is None else validate.integer("pad_to", pad_to, low=longest)
     ids = torch.zeros(len(orders), length, dtype=torch.long)
@@ -541,9 +541,11 @@ def batches(orders: Sequence[Order], batch_size: int = 64, *, shuffle: bool = Fa
             seed: int = 0, drop_last: bool = False) -> Iterator[Batch]:
     """Yield padded :class:`Batch` es of ``batch_size`` orders (shuffled with ``seed`` if
     ``shuffle``). Each batch is padded to its own longest order."""
-    orders = _orders("orders", orders)
+    orders = as_orders("orders", orders)
     batch_size = validate.integer("batch_size", batch_size, low=1)
     seed = validate.integer("seed", seed, low=0)
+    validate.boolean("shuffle", shuffle)
+    validate.boolean("drop_last", drop_last)
     index = np.random.default_rng(seed).permutation(len(orders)) if shuffle else \
         np.arange(len(orders))
     stop = len(orders) - len(orders) % batch_size if drop_last else len(orders)
@@ -559,7 +561,7 @@ def batches(orders: Sequence[Order], batch_size: int = 64, *, shuffle: bool = Fa
 def stats(orders: Sequence[Order]) -> dict[str, float]:
     """Counts a chapter can quote: orders, tokens, scored tokens, mean/max length, label shares,
     and the share of ingredients whose modifier is more than one word away."""
-    orders = _orders("orders", orders)
+    orders = as_orders("orders", orders)
     lengths = [len(o) for o in orders]
     labels = Counter(lab for o in orders for lab in o.labels if lab != NONE)
     scored = sum(labels.values())
@@ -599,6 +601,9 @@ def nearest_rule(order: Order) -> list[str]:
     """The labels a rule without clauses gives: each ingredient takes the nearest modifier and
     each dish the nearest quantity word anywhere in the order (ties: the earlier one). It is
     right most of the time and wrong exactly where the clause boundary matters."""
+    if not isinstance(order, Order):
+        raise TypeError(f"order must be a book.orders.Order (e.g. Order.from_text('一碗牛肉面')), "
+                        f"got {type(order).__name__}")
     toks = order.tokens
     out = []
     for i, tok in enumerate(toks):
@@ -678,10 +683,11 @@ def baselines(train: Sequence[Order], test: Sequence[Order], seed: int = 0,
     The MLPs train on ``train`` (``steps`` Adam steps of 256 tokens, seeded); the two rules
     need no training. Takes a few seconds for a few thousand orders.
     """
-    train, test = _orders("train", train), _orders("test", test)
+    train, test = as_orders("train", train), as_orders("test", test)
     seed = validate.integer("seed", seed, low=0)
     steps = validate.integer("steps", steps, low=1)
-    which = list(BASELINES) if which is None else list(which)
+    which = list(BASELINES) if which is None else \
+        validate.listed("which", which, "['token_only']")
     for name in which:
         validate.choice("baseline", name, list(BASELINES))
     out = {}

@@ -26,11 +26,19 @@ RELATIONS: dict[str, list[tuple[int, int]]] = {
 RELATED, SELF, OTHER = 4.0, 1.0, 0.0
 
 
+def _strings(name: str, values) -> list[str]:
+    values = validate.listed(name, values, "['一碗', '牛肉面']")
+    if not all(isinstance(v, str) for v in values):
+        raise TypeError(f"{name} must hold str only, got {values!r}")
+    return values
+
+
 def labels(tokens=None, glosses=None, *, short: bool = False) -> list[str]:
     """Unique axis labels "token (gloss)" (``short``: the token alone); repeated tokens get a
     subscript so that plotly keeps them apart."""
-    tokens = TOKENS if tokens is None else list(tokens)
-    glosses = GLOSSES if glosses is None else list(glosses)
+    tokens = TOKENS if tokens is None else _strings("tokens", tokens)
+    glosses = GLOSSES if glosses is None else _strings("glosses", glosses)
+    validate.boolean("short", short)
     if len(tokens) != len(glosses):
         raise ValueError(f"got {len(tokens)} tokens but {len(glosses)} glosses; "
                          "pass one gloss per token")
@@ -54,7 +62,7 @@ def relation_kinds_per_head(n_heads: int) -> list[list[str]]:
 
 def head_weights(kinds: list[str]) -> np.ndarray:
     """Illustrative attention weights (rows = queries) of one head that tracks ``kinds``."""
-    for kind in kinds:
+    for kind in validate.listed("kinds", kinds, "['quantity ↔ dish']"):
         validate.choice("relation kind", kind, list(RELATIONS))
     n = len(TOKENS)
     logits = np.full((n, n), OTHER)
@@ -88,6 +96,7 @@ def apple_contexts(d_model: int = 8, seed: int = 0) -> dict[str, float]:
     from .attention import scaled_dot_product_attention
 
     d_model = validate.integer("d_model", d_model, low=1, high=512)
+    seed = validate.seed(seed)
     rng = np.random.default_rng(seed)
     vocab = ["苹果", "很", "好吃", "手机", "贵"]
     emb = {w: rng.standard_normal(d_model) for w in vocab}

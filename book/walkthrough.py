@@ -135,7 +135,7 @@ def walkthrough(X, heads, W_O, mask=None, *, eps: float = EPS) -> dict[str, np.n
         else:
             S_masked = np.where(mask, S_scaled, -np.inf)
             steps[f"S{h}_masked"] = S_masked
-            A = attention.softmax_rows(S_masked)
+            A = attention.softmax(S_masked, axis=-1)
         steps[f"A{h}"] = A
         Z = A @ V  # row i: the values, averaged with token i's weights
         steps[f"Z{h}"] = Z
