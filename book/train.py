@@ -21,8 +21,8 @@ from pathlib import Path
 
 import torch
 
+from . import baselines, validate
 from . import orders as orders_mod
-from . import validate
 from .config import Config
 from .fit import History, fit
 from .model import (
@@ -200,7 +200,7 @@ def benchmark(threads: int = 2, progress: bool = False) -> dict:
               "steps": history.steps, "threads": threads,
               "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
               **evaluate(model, test)}
-    result["baselines"] = orders_mod.baselines(train, test)
+    result["baselines"] = baselines.baselines(train, test)
     print(f"TinyEncoder {model.extra_repr()}")
     print(f"held-out token accuracy {result['accuracy']:.4f} after {history.steps} steps in "
           f"{history.wall_time:.1f} s on {threads} thread(s) (load average "
