@@ -25,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "assignments"
 BUILD = ROOT / "build" / "assignments"
 

@@ -1,0 +1,1 @@
+"""Classroom assignments (placeholder while restructuring)."""
