@@ -1,25 +1,17 @@
-"""Assignments for classrooms: generate student notebooks and autograders, grade offline.
+"""Generate the assignments: otter's student notebooks, the student bundle, checked solutions.
 
-The instructor notebooks live in ``assignments/`` (otter-grader 7 format, exception-based
-tests; hidden tests call the book's own reference code). Usage, from the repository root::
-
-    python -m book.classroom assign             # → build/assignments/{student,autograder,...}
-    python -m book.classroom grade SUBMISSIONS  # → build/grades.csv (one row per question)
-    python -m book.classroom demo               # fake submissions (full, partial, blank), graded
-
-``otter grade`` needs Docker; this module grades with otter's Python API instead
-(``otter.api.grade_submission``), which runs each notebook in a fresh kernel here.
+``otter assign`` turns each instructor notebook in ``assignments/`` into a student notebook
+(solutions replaced by ``...``) with its public tests as files; the hidden tests are not in
+those notebooks at all: they are the cases of :mod:`book.classroom.specs`. After otter, every
+solution is graded through the real sandbox and must earn full marks, so a broken solution or
+a spec that disagrees with it stops generation.
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
-import json
 import shutil
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -28,6 +20,41 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "assignments"
 BUILD = ROOT / "build" / "assignments"
+
+# What a student installs (no `-e .`: the bundle carries no book code; the notebooks need none).
+STUDENT_REQUIREMENTS = """\
+# What you need for the attention assignments (Python 3.10 or newer).
+numpy==2.4.6
+torch==2.13.0
+otter-grader==7.0.0   # grader.check() in the notebooks
+jupyterlab==4.6.6
+ipykernel
+"""
+
+STUDENT_README = """\
+# Attention assignments
+
+Each folder holds one assignment: its notebook and the `tests/` folder that its
+`grader.check("q…")` cells read. Keep the two together; you may rename the notebook.
+
+## Set up once
+
+```bash
+python3 -m venv .venv
+.venv/bin/pip install -r requirements.txt        # Windows: .venv\\Scripts\\pip ...
+.venv/bin/jupyter lab
+```
+
+(torch is only needed for `02_mha_torch`; on a machine without a GPU,
+`pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu` is smaller.)
+
+## Work and hand in
+
+Fill in every `...`, run each `grader.check(...)` cell to see the public tests, then hand in
+the `.ipynb` file. The public checks are worth one point of each question's ten: hidden tests
+call your functions on other inputs. Your notebook is graded in a fresh kernel from top to
+bottom, so make sure "Restart kernel and run all cells" works.
+"""
 
 # For the demo and the tests: a plausible partly wrong solution of each assignment, made by
 # replacing lines of the instructor's solution (each pair must match exactly once).
@@ -54,100 +81,84 @@ class AssignmentError(RuntimeError):
 
 
 def sources(folder: Path = SOURCES) -> list[Path]:
+    """The instructor notebooks (``*.ipynb``) in ``folder``."""
     found = sorted(Path(folder).glob("*.ipynb"))
     if not found:
         raise FileNotFoundError(f"no instructor notebooks (*.ipynb) in {folder}")
     return found
 
 
-def generate(out: Path = BUILD, source_dir: Path = SOURCES) -> dict[str, dict[str, Path]]:
-    """Run ``otter assign`` on every instructor notebook; collect the outputs under ``out``.
+def generate(out: Path = BUILD, source_dir: Path = SOURCES, *,
+             check_solutions: bool = True) -> dict[str, dict[str, Path]]:
+    """Run ``otter assign`` on every instructor notebook; write the student bundle.
 
-    Otter runs each question's tests against the solution and fails on a broken solution: that
-    failure is raised as :class:`AssignmentError` with otter's log. Returns, per assignment,
-    the paths of the student notebook, the autograder zip and the solutions notebook.
+    Layout under ``out``: ``student/`` (the bundle: README, requirements, one folder per
+    assignment with its notebook and public ``tests/``), ``student-bundle.zip`` (the same,
+    zipped), ``solutions/`` and ``otter/`` (private). Raises :class:`AssignmentError` when otter
+    fails or a solution does not earn full marks from the hidden cases. Returns, per
+    assignment, the paths of the student notebook, its tests folder and the solutions notebook.
     """
+    from . import specs
+
     out = Path(out)
-    for sub in ("student", "autograder", "solutions"):
+    student = out / "student"
+    if student.exists():
+        shutil.rmtree(student)
+    for sub in ("student", "solutions"):
         (out / sub).mkdir(parents=True, exist_ok=True)
+    stems = {a.stem for a in specs.ASSIGNMENTS.values()}
     result = {}
     for src in sources(source_dir):
+        if src.stem not in stems:
+            raise AssignmentError(f"{src.name} has no hidden cases in book/classroom/specs.py "
+                                  f"(known: {sorted(stems)}); add an Assignment there")
         work = out / "otter" / src.stem
         if work.exists():
             shutil.rmtree(work)
         proc = subprocess.run([sys.executable, "-m", "otter", "assign", str(src), str(work)],
                               capture_output=True, text=True, cwd=src.parent)
-        zips = sorted((work / "autograder").glob("*.zip")) if work.exists() else []
-        if proc.returncode != 0 or not zips:
+        made = work / "student" / src.name
+        if proc.returncode != 0 or not made.exists():
             raise AssignmentError(f"otter assign failed for {src.name} (exit {proc.returncode}); "
                                   f"is every solution correct?\n{proc.stdout[-3000:]}"
                                   f"\n{proc.stderr[-3000:]}")
-        paths = {"student": out / "student" / src.name,
-                 "autograder": out / "autograder" / f"{src.stem}.zip",
+        folder = student / src.stem
+        shutil.copytree(work / "student", folder)
+        paths = {"student": folder / src.name, "tests": folder / "tests",
                  "solutions": out / "solutions" / src.name}
-        shutil.copy2(work / "student" / src.name, paths["student"])
-        shutil.copy2(zips[-1], paths["autograder"])
         shutil.copy2(work / "autograder" / src.name, paths["solutions"])
         result[src.stem] = paths
+    (student / "requirements.txt").write_text(STUDENT_REQUIREMENTS, encoding="utf-8")
+    (student / "README.md").write_text(STUDENT_README, encoding="utf-8")
+    _zip(student, out / "student-bundle.zip")
+    if check_solutions:
+        _check_solutions(result)
     return result
 
 
-def assignment_name(notebook: Path) -> str:
-    """The otter assignment name recorded in a (student or solution) notebook's metadata."""
-    nb = nbformat.read(notebook, as_version=4)
-    name = nb.metadata.get("otter", {}).get("assignment_name")
-    if not name:
-        raise ValueError(f"{notebook} carries no otter assignment name: is it a student "
-                         "notebook from `make assignments`?")
-    return name
+def _zip(folder: Path, target: Path) -> None:
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                z.write(path, Path("attention-assignments") / path.relative_to(folder))
 
 
-def _autograders(folder: Path) -> dict[str, Path]:
-    by_name = {}
-    for zip_path in sorted(Path(folder).glob("*.zip")):
-        with zipfile.ZipFile(zip_path) as z:
-            by_name[json.loads(z.read("otter_config.json"))["assignment_name"]] = zip_path
-    if not by_name:
-        raise FileNotFoundError(f"no autograder zips in {folder}; run `make assignments` first")
-    return by_name
+def _check_solutions(generated: dict[str, dict[str, Path]]) -> None:
+    """Grade every solution in the sandbox; anything short of full marks is an error."""
+    import tempfile
 
+    from .grading import grade
 
-def grade(submissions: Path, autograders: Path = BUILD / "autograder",
-          csv_path: Path | None = ROOT / "build" / "grades.csv", progress: bool = True) -> list:
-    """Grade every ``*.ipynb`` under ``submissions`` offline; write one CSV row per question.
-
-    Columns: submission, assignment, question, score, possible. Each notebook is matched to
-    its autograder by the assignment name in its metadata.
-    """
-    from otter.api import grade_submission
-    from tqdm.auto import tqdm
-
-    submissions = Path(submissions)
-    if not submissions.is_dir():
-        raise FileNotFoundError(f"SUBMISSIONS={submissions} is not a folder of notebooks")
-    notebooks = sorted(submissions.rglob("*.ipynb"))
-    if not notebooks:
-        raise FileNotFoundError(f"no .ipynb files under {submissions}")
-    zips = _autograders(autograders)
-    rows = []
-    for nb_path in tqdm(notebooks, desc="grading", disable=not progress):
-        name = assignment_name(nb_path)
-        if name not in zips:
-            raise ValueError(f"{nb_path.name} is for assignment {name!r}, which has no "
-                             f"autograder in {autograders} (known: {sorted(zips)})")
-        results = grade_submission(str(nb_path), str(zips[name]), quiet=True)
-        for question, r in sorted(results.results.items()):
-            rows.append({"submission": str(nb_path.relative_to(submissions)),
-                         "assignment": name, "question": question,
-                         "score": r.score, "possible": r.possible})
-    if csv_path is not None:
-        csv_path = Path(csv_path)
-        csv_path.parent.mkdir(parents=True, exist_ok=True)
-        with csv_path.open("w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-    return rows
+    with tempfile.TemporaryDirectory(prefix="solutions-") as tmp:
+        for stem, paths in generated.items():
+            shutil.copy2(paths["solutions"], Path(tmp) / f"{stem}.ipynb")
+        rows = grade(tmp, None, progress=False)
+    wrong = [r for r in rows if r["status"] != "graded" or r["score"] != r["possible"]]
+    if wrong:
+        lines = "\n".join(f"  {r['submission']} {r['question']}: {r['score']}/{r['possible']} "
+                          f"{r['detail']}" for r in wrong)
+        raise AssignmentError(f"a solution does not earn full marks from the hidden cases; is "
+                              f"every solution correct?\n{lines}")
 
 
 def fake_submissions(generated: dict[str, dict[str, Path]], out: Path) -> list[Path]:
@@ -171,55 +182,3 @@ def fake_submissions(generated: dict[str, dict[str, Path]], out: Path) -> list[P
         nbformat.write(nb, partial)
         made += [full, partial, blank]
     return made
-
-
-def _summary(rows: list) -> str:
-    totals: dict[tuple[str, str], list[float]] = {}
-    for r in rows:
-        t = totals.setdefault((r["assignment"], r["submission"]), [0.0, 0.0])
-        t[0] += r["score"]
-        t[1] += r["possible"]
-    return "\n".join(f"  {sub:45} {score:5.1f} / {possible:g}"
-                     for (_, sub), (score, possible) in sorted(totals.items()))
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m book.classroom", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_assign = sub.add_parser("assign", help="generate student notebooks and autograders")
-    p_assign.add_argument("--out", type=Path, default=BUILD)
-    p_grade = sub.add_parser("grade", help="grade a folder of submitted notebooks")
-    p_grade.add_argument("submissions", type=Path)
-    p_grade.add_argument("--autograders", type=Path, default=BUILD / "autograder")
-    p_grade.add_argument("--csv", type=Path, default=ROOT / "build" / "grades.csv")
-    p_demo = sub.add_parser("demo", help="generate, make 3 fake submissions each, grade them")
-    p_demo.add_argument("--out", type=Path, default=BUILD)
-    args = parser.parse_args(argv)
-
-    if args.command in ("assign", "demo"):
-        start = time.perf_counter()
-        generated = generate(args.out)
-        print(f"generated {len(generated)} assignments in {time.perf_counter() - start:.1f} s:")
-        for stem, paths in generated.items():
-            print(f"  {stem}: {paths['student'].relative_to(ROOT)}, "
-                  f"{paths['autograder'].relative_to(ROOT)}")
-        print("hand out build/assignments/student/; keep build/assignments/autograder/ private "
-              "(it holds the hidden tests)")
-        if args.command == "assign":
-            return 0
-        submissions = fake_submissions(generated, args.out / "fake_submissions")
-        args.submissions = args.out / "fake_submissions"
-        args.autograders = args.out / "autograder"
-        args.csv = args.out / "fake_grades.csv"
-        print(f"made {len(submissions)} fake submissions in {args.submissions.relative_to(ROOT)}")
-    start = time.perf_counter()
-    rows = grade(args.submissions, args.autograders, args.csv)
-    print(f"graded {len({r['submission'] for r in rows})} submissions in "
-          f"{time.perf_counter() - start:.1f} s → {args.csv}")
-    print(_summary(rows))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
