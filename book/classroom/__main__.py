@@ -29,6 +29,7 @@ def main(argv=None) -> int:
     p_grade = sub.add_parser("grade", help="grade a folder of submitted notebooks")
     p_grade.add_argument("submissions", type=Path)
     p_grade.add_argument("--csv", type=Path, default=ROOT / "build" / "grades.csv")
+    sub.add_parser("check-sandbox", help="try hostile things inside a sandbox, print the outcome")
     p_demo = sub.add_parser("demo", help="generate, make 3 fake submissions each, grade them")
     p_demo.add_argument("--out", type=Path, default=BUILD)
     for p in (p_grade, p_demo):
@@ -39,6 +40,12 @@ def main(argv=None) -> int:
                        help="wall-clock seconds per notebook")
     args = parser.parse_args(argv)
 
+    if args.command == "check-sandbox":
+        from .sandbox import self_check
+
+        report = self_check()
+        print(report)
+        return 0 if "ALLOWED" not in report and "bubblewrap" in report else 1
     if args.command in ("assign", "demo"):
         start = time.perf_counter()
         generated = generate(args.out)

@@ -188,6 +188,18 @@ def decode(obj, depth: int = 0):
     raise BadData(f"unexpected value of kind {str(kind)[:30]!r}")
 
 
+def _printed(cells, cap: int = 8000) -> str:
+    """What the notebook's cells printed (stdout and errors), at most ``cap`` characters."""
+    parts = []
+    for cell in cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stdout":
+                parts.append(str(out.get("text", "")))
+            elif out.get("output_type") == "error":
+                parts.append(f"{out.get('ename')}: {out.get('evalue')}\n")
+    return "".join(parts)[-cap:]
+
+
 def _first_error(nb) -> str:
     for index, cell in enumerate(nb.cells):
         for out in cell.get("outputs", []):
@@ -238,6 +250,7 @@ def run(notebook: str, cases: str, cell_timeout: float) -> dict:
         report.update(status="crash", detail=f"{type(error).__name__}: {str(error)[:200]}")
         return report
     report["detail"] = _first_error(nbformat.from_dict({"cells": nb.cells[:n_cells]}))
+    report["outputs"] = _printed(nb.cells[:n_cells])
     try:
         fd = os.open(results_path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, encoding="utf-8") as f:

@@ -148,7 +148,7 @@ def bwrap_command(in_dir: Path, limits: Limits) -> list[str]:
             "--size", size, "--tmpfs", "/tmp",
             "--ro-bind", str(in_dir), INSIDE_IN,
             "--size", size, "--tmpfs", INSIDE_WORK,
-            "--chdir", INSIDE_WORK]
+            "--remount-ro", "/", "--chdir", INSIDE_WORK]
     return cmd
 
 
@@ -248,3 +248,55 @@ def _kill(proc: subprocess.Popen) -> None:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         pass
+
+
+PROBE = '''
+import os, site, socket
+def attempt(what, action):
+    try:
+        result = action()
+        print(f"ALLOWED  {what}: {str(result)[:100]}")
+    except BaseException as error:
+        print(f"blocked  {what}: {type(error).__name__}: {str(error)[:100]}")
+root, others = ROOT, OTHERS
+attempt("import the book's reference code (book.attention)",
+        lambda: __import__("book.attention").__file__)
+attempt("patch the comparison (import book.classroom.specs)",
+        lambda: __import__("book.classroom.specs"))
+attempt("read the hidden tests (book/classroom/specs.py)",
+        lambda: open(os.path.join(root, "book", "classroom", "specs.py")).read(60))
+attempt("read an instructor notebook", lambda: open(
+        os.path.join(root, "assignments", "01_attention_numpy.ipynb")).read(60))
+attempt("list the solutions and otter's autograders",
+        lambda: os.listdir(os.path.join(root, "build", "assignments")))
+attempt("write into the teacher's folder",
+        lambda: open(os.path.join(root, "SANDBOX_ESCAPE.txt"), "w").write("x"))
+for other in others:
+    attempt(f"overwrite {other}", lambda: open(other, "w").write("{}"))
+attempt("write a .pth into site-packages", lambda: open(
+        os.path.join(site.getsitepackages()[0], "zz_grading_hack.pth"), "w").write("import os"))
+attempt("open a network socket to 1.1.1.1:80",
+        lambda: socket.create_connection(("1.1.1.1", 80), timeout=3))
+attempt("resolve pypi.org", lambda: socket.getaddrinfo("pypi.org", 443))
+print("sees /:", sorted(os.listdir("/")), "; processes:",
+      len([p for p in os.listdir("/proc") if p.isdigit()]))
+'''
+
+
+def self_check(root: Path | None = None, others: tuple = (), *,
+               force_fallback: bool = False) -> str:
+    """Run hostile attempts inside a sandbox, as a notebook cell; return what it printed.
+
+    ``root`` is the teacher's checkout (default: this one) and ``others`` paths a submission
+    might try to overwrite. Each line reads ``blocked …`` or ``ALLOWED …``.
+    """
+    import nbformat
+
+    root = Path(root) if root is not None else Path(__file__).resolve().parents[2]
+    code = PROBE.replace("ROOT, OTHERS", f"{str(root)!r}, {[str(p) for p in others]!r}")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    outcome = run_submission(nbformat.writes(nb).encode(), "probe.ipynb", [],
+                             force_fallback=force_fallback)
+    if outcome.report is None:
+        return f"the probe did not run: {outcome.reason}"
+    return f"isolation: {outcome.isolation}\n" + str(outcome.report.get("outputs", ""))
