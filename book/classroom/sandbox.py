@@ -231,7 +231,7 @@ def run_submission(notebook: bytes, name: str, cases: list, limits: Limits = Lim
                            mode)
         try:
             report = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return Outcome(None, "crash: the sandbox's report is not JSON", seconds, mode)
         if not isinstance(report, dict):
             return Outcome(None, "crash: the sandbox's report is not an object", seconds, mode)
