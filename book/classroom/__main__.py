@@ -63,7 +63,9 @@ def main(argv=None) -> int:
         print(f"made {len(made)} fake submissions in {_shown(args.submissions)}")
     mode = isolation()
     if mode != "bubblewrap":
-        print(f"WARNING: bubblewrap (bwrap) not found: notebooks run as plain subprocesses with "
+        from .sandbox import bwrap_problem
+
+        print(f"WARNING: {bwrap_problem()}: notebooks run as plain subprocesses with "
               f"time and memory limits only. Isolation is REDUCED: a submission can read your "
               f"files and import the book's reference code. {INSTALL_HINT}.", file=sys.stderr)
     limits = Limits(wall_seconds=args.timeout,

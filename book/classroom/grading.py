@@ -17,6 +17,7 @@ import io
 import json
 import os
 import secrets
+import warnings
 import zipfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -218,6 +219,9 @@ def grade(submissions, csv_path=None, *, seed: int | None = None,
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs={jobs!r} must be a positive integer")
     limits = limits or sandbox.Limits()
+    if sandbox.isolation(force_fallback) != "bubblewrap":
+        warnings.warn(f"{sandbox.bwrap_problem() or 'sandbox disabled'}: grading without a "
+                      f"sandbox, isolation is REDUCED; {sandbox.INSTALL_HINT}", stacklevel=2)
     seed = secrets.randbits(32) if seed is None else seed
     items = collect(submissions)
     if not items:

@@ -68,9 +68,38 @@ class Outcome:
     isolation: str
 
 
+_WORKS: dict[str, str] = {}
+
+
 def bwrap() -> str | None:
-    """The bubblewrap executable, or None where it is not installed."""
-    return shutil.which("bwrap")
+    """The bubblewrap executable, or None where it is missing or cannot make a sandbox here.
+
+    Installed is not enough: inside some containers user namespaces are forbidden and bwrap
+    fails at once. One trial run (cached) tells; :func:`bwrap_problem` says why it failed.
+    """
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return None
+    if exe not in _WORKS:
+        try:
+            proc = subprocess.run([exe, "--unshare-all", "--unshare-user", "--uid", "65534",
+                                   "--gid", "65534", "--die-with-parent", "--ro-bind", "/", "/",
+                                   "--proc", "/proc", "--dev", "/dev", "true"],
+                                  capture_output=True, text=True, timeout=30)
+            _WORKS[exe] = "" if proc.returncode == 0 else (proc.stderr.strip()[-200:]
+                                                          or f"exit {proc.returncode}")
+        except (OSError, subprocess.TimeoutExpired) as error:
+            _WORKS[exe] = str(error)
+    return exe if not _WORKS[exe] else None
+
+
+def bwrap_problem() -> str:
+    """Why bubblewrap is unusable here ("" when it works)."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return "bwrap is not installed"
+    bwrap()
+    return f"bwrap cannot create a sandbox here: {_WORKS[exe]}" if _WORKS[exe] else ""
 
 
 def isolation(force_fallback: bool = False) -> str:
@@ -126,7 +155,7 @@ def bwrap_command(in_dir: Path, limits: Limits) -> list[str]:
     """The bwrap command line that runs the runner on the folder ``in_dir``."""
     exe = bwrap()
     if exe is None:
-        raise FileNotFoundError(f"bwrap is not installed; {INSTALL_HINT}")
+        raise FileNotFoundError(f"{bwrap_problem()}; {INSTALL_HINT}")
     cmd = [exe, "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534",
            "--die-with-parent", "--new-session", "--hostname", "grading",
            "--ro-bind", "/usr", "/usr"]
