@@ -161,3 +161,13 @@ def test_book_exercises_and_assignments_agree(generated, name, func, exercise):
                                       or c.source.startswith(f"def {func}(")):
             exec(c.source, namespace)
     assert checks.check(exercise, namespace[func]).ok
+
+
+def test_without_bubblewrap_grading_warns_and_still_scores_outside(generated, tmp_path):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    shutil.copy2(generated["03_kv_cache"]["solutions"], folder / "full.ipynb")
+    with pytest.warns(UserWarning, match="isolation is REDUCED"):
+        rows = classroom.grade(folder, None, progress=False, force_fallback=True)
+    assert [r["status"] for r in rows] == ["graded"] * 3
+    assert sum(r["score"] for r in rows) == sum(r["possible"] for r in rows) == 30

@@ -26,7 +26,8 @@ from pathlib import Path
 
 from . import runner, sandbox, specs
 
-FIELDS = ["submission", "assignment", "question", "score", "possible", "status", "detail"]
+FIELDS = ["submission", "assignment", "question", "score", "possible", "status", "detail",
+          "seconds"]
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 MAX_ZIP_MEMBERS = 200
 
@@ -239,9 +240,13 @@ def grade(submissions, csv_path=None, *, seed: int | None = None,
                 try:
                     new, seconds = future.result()
                 except Exception as error:  # noqa: BLE001 - one file never stops the batch
-                    new = [{"submission": item.label, "assignment": "", "question": "",
-                            "score": 0, "possible": "", "status": "error",
-                            "detail": f"grader error: {type(error).__name__}: {error}"[:300]}]
+                    new, seconds = [{"submission": item.label, "assignment": "", "question": "",
+                                     "score": 0, "possible": "", "status": "error",
+                                     "detail": f"grader error: {type(error).__name__}: "
+                                               f"{error}"[:300]}], 0.0
+                for row in new:
+                    row.setdefault("seconds", round(seconds, 2) if row["status"] != "skipped"
+                                   else "")
                 writer.write(new)
                 rows += new
                 bar.update(1)
