@@ -134,6 +134,10 @@ def test_grade_bad_input(tmp_path):
         classroom.grade(tmp_path)
     with pytest.raises(ValueError, match="jobs=0"):
         classroom.grade(tmp_path, jobs=0)
+    with pytest.raises(ValueError, match="seed=-1"):
+        classroom.grade(tmp_path, seed=-1)
+    with pytest.raises(TypeError, match="limits must be"):
+        classroom.grade(tmp_path, limits={"wall_seconds": 5})
     with pytest.raises(ValueError, match="cell_seconds"):
         classroom.Limits(wall_seconds=5, cell_seconds=10)
     with pytest.raises(ValueError, match="memory_mb"):

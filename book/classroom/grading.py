@@ -219,7 +219,12 @@ def grade(submissions, csv_path=None, *, seed: int | None = None,
         raise FileNotFoundError(f"SUBMISSIONS={submissions} is not a folder of notebooks")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs={jobs!r} must be a positive integer")
-    limits = limits or sandbox.Limits()
+    limits = sandbox.Limits() if limits is None else limits
+    if not isinstance(limits, sandbox.Limits):
+        raise TypeError(f"limits must be a book.classroom.Limits, got {type(limits).__name__}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"seed={seed!r} must be a non-negative integer (or None for a fresh "
+                         "random seed)")
     if sandbox.isolation(force_fallback) != "bubblewrap":
         warnings.warn(f"{sandbox.bwrap_problem() or 'sandbox disabled'}: grading without a "
                       f"sandbox, isolation is REDUCED; {sandbox.INSTALL_HINT}", stacklevel=2)
