@@ -112,6 +112,15 @@ def test_rows_are_written_as_computed_and_a_stale_csv_never_looks_fresh(tmp_path
     assert csv_path.exists() and not (tmp_path / "grades.csv.incomplete").exists()
 
 
+def test_a_file_name_cannot_become_a_spreadsheet_formula(tmp_path):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "=HYPERLINK(1).txt").write_text("x")
+    grading.grade(folder, tmp_path / "grades.csv", progress=False)
+    [row] = grading.read_csv(tmp_path / "grades.csv")
+    assert row["submission"] == "'=HYPERLINK(1).txt"
+
+
 def test_a_grader_error_on_one_file_becomes_its_error_row(tmp_path, monkeypatch):
     folder = tmp_path / "subs"
     folder.mkdir()

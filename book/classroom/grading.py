@@ -262,6 +262,14 @@ def grade(submissions, csv_path=None, *, seed: int | None = None,
     return rows
 
 
+def _cell(value):
+    """A CSV cell that a spreadsheet shows as text: file names and error messages come from
+    students, and a cell starting with = + - @ would be run as a formula."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 class _Writer:
     """Rows to ``<csv>.incomplete``, flushed one submission at a time; renamed when done."""
 
@@ -282,7 +290,7 @@ class _Writer:
 
     def write(self, rows: list[dict]) -> None:
         if self.file is not None:
-            self.csv.writerows(rows)
+            self.csv.writerows([{k: _cell(v) for k, v in r.items()} for r in rows])
             self.file.flush()
             os.fsync(self.file.fileno())
 
