@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from . import validate
+from . import timing, validate
 from .attention import scaled_dot_product_attention, softmax
 
 
@@ -241,8 +241,6 @@ def generation_times(model: TinyDecoder, prompt, lengths, *, repeats: int = 1) -
     step (best of ``repeats``), their ratio (the speed-up) and whether both produced the same
     tokens. A short generation each way runs first, untimed, to warm up.
     """
-    from . import timing
-
     if not isinstance(model, TinyDecoder):
         raise TypeError(f"model must be a TinyDecoder, got {type(model).__name__}")
     lengths = [validate.integer("n_new", n, low=1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import validate
-from .attention import softmax
+from .attention import scaled_dot_product_attention, softmax
 
 TOKENS = ["一碗", "牛肉面", "，", "不要", "香菜", "，", "多加", "辣"]
 GLOSSES = ["a bowl of", "beef noodles", ",", "no", "coriander", ",", "add extra", "chili"]
@@ -93,8 +93,6 @@ def apple_contexts(d_model: int = 8, seed: int = 0) -> dict[str, float]:
     attention layer (random projections, seeded) each 苹果 has mixed in its context, so the two
     vectors differ. Returns the cosine similarity before and after.
     """
-    from .attention import scaled_dot_product_attention
-
     d_model = validate.integer("d_model", d_model, low=1, high=512)
     seed = validate.seed(seed)
     rng = np.random.default_rng(seed)

@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from . import attention, masks, validate
+from .mha import MultiHeadSelfAttention
 
 TOKENS = ("我", "爱", "你")
 GLOSSES = ("I", "love", "you")
@@ -255,8 +256,6 @@ def heads_from_module(layer) -> tuple[tuple[tuple[np.ndarray, ...], ...], np.nda
     h·d_k … (h+1)·d_k − 1. Then ``walkthrough(X, *heads_from_module(layer))["output"]`` equals
     ``layer(X[None])[0]``.
     """
-    from .mha import MultiHeadSelfAttention  # local import: mha is heavier and optional here
-
     if not isinstance(layer, MultiHeadSelfAttention):
         raise TypeError(f"layer must be a MultiHeadSelfAttention, got {type(layer).__name__}")
     linears = (layer.w_q, layer.w_k, layer.w_v, layer.w_o)
