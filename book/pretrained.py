@@ -432,6 +432,21 @@ class SentenceModel:
                 "maps": torch.stack([m[0] for m in maps]).numpy(), "hidden": h[0].numpy()}
 
 
+def view_data(model: SentenceModel, text: str) -> dict:
+    """What the head and model views of chapter 8b draw for one text: unique token
+    ``labels``, ``maps`` (layers, heads, n, n; rows = queries, columns = keys), ``n_unk``
+    (tokens the vocabulary lacks) and a ``caption``."""
+    if not isinstance(model, SentenceModel):
+        raise TypeError(f"model must be a SentenceModel (book.pretrained.load()), got "
+                        f"{type(model).__name__}")
+    d = model.attention(text)
+    n_unk = d["tokens"].count("[UNK]")
+    caption = f"“{text}”: {len(d['tokens'])} tokens" + (
+        f", {n_unk} of them [UNK] (not in the vocabulary)" if n_unk else "")
+    return {"text": text, "labels": d["labels"], "maps": d["maps"], "n_unk": n_unk,
+            "caption": caption}
+
+
 # --- editing the weights inside chosen heads (ablations) -------------------------------------
 
 class WeightEdit(nn.Module):
