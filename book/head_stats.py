@@ -338,7 +338,7 @@ def sink_test(model: SentenceModel, sentences) -> dict:
     """
     _check(model)
     texts = _texts(sentences)
-    toks, ids, real = model._batch(texts)
+    toks, ids, real = model.batch(texts)
     base = model.embed(texts)
     with torch.no_grad(), edited_attention(model) as m:
         _, maps = m.encoder(ids, padding_mask=real, need_weights=True)

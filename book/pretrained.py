@@ -385,7 +385,8 @@ class SentenceModel:
         return Tokens(text, list(enc.tokens), list(enc.ids), list(enc.word_ids),
                       [tuple(o) for o in enc.offsets])
 
-    def _batch(self, texts):
+    def batch(self, texts):
+        """Tokenise and pad: (tokens, ids (batch, n) int64, real (batch, n) bool)."""
         if isinstance(texts, str):
             texts = [texts]
         if not isinstance(texts, (list, tuple)) or not texts:
@@ -402,7 +403,7 @@ class SentenceModel:
     def hidden(self, texts) -> tuple[list[Tokens], torch.Tensor, torch.Tensor]:
         """Token vectors (batch, n, d_model) of the last layer, with the tokens and the
         padding mask (True = real token)."""
-        toks, ids, real = self._batch(texts)
+        toks, ids, real = self.batch(texts)
         with torch.no_grad():
             h = self.encoder(ids, padding_mask=real if not bool(real.all()) else None)
         return toks, h, real

@@ -48,7 +48,7 @@ def hf_model():
 
 def hf_embed(hf_model, model, texts):
     """sentence-transformers' recipe on transformers' BertModel: mean pooling, unit length."""
-    _, ids, real = model._batch(texts)
+    _, ids, real = model.batch(texts)
     with torch.no_grad():
         h = hf_model(input_ids=ids, attention_mask=real.long()).last_hidden_state
     m = real[..., None].float()
@@ -59,7 +59,7 @@ def hf_embed(hf_model, model, texts):
 
 def test_equals_transformers_bert(model, hf_model):
     """Token vectors of a padded batch, and the sentence vectors, to float32 rounding."""
-    _, ids, real = model._batch(TEXTS)
+    _, ids, real = model.batch(TEXTS)
     with torch.no_grad():
         theirs = hf_model(input_ids=ids, attention_mask=real.long()).last_hidden_state
         ours = model.encoder(ids, padding_mask=real)
