@@ -24,6 +24,7 @@ from .widgets import LiveExplorer
 
 COLORSCALE = "Blues"  # light = low weight, dark = high: reads the same in greyscale
 GRID = (3, 4)  # the model view's 12 heads
+MODEL_VIEW_TOKENS = 12  # longer sentences would draw cells under 12 px in a 1280 px page
 KIND_COLORS = {"[CLS]": "#1f3b73", "[SEP]": "#b3261e", "periods and commas": "#c77700",
                "previous token": "#2e7d32", "next token": "#7a4fa0", "same token": "#7a7a7a"}
 
@@ -95,12 +96,20 @@ def head_view(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.F
     return fig
 
 
-def model_view(model, texts, names=None, layer: int = 0) -> go.Figure:
+def model_view(model, texts, names=None, layer: int = 0,
+               max_tokens: int = MODEL_VIEW_TOKENS) -> go.Figure:
     """A layer's 12 heads side by side: the dropdown picks the sentence, the slider the layer.
 
     One heatmap per head and sentence (the dropdown shows one sentence's 12); each slider step
-    restyles all of them, so the two controls combine."""
+    restyles all of them, so the two controls combine. Sentences longer than ``max_tokens``
+    tokens raise: their cells would be too small to read (use :func:`head_view`)."""
     views, names = _views(model, texts, names)
+    max_tokens = validate.integer("max_tokens", max_tokens, low=1)
+    for v in views:
+        if len(v["labels"]) > max_tokens:
+            raise ValueError(f"{v['text']!r} has {len(v['labels'])} tokens; the model view "
+                             f"draws at most max_tokens={max_tokens} legibly. Use a shorter "
+                             "sentence, or head_view for this one")
     c = model.config
     layer = validate.integer("layer", layer, low=0, high=c.n_layers - 1)
     rows, cols = GRID
@@ -332,7 +341,7 @@ def model_view_live(model=None, text: str = "one bowl of beef noodles, no corian
                              layout={"width": "520px"}),
         "layer": widgets.IntSlider(value=0, min=0, max=c.n_layers - 1, description="layer"),
     }
-    fig = model_view(model, [text])
+    fig = model_view(model, [text], max_tokens=pretrained.MAX_TOKENS)
     fig.layout.updatemenus, fig.layout.sliders = [], []
     explorer = LiveExplorer(fig, controls, redraw)
     explorer.message = message

@@ -41,7 +41,9 @@ def test_head_view_controls(model):
 
 
 def test_model_view_controls(model):
-    fig = ch.model_view(model, TEXTS)
+    with pytest.raises(ValueError, match="at most max_tokens=12"):
+        ch.model_view(model, TEXTS)
+    fig = ch.model_view(model, TEXTS, max_tokens=20)
     assert len(fig.data) == 24 and fig.layout.height <= 880
     steps = fig.layout.sliders[0].steps
     assert len(steps) == 6 and len(steps[0].args[0]["z"]) == 24
