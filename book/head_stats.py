@@ -134,6 +134,16 @@ def _check(model):
     return model
 
 
+def _check_maps(maps) -> list[dict]:
+    if not isinstance(maps, (list, tuple)) or not maps:
+        raise ValueError("maps must be a non-empty list: pass all_maps(model, sentences)")
+    for d in maps:
+        if not (isinstance(d, dict) and {"maps", "tokens", "words"} <= set(d)):
+            raise TypeError("each entry of maps must be a dict from SentenceModel.attention "
+                            "(keys 'maps', 'tokens', 'words'): pass all_maps(model, sentences)")
+    return list(maps)
+
+
 def _texts(sentences) -> list[str]:
     if isinstance(sentences, str) or not isinstance(sentences, (list, tuple)) or not sentences:
         raise TypeError("sentences must be a non-empty list of str")
@@ -156,8 +166,7 @@ def token_shares(maps: list[dict]) -> dict:
     Kinds: "[CLS]", "[SEP]", "periods and commas", "previous token", "same token",
     "next token". Returns {kind: {"mass": (L, H), "even": float}} and "[SEP] → [SEP]".
     """
-    if not maps:
-        raise ValueError("maps is empty: pass all_maps(model, sentences)")
+    maps = _check_maps(maps)
     sums: dict[str, list] = {}
     evens: dict[str, list] = {}
     sep_self = []
@@ -203,8 +212,7 @@ def entropies(maps: list[dict]) -> dict:
     """Mean row entropy in nats per (layer, head): ``all`` rows, the [CLS] row alone
     (``cls``), the largest single weight of a row (``max_weight``, mean over rows), and
     ``even``: the mean of log n (a uniform row)."""
-    if not maps:
-        raise ValueError("maps is empty: pass all_maps(model, sentences)")
+    maps = _check_maps(maps)
     ent, cls, top, even = [], [], [], []
     for d in maps:
         w = np.clip(d["maps"], 1e-12, 1.0)
@@ -264,6 +272,7 @@ def relation_accuracy(pairs: list[dict], maps: list[dict], offsets=(-3, -2, -1, 
     ``accuracy`` (L, H), ``offset`` {k: accuracy of always answering the word k places on},
     ``chance`` (mean of 1 / (words − 1)) and ``n`` (pairs used).
     """
+    maps = _check_maps(maps)
     use = [p for p in pairs if sentences is None or p["sentence"] in set(sentences)]
     if not use:
         raise ValueError("no pairs to score: pass labelled_pairs(model) and valid sentences")

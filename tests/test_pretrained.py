@@ -259,6 +259,13 @@ def test_positional_heads_really_look_next_door(maps):
             assert np.mean([w[i, i + k] for i in rows]) > 0.3
 
 
+def test_bad_maps():
+    with pytest.raises(ValueError, match="all_maps"):
+        S.token_shares([])
+    with pytest.raises(TypeError, match="SentenceModel.attention"):
+        S.entropies([np.zeros((2, 2))])
+
+
 def test_entropies(maps):
     e = S.entropies(maps)
     assert (e["all"] >= 0).all() and (e["all"] <= e["even"] + 1.5).all()
