@@ -123,8 +123,11 @@ def model_view(model, texts, names=None, layer: int = 0,
                 colorbar={"title": {"text": "weight"}, "len": 0.4, "y": 0.8},
                 hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}}<br>weight %{{z:.2f}}"
                               "<extra></extra>"), row=h // cols + 1, col=h % cols + 1)
-    fig.update_xaxes(showticklabels=False, categoryorder="array")
-    fig.update_yaxes(showticklabels=False, categoryorder="array")
+    fig.update_xaxes(showticklabels=False, categoryorder="array", tickfont_size=10,
+                     tickangle=-90)
+    fig.update_yaxes(showticklabels=False, categoryorder="array", tickfont_size=10)
+    fig.update_yaxes(showticklabels=True, col=1)  # token labels on the outer edges only
+    fig.update_xaxes(showticklabels=True, row=rows)
     titles = [a.to_plotly_json() for a in fig.layout.annotations]
     n_axes = c.n_heads
 
@@ -149,9 +152,9 @@ def model_view(model, texts, names=None, layer: int = 0,
         annotations=titles + [_caption(views[0]["caption"], 1.06)], height=820,
         updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
                       "xanchor": "left", "y": 1.12, "yanchor": "bottom"}],
-        sliders=[{"active": layer, "steps": steps, "pad": {"t": 30},
+        sliders=[{"active": layer, "steps": steps, "pad": {"t": 70},
                   "currentvalue": {"prefix": "layer (from 0): "}}],
-        margin={"l": 20, "r": 20, "t": 120, "b": 20})
+        margin={"l": 70, "r": 20, "t": 120, "b": 20})
     return fig
 
 
@@ -163,8 +166,8 @@ STAT_KINDS = ("[CLS]", "[SEP]", "periods and commas", "previous token", "same to
 
 def _stat_title(kind: str, shares: dict, entropy: dict) -> str:
     if kind == "entropy":
-        return (f"mean entropy of a row (nats); an even spread: {entropy['even']:.2f}")
-    return f"mean share of attention on: {kind}; an even spread: {shares[kind]['even']:.2f}"
+        return (f"mean entropy of a row (nats)<br>an even spread: {entropy['even']:.2f}")
+    return f"mean share of attention on: {kind}<br>an even spread: {shares[kind]['even']:.2f}"
 
 
 def stats_explorer(shares: dict, entropy: dict, start: str = "[CLS]") -> go.Figure:
@@ -209,9 +212,9 @@ def layer_profile(shares: dict) -> go.Figure:
     for kind in STAT_KINDS:
         fig.add_trace(go.Scatter(x=x, y=_r(layers[kind], 3), name=kind, mode="lines+markers",
                                  line={"color": KIND_COLORS[kind]}))
-    fig.add_hline(y=shares["[CLS]"]["even"], line_dash="dot", line_color="#7a7a7a",
-                  annotation_text="one token, even spread", annotation_position="top right",
-                  annotation_font_size=11)
+    fig.add_trace(go.Scatter(x=x, y=[round(shares["[CLS]"]["even"], 3)] * len(x),
+                             name="one token, even spread", mode="lines",
+                             line={"color": "#7a7a7a", "dash": "dot"}))
     fig.update_layout(height=420, yaxis={"title": "mean share of attention", "range": [0, 1]},
                       legend={"orientation": "h", "y": -0.2, "x": 0, "font": {"size": 12}},
                       margin={"l": 60, "r": 20, "t": 30, "b": 40})
@@ -230,8 +233,8 @@ def relation_figure(accuracy: dict) -> go.Figure:
         y=[f"layer {lay}" for lay in range(n_layers)], colorbar={"title": {"text": "accuracy"}},
         hovertemplate="%{y}, %{x}: %{z:.2f}<extra></extra>"))
     fig.update_layout(
-        title={"text": f"determiner → its noun, {accuracy['n']} hand-labelled pairs; best fixed "
-                       f"offset ({k:+d}): {base:.2f}, a random other word: "
+        title={"text": f"determiner → its noun, {accuracy['n']} hand-labelled pairs<br>best "
+                       f"fixed offset ({k:+d}): {base:.2f}; a random other word: "
                        f"{accuracy['chance']:.2f}", "font": {"size": 13}},
         yaxis={"autorange": "reversed"}, xaxis={"tickangle": -45}, height=380,
         margin={"l": 70, "r": 20, "t": 60, "b": 60})

@@ -59,7 +59,7 @@ def test_stats_and_other_figures(model, measured):
     assert len(buttons) == 7
     assert buttons[0].args[0]["z"] != buttons[-1].args[0]["z"]
     assert buttons[0].args[1]["title.text"] != buttons[-1].args[1]["title.text"]
-    assert len(ch.layer_profile(shares).data) == 6
+    assert len(ch.layer_profile(shares).data) == 7
     pairs = head_stats.labelled_pairs(model, head_stats.LABELLED[:8])
     acc = head_stats.relation_accuracy(pairs, head_stats.all_maps(model,
                                                                   head_stats.SENTENCES[:8]))
