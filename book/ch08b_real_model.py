@@ -386,16 +386,16 @@ def _broad_mistakes():
           reference=_broad_layer, mistakes=_broad_mistakes)
 def _broad_layer_check(answer):
     if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
-        return False, "Answer with the layer's number, an integer counted from 0."
+        return False, "Answer with the layer's number, an integer counted from zero."
     e = _layer_entropy()
     if not 0 <= answer < len(e):
-        return False, f"The model has {len(e)} layers, numbered from 0."
+        return False, f"The model has {len(e)} layers, numbered from zero."
     if answer == _broad_layer():
         return True, f"Correct: its rows have a mean entropy of {e[answer]:.2f} nats."
     if answer == int(np.argmin(e)):
         return False, "That is the *sharpest* layer: its entropy is the lowest. Look for the top."
     if answer == _broad_layer() + 1:
-        return False, "Count the layers from 0, as the figures do."
+        return False, "Count the layers from zero, as the figures do."
     return False, ("Close, but another layer is higher still. Pick 'entropy' in the "
                    "measurement menu and average each row.")
 

@@ -37,7 +37,7 @@ def test_references_agree_with_the_measurements():
 
 
 def test_hints():
-    assert "from 0" in message("ch8b.broad_layer", checks.reference("ch8b.broad_layer") + 1)
+    assert "from zero" in message("ch8b.broad_layer", checks.reference("ch8b.broad_layer") + 1)
     assert "layers" in message("ch8b.broad_layer", 99)
     assert "pair" in message("ch8b.previous_head", "L0 H2")
     assert "function itself" in message("ch8b.word_map", np.eye(3))
