@@ -236,8 +236,8 @@ def relation_figure(accuracy: dict) -> go.Figure:
         title={"text": f"determiner → its noun, {accuracy['n']} hand-labelled pairs<br>best "
                        f"fixed offset ({k:+d}): {base:.2f}; a random other word: "
                        f"{accuracy['chance']:.2f}", "font": {"size": 13}},
-        yaxis={"autorange": "reversed"}, xaxis={"tickangle": -45}, height=380,
-        margin={"l": 70, "r": 20, "t": 60, "b": 60})
+        yaxis={"autorange": "reversed"}, xaxis={"tickangle": -45}, height=400,
+        margin={"l": 70, "r": 20, "t": 80, "b": 60})
     return fig
 
 
