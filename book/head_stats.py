@@ -151,9 +151,11 @@ def _texts(sentences) -> list[str]:
 
 
 def all_maps(model: SentenceModel, sentences) -> list[dict]:
-    """:meth:`SentenceModel.attention` of each sentence (one at a time: no padding)."""
+    """The attention maps of each sentence (:meth:`SentenceModel.attention_many`), with its
+    ``text``."""
     _check(model)
-    return [dict(model.attention(s), text=s) for s in _texts(sentences)]
+    texts = _texts(sentences)
+    return [dict(d, text=s) for d, s in zip(model.attention_many(texts), texts, strict=True)]
 
 
 PUNCTUATION = (".", ",")  # Clark et al. count periods and commas

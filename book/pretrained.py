@@ -432,6 +432,19 @@ class SentenceModel:
         return {"tokens": t.tokens, "labels": labels(t.tokens), "words": t.words,
                 "maps": torch.stack([m[0] for m in maps]).numpy(), "hidden": h[0].numpy()}
 
+    def attention_many(self, texts) -> list[dict]:
+        """:meth:`attention` of several texts in one padded forward pass (padding is masked
+        out, so each map equals the one-text map up to float32 rounding)."""
+        if self.encoder.attention_kind != "book":
+            raise ValueError("attention maps need the book's layer: load(attention='book')")
+        toks, ids, real = self.batch(texts)
+        with torch.no_grad():
+            h, maps = self.encoder(ids, padding_mask=real, need_weights=True)
+        w = torch.stack(maps, dim=1).numpy()  # (batch, layers, heads, n, n)
+        return [{"tokens": t.tokens, "labels": labels(t.tokens), "words": t.words,
+                 "maps": w[b, :, :, :len(t), :len(t)].copy(), "hidden": h[b, :len(t)].numpy()}
+                for b, t in enumerate(toks)]
+
 
 def view_data(model: SentenceModel, text: str) -> dict:
     """What the head and model views of chapter 8b draw for one text: unique token

@@ -183,6 +183,15 @@ def test_maps_are_rows_that_sum_to_one(model):
         P.load(attention="reference").attention(TEXTS[0])
 
 
+def test_batched_maps_equal_one_at_a_time(model):
+    many = model.attention_many(TEXTS)
+    for text, d in zip(TEXTS, many, strict=True):
+        one = model.attention(text)
+        assert d["tokens"] == one["tokens"]
+        assert np.abs(d["maps"] - one["maps"]).max() < 1e-5
+        assert np.allclose(d["maps"].sum(-1), 1, atol=1e-5)
+
+
 def test_edited_attention_restores_the_layer(model):
     before = model.embed(TEXTS)
     with P.edited_attention(model, heads=[(0, 0), (5, 11)]):
