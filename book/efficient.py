@@ -62,6 +62,11 @@ class FusedQKV(nn.Module):
                 self.qkv.bias.copy_(torch.cat([layer.w_q.bias, layer.w_k.bias, layer.w_v.bias]))
 
     def forward(self, x):
+        validate.float_tensor("x", x, ndim=3, shape_hint="(batch, seq_len, d_model)")
+        if x.shape[-1] != self.d_model or x.dtype != self.qkv.weight.dtype:
+            raise ValueError(f"x must be (batch, seq_len, {self.d_model}) of dtype "
+                             f"{self.qkv.weight.dtype}, got shape {tuple(x.shape)} and dtype "
+                             f"{x.dtype}")
         b, n, _ = x.shape
         qkv = self.qkv(x).view(b, n, 3, self.n_heads, self.d_k).permute(2, 0, 3, 1, 4)
         q, k, v = qkv[0], qkv[1], qkv[2]  # each (b, heads, n, d_k)

@@ -105,25 +105,10 @@ def fit(model: TinyEncoder, train: Sequence[Order], test: Sequence[Order] | None
     lengths = data.padding_mask.sum(1)
     rng = np.random.default_rng(seed)
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-
-    def rate(step):   # step counts from 0
-        if step < warmup:
-            return (step + 1) / warmup
-        done = (step - warmup) / max(1, steps - warmup)
-        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * done))
-
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, rate)
+    schedule = _schedule(optimiser, warmup, steps)
     names = ["embedding"] + [f"layer {i}" for i in range(model.n_layers)]
     outputs: dict[str, torch.Tensor] = {}
-    hooks = []
-    if record_norms:
-        history.activation_rms = {n: [] for n in names}
-        history.grad_norm = {n: [] for n in names}
-        hooks.append(model.blocks[0].register_forward_pre_hook(   # token + position
-            lambda mod, args: outputs.__setitem__("embedding", args[0])))
-        for i, block in enumerate(model.blocks):
-            hooks.append(block.register_forward_hook(
-                lambda mod, inp, out, key=f"layer {i}": outputs.__setitem__(key, out[0])))
+    hooks = _norm_hooks(model, history, names, outputs) if record_norms else []
     queue: list[torch.Tensor] = []
     old_threads = torch.get_num_threads()
     if threads is not None:
@@ -140,17 +125,7 @@ def fit(model: TinyEncoder, train: Sequence[Order], test: Sequence[Order] | None
                 pick = queue.pop()
                 width = int(lengths[pick].max())
                 ids, mask = data.ids[pick, :width], data.padding_mask[pick, :width]
-                labels = data.labels[pick, :width]
-                try:
-                    logits = model(ids, mask)
-                except validate.NonFiniteError:   # the attention layer refuses NaN/inf input
-                    logits = None
-                if logits is None:
-                    value = math.nan
-                else:
-                    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                           labels.reshape(-1), ignore_index=IGNORE_INDEX)
-                    value = loss.item()
+                loss, value = _loss(model, ids, mask, data.labels[pick, :width])
                 history.loss.append(value)
                 history.steps = step + 1
                 if not math.isfinite(value):
@@ -183,6 +158,43 @@ def fit(model: TinyEncoder, train: Sequence[Order], test: Sequence[Order] | None
         history.test_accuracy.append(accuracy(model, test))
         history.wall_time = time.perf_counter() - start
     return history
+
+
+def _schedule(optimiser, warmup: int, steps: int):
+    """Linear warm-up over ``warmup`` steps, then cosine decay to 10 % of the base rate."""
+    def rate(step):   # step counts from 0
+        if step < warmup:
+            return (step + 1) / warmup
+        done = (step - warmup) / max(1, steps - warmup)
+        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * done))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimiser, rate)
+
+
+def _norm_hooks(model: TinyEncoder, history: History, names: list[str],
+                outputs: dict[str, torch.Tensor]) -> list:
+    """Hooks that keep the input of block 0 (token + position) and each block's output in
+    ``outputs`` for :func:`_record`; ``history`` gets an empty curve per name."""
+    history.activation_rms = {n: [] for n in names}
+    history.grad_norm = {n: [] for n in names}
+    hooks = [model.blocks[0].register_forward_pre_hook(
+        lambda mod, args: outputs.__setitem__("embedding", args[0]))]
+    for i, block in enumerate(model.blocks):
+        hooks.append(block.register_forward_hook(
+            lambda mod, inp, out, key=f"layer {i}": outputs.__setitem__(key, out[0])))
+    return hooks
+
+
+def _loss(model: TinyEncoder, ids, mask, labels) -> tuple[torch.Tensor | None, float]:
+    """(loss, its value) of one batch; (None, NaN) when the attention layer refuses a
+    non-finite activation (:class:`book.validate.NonFiniteError`): the run has diverged."""
+    try:
+        logits = model(ids, mask)
+    except validate.NonFiniteError:
+        return None, math.nan
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1),
+                           ignore_index=IGNORE_INDEX)
+    return loss, loss.item()
 
 
 def _epoch(rng: np.random.Generator, lengths: torch.Tensor, batch_size: int,

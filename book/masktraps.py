@@ -113,6 +113,8 @@ def dtype_outcome(api: str, dtype: str, *, seed: int = 0) -> dict:
 
 def dtype_table(apis=APIS, dtypes=MASK_DTYPES, *, seed: int = 0) -> list[dict]:
     """:func:`dtype_outcome` for every (api, dtype) pair, API by API."""
+    apis = validate.listed("apis", apis, "['masked_fill']")
+    dtypes = validate.listed("dtypes", dtypes, "['bool', 'uint8']")
     return [dtype_outcome(a, d, seed=seed) for a in apis for d in dtypes]
 
 
@@ -182,9 +184,20 @@ class LooseAttention(MultiHeadSelfAttention):
         return f"{super().extra_repr()}, flip={self.flip}, handling={self.handling!r}"
 
     def allowed(self, x, mask=None, padding_mask=None) -> torch.Tensor | None:
-        """The (batch, 1, n, n) mask this layer applies (after the flip), or None."""
+        """The (batch, 1, n, n) mask this layer applies (after the flip), or None. ``x`` is
+        checked for type, dtype and shape, not for NaN (this layer lets NaN through)."""
+        validate.float_tensor("x", x, ndim=3, shape_hint="(batch, seq_len, d_model)",
+                              finite=False)
+        self._check_width("x", x, 3, "(batch, seq_len, d_model)", self.d_model)
+        if x.dtype != self.w_q.weight.dtype:
+            raise TypeError(f"x has dtype {x.dtype} but the layer's weights are "
+                            f"{self.w_q.weight.dtype}; convert it with "
+                            f"x.to({self.w_q.weight.dtype})")
         if padding_mask is not None:
             padding_mask = masks.as_mask(padding_mask, name="padding_mask", ndim=2)
+            if tuple(padding_mask.shape) != tuple(x.shape[:2]):
+                raise ValueError(f"padding_mask must have shape (batch, seq_len) = "
+                                 f"{tuple(x.shape[:2])}, got {tuple(padding_mask.shape)}")
             if self.flip:
                 padding_mask = ~padding_mask
         if mask is None and padding_mask is None:

@@ -68,6 +68,7 @@ class EncoderBlock(nn.Module):
                  dropout: float = 0.0, attention: str = "scratch"):
         super().__init__()
         self.norm = validate.choice("norm", norm, NORMS)
+        d_ff = validate.integer("d_ff", d_ff, low=1)
         if attention in ATTENTIONS:
             layer = {"sdpa": MultiHeadSelfAttentionSDPA, "scratch": MultiHeadSelfAttention}
             self.attn = layer[attention](d_model, n_heads, dropout=dropout)
@@ -95,6 +96,7 @@ class EncoderBlock(nn.Module):
         return self.attn(x, padding_mask=padding_mask), None
 
     def forward(self, x, padding_mask=None, need_weights: bool = False):
+        validate.boolean("need_weights", need_weights)
         if self.norm == "post":
             a, weights = self._attend(x, padding_mask, need_weights)
             x = self.norm1(x + self.drop(a))

@@ -141,10 +141,12 @@ class Vocab:
         if isinstance(tokens, str) or not isinstance(tokens, Sequence):
             raise TypeError("tokens must be a list of str (the words, without <pad>)")
         tokens = list(tokens)
+        if not tokens:
+            raise ValueError("tokens is empty; a vocabulary needs at least one word")
         if not all(isinstance(t, str) and t for t in tokens):
             raise TypeError("every token must be a non-empty str")
         if PAD in tokens:
-            raise ValueError(f"leave {PAD!r} out: Vocab puts it at id 0 itself")
+            raise ValueError(f"tokens must leave {PAD!r} out: Vocab puts it at id 0 itself")
         if len(set(tokens)) != len(tokens):
             dup = [t for t, c in Counter(tokens).items() if c > 1]
             raise ValueError(f"tokens must be unique, repeated: {dup}")
@@ -165,7 +167,7 @@ class Vocab:
         if isinstance(tokens, str):
             raise TypeError("encode takes a list of tokens, not a str; split the text first "
                             "with book.orders.tokenize(text)")
-        tokens = list(tokens)
+        tokens = validate.listed("tokens", tokens, "['一碗', '牛肉面']")
         unknown = [t for t in tokens if t not in self.stoi or t == PAD]
         if unknown:
             raise ValueError(f"unknown word(s) {unknown}; the vocabulary is: "
@@ -175,6 +177,7 @@ class Vocab:
     def decode(self, ids, *, keep_pad: bool = False) -> list[str]:
         """Ids (list, numpy array or 1-D tensor) → tokens; padding is dropped unless
         ``keep_pad``."""
+        validate.boolean("keep_pad", keep_pad)
         if isinstance(ids, torch.Tensor):
             if ids.ndim != 1:
                 raise ValueError(f"decode takes one sequence (1-D), got shape {tuple(ids.shape)}"

@@ -149,7 +149,7 @@ def save(model: TinyEncoder, path, meta: dict | None = None) -> Path:
     """Write the model's configuration and weights (and an optional ``meta`` dict of plain
     values, e.g. how it was trained) to ``path`` (a ``.pt`` file)."""
     model = check_encoder(model)
-    path = Path(path)
+    path = validate.path("path", path)
     if meta is not None and not isinstance(meta, dict):
         raise TypeError(f"meta must be a dict, got {type(meta).__name__}")
     torch.save({"config": model.config.as_dict(), "state_dict": model.state_dict(),
@@ -159,7 +159,7 @@ def save(model: TinyEncoder, path, meta: dict | None = None) -> Path:
 
 def checkpoint_meta(path=None) -> dict:
     """The ``meta`` dict stored by :func:`save` (default: the shipped checkpoint)."""
-    path = Path(CHECKPOINT if path is None else path)
+    path = validate.path("path", CHECKPOINT if path is None else path)
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}")
     return dict(torch.load(path, map_location="cpu", weights_only=True).get("meta", {}))
@@ -167,7 +167,7 @@ def checkpoint_meta(path=None) -> dict:
 
 def load(path) -> TinyEncoder:
     """A :class:`TinyEncoder` rebuilt from a file written by :func:`save` (eval mode)."""
-    path = Path(path)
+    path = validate.path("path", path)
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}; train one with "
                                 "book.train.train_default() and book.train.save(model, path)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from numbers import Integral, Real
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -139,8 +140,9 @@ def head_split(d_model, n_heads) -> int:
 
 
 def float_tensor(name: str, value, *, min_ndim: int = 1, ndim: int | None = None,
-                 shape_hint: str = "(..., n, d)") -> torch.Tensor:
-    """Return ``value`` if it is a non-empty, finite, floating-point torch tensor."""
+                 shape_hint: str = "(..., n, d)", finite: bool = True) -> torch.Tensor:
+    """Return ``value`` if it is a non-empty, floating-point torch tensor (and, with
+    ``finite``, free of NaN and infinity)."""
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"{name} must be a torch tensor of shape {shape_hint}, got "
                         f"{type(value).__name__}; convert it with torch.as_tensor({name}, "
@@ -156,10 +158,18 @@ def float_tensor(name: str, value, *, min_ndim: int = 1, ndim: int | None = None
     if value.numel() == 0:
         raise ValueError(f"{name} is empty (shape {tuple(value.shape)}); pass at least one "
                          "token")
-    if not bool(torch.isfinite(value).all()):
+    if finite and not bool(torch.isfinite(value).all()):
         raise NonFiniteError(f"{name} contains NaN or infinity; attention needs finite inputs "
                              "(hide positions with a boolean mask, not with -inf entries)")
     return value
+
+
+def path(name: str, value):
+    """``value`` as a :class:`pathlib.Path`, or a ``TypeError`` if it is not a path or str."""
+    if not isinstance(value, (str, Path)) or not str(value):
+        raise TypeError(f"{name} must be a file path (a str or pathlib.Path) such as "
+                        f"'model.pt', got {value!r}")
+    return Path(value)
 
 
 def token_ids(name: str, value, vocab_size: int, *, ndim: int = 1,

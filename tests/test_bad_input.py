@@ -707,6 +707,45 @@ CASES = [
          names={"ns": ["ns", "n"]}, ns=Thing([[], [0], "8", 8]), d=Int(1), heads=Int(1)),
     case("beyond.time_curves", beyond.time_curves, {"ns": [8], "repeats": 1},
          names={"ns": ["ns", "n"]}, ns=Thing([[], [0], "8"]), repeats=Int(1), d=Int(1)),
+    # methods and classes not covered above
+    case("masktraps.LooseAttention.forward", masktraps.LooseAttention(8, 2), {"x": X3},
+         names={"x": ["x", "t must"]},
+         x=Thing([X3.long(), X3[0], X3[..., :6], X3.double(), X3.numpy(), None]),
+         padding_mask=Mask(all_false_bad=False, ref=torch.ones(2, 5, dtype=torch.bool))),
+    case("efficient.FusedQKV.forward", efficient.FusedQKV(LAYER), {"x": X3},
+         x=Tensor(ndim=3)),
+    case("orders.Vocab", orders.Vocab, {"tokens": ["a", "b"]},
+         names={"tokens": ["token"]}, tokens=Thing([[], "ab", ["a", "a"], [1], ["<pad>"]])),
+    case("orders.Vocab.encode", orders.VOCAB.encode, {"tokens": ["一碗"]},
+         names={"tokens": ["token", "word"]}, tokens=Thing([None, 3, "一碗", ["x"]])),
+    case("orders.Vocab.decode", orders.VOCAB.decode, {"ids": [1]},
+         names={"ids": ["id", "decode"]}, ids=Thing([[1.5], "ab", [-1], [10**6]]),
+         keep_pad=Bool()),
+    case("kvcache.KVCache.attend", (lambda c: (c.append([1.0, 2.0], [1.0]), c)[1])(
+        kvcache.KVCache(2, 1)).attend, {"q": [1.0, 0.0]}, q=Array((1,))),
+    case("model.EncoderBlock", train.EncoderBlock, {"d_model": 8, "n_heads": 2, "d_ff": 16},
+         d_ff=Int(1), norm=Choice(train.NORMS), dropout=Real(0.0, 0.99),
+         attention=Thing(["flash", 3, "window--1"])),
+    case("train.load", train.load, {"path": train.CHECKPOINT},
+         names={"path": ["path", "checkpoint"]}, path=Thing([3, None, "", [1]])),
+    case("train.checkpoint_meta", train.checkpoint_meta, {},
+         names={"path": ["path", "checkpoint"]}, path=Thing([3, "", [1]])),
+    case("masktraps.dtype_table", masktraps.dtype_table, {"apis": ["masked_fill"]},
+         names={"apis": ["api"], "dtypes": ["dtype"]},
+         apis=Thing([3, ["x"], "masked_fill"]), dtypes=Thing([3, ["float16"]]), seed=Int(0)),
+    case("stability.Run.final_loss",
+         stability.Run("pre", "xavier", 1, 0.1, 1, loss=[1.0]).final_loss, {},
+         last=Int(1)),
+    case("stability.Run.profile", stability.Run("pre", "xavier", 1, 0.1, 1).profile, {},
+         what=Choice(("activation", "gradient")), when=Choice(("first", "last"))),
+    case("stability.frequency_baseline", stability.frequency_baseline,
+         {"data": (TRAIN, TEST)}, data=Thing([3, "ab", (TRAIN,), ([], TEST)])),
+    case("heads.redundancy", heads.redundancy, {"model": MODEL, "orders": TEST},
+         model=Thing(NOT_MODEL), orders=Thing(NOT_ORDERS), metric=Choice(heads.METRICS)),
+    case("mha.MultiHeadSelfAttention.from_module", mha.MultiHeadSelfAttention.from_module,
+         {"other": LAYER}, other=Thing(NOT_MODEL)),
+    case("config.Config.replace", train.MODEL.replace, {},
+         names={"nope": ["no setting"]}, nope=Thing([1])),
     # timing
     case("timing.best_of", timing.best_of, {"fn": lambda: 1, "repeats": 1},
          fn=Thing(NOT_CALLABLE), repeats=Int(1, timing.MAX_REPEATS),
@@ -832,6 +871,11 @@ def test_the_issues_bad_calls_raise_clear_errors(name):
     with pytest.raises((ValueError, TypeError)) as info:
         ISSUE_CALLS[name]()
     assert len(str(info.value)) > 25
+
+
+def test_a_missing_checkpoint_is_a_file_not_found_error():
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        train.load("/nonexistent/model.pt")
 
 
 def test_int64_hint_converts_the_input_not_the_layer():
