@@ -354,20 +354,6 @@ def bug_data(bug: str, length: int = 5, padding: int = 2) -> dict:
 MASK_KINDS = ("none", "causal", "padding", "causal + padding")
 MASK_MAX_REAL = len(orders_example.TOKENS)  # the real tokens are a prefix of the takeout order
 MASK_MAX_PAD = 8
-_MASK_LAYER = None
-
-
-def _mask_layer():
-    """The seeded, untrained one-head layer and token vectors behind the explorer's weights."""
-    global _MASK_LAYER
-    if _MASK_LAYER is None:
-        with torch.random.fork_rng(devices=[]):  # leave the reader's random stream alone
-            torch.manual_seed(4)
-            layer = MultiHeadSelfAttention(8, 1).eval()
-        x = torch.randn(1, MASK_MAX_REAL + MASK_MAX_PAD, 8,
-                        generator=torch.Generator().manual_seed(4))
-        _MASK_LAYER = (layer, x)
-    return _MASK_LAYER
 
 
 def mask_data(kind: str, length: int, seq_len: int) -> dict:
@@ -392,7 +378,7 @@ def mask_data(kind: str, length: int, seq_len: int) -> dict:
         allowed = torch.ones(seq_len, seq_len, dtype=torch.bool)
     else:
         allowed = masks.combine(causal, padding)[0, 0]
-    layer, x = _mask_layer()
+    layer, x = seeded_layer(4, MASK_MAX_REAL + MASK_MAX_PAD)
     with torch.no_grad():
         _, weights = layer(x[:, :seq_len], mask=causal, padding_mask=padding, need_weights=True)
     w = weights[0, 0].double().numpy()

@@ -58,9 +58,6 @@ __all__ = [
     "make_checkpoint", "predict", "pretrained", "save", "train_default",
 ]
 
-# the old private names, until figures.py stops calling them (use the public ones)
-_model = check_encoder
-_one_order = as_order
 
 
 # ---- the book's default run, checkpoints, benchmark ------------------------------------------

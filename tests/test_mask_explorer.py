@@ -49,7 +49,7 @@ def test_mask_data_leaves_the_global_rng_alone():
     torch.manual_seed(0)
     expected = torch.rand(1)
     torch.manual_seed(0)
-    masktraps._MASK_LAYER = None  # force the layer to be built again
+    masktraps._seeded_layer.cache_clear()  # force the layer to be built again
     masktraps.mask_data("causal", 3, 4)
     assert torch.equal(torch.rand(1), expected)
 
