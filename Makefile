@@ -36,7 +36,7 @@ test: setup browser-deps
 # The contributors' inner loop: lint + unit/property tests, no notebook execution, no build.
 quick: setup
 	$(VENV)/bin/ruff check book tests chapters
-	$(PY) -m pytest -m "not slow" -q
+	$(PY) -m pytest -m "not slow" -q -n 2
 
 lint: setup
 	$(VENV)/bin/ruff check book tests chapters
