@@ -25,7 +25,13 @@ from torch import nn
 
 from . import positions, validate
 from .kvcache import TinyDecoder
-from .mha import MultiHeadSelfAttention, _divisors
+from .mha import MultiHeadSelfAttention
+
+
+def valid_kv_heads(n_heads: int) -> list[int]:
+    """The numbers of key/value heads that ``n_heads`` query heads allow: its divisors."""
+    n_heads = validate.integer("n_heads", n_heads, low=1)
+    return [d for d in range(1, n_heads + 1) if n_heads % d == 0]
 
 
 def check_groups(n_heads: int, n_kv_heads: int) -> tuple[int, int]:
@@ -33,7 +39,7 @@ def check_groups(n_heads: int, n_kv_heads: int) -> tuple[int, int]:
     n_heads = validate.integer("n_heads", n_heads, low=1)
     n_kv_heads = validate.integer("n_kv_heads", n_kv_heads, low=1)
     if n_heads % n_kv_heads:
-        choices = ", ".join(map(str, _divisors(n_heads)))
+        choices = ", ".join(map(str, valid_kv_heads(n_heads)))
         raise ValueError(f"n_kv_heads={n_kv_heads} does not divide n_heads={n_heads}: every "
                          f"group needs the same number of query heads; pick n_kv_heads in "
                          f"{{{choices}}}")
