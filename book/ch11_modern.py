@@ -53,8 +53,8 @@ def score_grid_data(kind: str, n: int = GRID_N, seed: int = 0, d: int = 16) -> d
 
 
 def _grid_title(kind: str, data: dict) -> str:
-    return (f"{GRID_NAMES[kind]}: along each diagonal (one offset m − n) the score varies by "
-            f"at most {data['max_spread']:.1e}<br>(scores span {data['score_range']:.1f})")
+    return (f"{GRID_NAMES[kind]}<br>along a diagonal (one offset m − n)<br>the score varies "
+            f"by ≤ {data['max_spread']:.1e} (span {data['score_range']:.1f})")
 
 
 def score_grid_explorer(n: int = GRID_N, seed: int = 0) -> go.Figure:
@@ -62,9 +62,9 @@ def score_grid_explorer(n: int = GRID_N, seed: int = 0) -> go.Figure:
     (rows = query position m, columns = key position n)."""
     labels = [str(i) for i in range(n)]
     datas = {kind: score_grid_data(kind, n, seed) for kind in GRID_KINDS}
-    zmax = max(float(np.abs(d["z"]).max()) for d in datas.values())
     fig = go.Figure()
     for kind in GRID_KINDS:
+        zmax = float(np.abs(datas[kind]["z"]).max())  # each face uses its whole scale
         fig.add_trace(go.Heatmap(
             z=_round(datas[kind]["z"], 3), x=labels, y=labels, zmin=-zmax, zmax=zmax,
             colorscale=SIGNED_COLORSCALE, visible=kind == "rope", name=GRID_NAMES[kind],
@@ -75,12 +75,12 @@ def score_grid_explorer(n: int = GRID_N, seed: int = 0) -> go.Figure:
                          {"title.text": _grid_title(kind, datas[kind])}]} for kind in GRID_KINDS]
     fig.update_layout(
         updatemenus=[{"buttons": buttons, "active": GRID_KINDS.index("rope"), "x": 0.0,
-                      "xanchor": "left", "y": 1.03, "yanchor": "bottom"}],
+                      "xanchor": "left", "y": 1.02, "yanchor": "bottom"}],
         title={"text": _grid_title("rope", datas["rope"]), "font": {"size": 13}, "y": 0.97,
                "yanchor": "top"},
         xaxis={"title": "key position n", "side": "bottom", "tickfont": {"size": 11}},
         yaxis={"title": "query position m", "autorange": "reversed", "tickfont": {"size": 11}},
-        height=600, margin={"t": 150, "l": 60, "r": 20, "b": 50})
+        height=640, margin={"t": 150, "l": 60, "r": 20, "b": 50})
     return fig
 
 
@@ -93,14 +93,15 @@ def accuracy_figure(results: dict, names: dict, title: str, baseline: float | No
     values = [100 * results[k] for k in keys]
     fig = go.Figure(go.Bar(x=_round(values, 2), y=[names.get(k, str(k)) for k in keys],
                            orientation="h", marker_color=COLORS["dark"],
-                           text=[f"{v:.1f} %" for v in values], textposition="outside",
+                           text=[f"{v:.1f} %" for v in values], textposition="inside",
+                           insidetextanchor="end", textfont={"color": "white", "size": 12},
                            hovertemplate="%{y}: %{x:.1f} %<extra></extra>"))
     if baseline is not None:
         fig.add_vline(x=100 * baseline, line_dash="dot", line_color=COLORS["red"],
                       annotation_text=baseline_name, annotation_position="bottom right",
                       annotation_font_size=11)
     fig.update_layout(title={"text": title, "font": {"size": 13}}, height=120 + 45 * len(keys),
-                      xaxis={"title": "held-out token accuracy (%)", "range": [0, 109]},
+                      xaxis={"title": "held-out token accuracy (%)", "range": [0, 100]},
                       yaxis={"autorange": "reversed", "automargin": True},
                       margin={"t": 60, "l": 20, "r": 30, "b": 50})
     return fig
@@ -116,8 +117,7 @@ def kv_figure(rows: list[dict], seconds: bool = True) -> go.Figure:
     labels = [str(r["n_kv_heads"]) for r in rows]
     cols = 2 if seconds else 1
     fig = make_subplots(rows=1, cols=cols, horizontal_spacing=0.18,
-                        subplot_titles=["KV cache after the prompt (KiB)",
-                                        "time per new token (ms)"][:cols])
+                        subplot_titles=["KV cache (KiB)", "ms per new token"][:cols])
     fig.add_trace(go.Bar(x=labels, y=[r["cache_bytes"] / 1024 for r in rows],
                          name="cache tensors", marker_color=COLORS["dark"],
                          hovertemplate="%{x} KV heads: %{y:.0f} KiB<extra></extra>"), 1, 1)
@@ -171,10 +171,9 @@ def flash_step_data(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS, seed: in
 def _flash_title(data: dict, i: int) -> str:
     s = data["steps"][i]
     last = i == len(data["steps"]) - 1
-    return (f"tile {i + 1} of {len(data['steps'])} (keys {s['start']}–{s['stop'] - 1}): "
-            f"running max m = {s['m']:.2f}, sum ℓ = {s['ell']:.2f}, old terms × "
-            f"{s['rescale']:.2f}<br>largest |output − exact| = {s['error']:.1e}"
-            + (" — exact, as promised" if last else ""))
+    return (f"tile {i + 1} of {len(data['steps'])} (keys {s['start']}–{s['stop'] - 1})<br>"
+            f"max m = {s['m']:.2f}, sum ℓ = {s['ell']:.2f}, old terms × {s['rescale']:.2f}<br>"
+            f"largest |output − exact| = {s['error']:.1e}" + (": exact" if last else ""))
 
 
 def _flash_traces(data: dict, i: int) -> dict:
@@ -238,14 +237,15 @@ def flash_explorer(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS,
     fig.update_yaxes(title_text="score", row=1, col=1)
     fig.update_yaxes(title_text="weight", range=[0, 1.1 * wmax], row=2, col=1)
     fig.update_yaxes(title_text="value", range=[-1.15 * omax, 1.15 * omax], row=3, col=1)
-    fig.update_xaxes(title_text="key", dtick=1 if n_keys <= 24 else None, row=1, col=1)
-    fig.update_xaxes(title_text="key", dtick=1 if n_keys <= 24 else None, row=2, col=1)
+    for row in (1, 2):
+        fig.update_xaxes(title_text="key", dtick=1 if n_keys <= 24 else None,
+                         range=[-0.5, n_keys - 0.5], row=row, col=1)
     fig.update_annotations(font_size=12)
     fig.update_layout(
         sliders=[{"active": 0, "currentvalue": {"prefix": f"tiles of {tile} keys processed: "},
                   "pad": {"t": 40}, "steps": steps}],
         title={"text": _flash_title(data, 0), "font": {"size": 12}},
-        height=820, margin={"t": 100, "l": 60, "r": 20, "b": 40})
+        height=860, margin={"t": 120, "l": 60, "r": 20, "b": 40})
     return fig
 
 
@@ -270,7 +270,9 @@ def flash_live() -> LiveExplorer:
         omax = float(max(np.abs(s["output"]).max() for s in data["steps"]))
         fig.layout.yaxis2.range = [0, 1.1 * wmax]
         fig.layout.yaxis3.range = [-1.15 * omax, 1.15 * omax]
-        fig.layout.xaxis.dtick = fig.layout.xaxis2.dtick = 1 if n_keys <= 24 else None
+        for axis in (fig.layout.xaxis, fig.layout.xaxis2):
+            axis.dtick = 1 if n_keys <= 24 else None
+            axis.range = [-0.5, n_keys - 0.5]
         fig.layout.title.text = _flash_title(data, i)
 
     controls = {
