@@ -184,3 +184,46 @@ def test_bad_input():
         gqa.GQADecoder(n_heads=4, n_kv_heads=3)
     with pytest.raises(ValueError, match="at least one"):
         gqa.decode_times([])
+
+
+# --- multi-head latent attention (book.mla) ----------------------------------------------------
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(n_heads=st.sampled_from([1, 2, 4, 8]), n=st.integers(1, 10), seed=st.integers(0, 50))
+def test_mla_full_rank_equals_mha_and_absorbed_equals_explicit(n_heads, n, seed):
+    from book import mla
+
+    base = mha(16, n_heads, seed)
+    x = x_of(2, n, 16, seed)
+    causal = torch.tril(torch.ones(n, n, dtype=torch.bool))
+    with torch.no_grad():
+        full = mla.from_mha(base)
+        torch.testing.assert_close(full(x), base(x), rtol=0, atol=1e-12)
+        torch.testing.assert_close(full(x, causal), base(x, causal), rtol=0, atol=1e-12)
+        for r in (1, 5, 16):
+            layer = mla.from_mha(base, r)
+            c = layer.latent(x)
+            assert c.shape == (2, n, r)
+            torch.testing.assert_close(layer.attend_absorbed(x, c), layer(x), rtol=0,
+                                       atol=1e-12)
+            torch.testing.assert_close(layer.attend_absorbed(x, c, causal), layer(x, causal),
+                                       rtol=0, atol=1e-12)
+
+
+def test_mla_error_shrinks_with_rank_and_cache_bytes():
+    from book import mla
+
+    base = mha(32, 4)
+    x = x_of(1, 9, 32)
+    with torch.no_grad():
+        errors = [(mla.from_mha(base, r)(x) - base(x)).abs().max().item() for r in (4, 16, 32)]
+    assert errors[0] > errors[1] > errors[2] and errors[2] < 1e-12
+    assert mla.latent_cache_bytes(2, 10, 16) == 2 * 10 * 16 * 4
+    with pytest.raises(ValueError, match="d_latent=33 is too large"):
+        mla.from_mha(base, 33)
+    with pytest.raises(TypeError, match="MultiHeadSelfAttention"):
+        mla.from_mha(gqa.GroupedQueryAttention(32, 4, 2))
+    with pytest.raises(ValueError, match="d_latent=0 is too small"):
+        mla.LatentAttention(32, 4, 0)
+    with pytest.raises(ValueError, match="latents from"):
+        mla.from_mha(base, 8).attend_absorbed(x, torch.zeros(1, 9, 7, dtype=torch.float64))
