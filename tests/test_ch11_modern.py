@@ -68,7 +68,8 @@ def test_flash_live_face_extremes_and_latency():
         assert "tile" in title and "nan" not in title.lower()
     assert len(explorer.figure.data[0].y) == 64
     seconds = widgets.latency(explorer, [{"tile": 3, "n_keys": 40, "step": 5},
-                                         {"tile": 8, "n_keys": 64, "step": 2}])
+                                         {"tile": 8, "n_keys": 64, "step": 2}],
+                              repeats=5)
     assert float(np.median(seconds)) < 0.05  # median: a loaded CI machine spikes now and then
 
 
