@@ -72,7 +72,7 @@ def _stability_explorer():
 
 
 def live_latency() -> dict[str, tuple[float, float]]:
-    from book import figures, masktraps, train, widgets
+    from book import ch11_modern, figures, masktraps, train, widgets
 
     cases = {
         "heads_explorer_live": (widgets.heads_explorer_live,
@@ -106,7 +106,7 @@ def live_latency() -> dict[str, tuple[float, float]]:
             [{"n_heads": h, "layer": layer, "order": t} for h in (1, 16, 4) for layer in (0, 1)
              for t in (widgets.HEAD_MAPS_ORDER, "一碗牛肉面，不要香菜，多加辣")]),
         # chapter 11: one query row's online softmax, any tile size, up to 64 keys
-        "flash_live": (lambda: __import__("book.ch11_modern").ch11_modern.flash_live(),
+        "flash_live": (ch11_modern.flash_live,
                        [{"tile": t, "n_keys": n, "step": 3} for t in (1, 8, 32)
                         for n in (2, 64)]),
         # chapter 5: trained configurations redraw, others show "not trained yet" (no training)
