@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HTML := _build/html/index.html
 
-.PHONY: setup book test lint bench clean browser-deps assignments grade grade-demo
+.PHONY: setup book test quick lint bench clean browser-deps assignments grade grade-demo grade-check
 
 $(STAMP): requirements-base.txt requirements-dev.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,10 +24,17 @@ book: setup
 browser-deps:
 	@command -v chromium >/dev/null || { echo "Installing Debian's chromium for the browser tests"; \
 	  apt-get install -y chromium >/dev/null || { echo "Could not install chromium: run 'sudo apt-get install -y chromium'"; exit 1; }; }
+	@command -v bwrap >/dev/null || { echo "Installing Debian's bubblewrap for the classroom sandbox tests"; \
+	  apt-get install -y bubblewrap >/dev/null || { echo "Could not install bubblewrap: run 'sudo apt-get install -y bubblewrap'"; exit 1; }; }
 
 test: setup browser-deps
 	$(VENV)/bin/ruff check book tests chapters
 	$(PY) -m pytest
+
+# The contributors' inner loop: lint + unit/property tests, no notebook execution, no build.
+quick: setup
+	$(VENV)/bin/ruff check book tests chapters
+	$(PY) -m pytest -m "not slow" -q
 
 lint: setup
 	$(VENV)/bin/ruff check book tests chapters
@@ -38,13 +45,21 @@ bench: setup
 assignments: setup
 	$(PY) -m book.classroom assign
 
+# Each submission is graded in a bubblewrap sandbox; without bwrap, grading warns and isolation is reduced.
+BWRAP_HINT = echo "WARNING: bubblewrap (bwrap) is not installed, so submissions are NOT sandboxed. Install it: sudo apt-get install bubblewrap" >&2
+
 grade: setup
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder of submitted notebooks>"; exit 2; }
-	@test -d build/assignments/autograder || $(PY) -m book.classroom assign
-	$(PY) -m book.classroom grade "$(SUBMISSIONS)"
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder of submitted notebooks> [JOBS=2]"; exit 2; }
+	@command -v bwrap >/dev/null || $(BWRAP_HINT)
+	$(PY) -m book.classroom grade "$(SUBMISSIONS)" --jobs $(or $(JOBS),1)
 
 grade-demo: setup
+	@command -v bwrap >/dev/null || $(BWRAP_HINT)
 	$(PY) -m book.classroom demo
+
+grade-check: setup
+	@command -v bwrap >/dev/null || $(BWRAP_HINT)
+	$(PY) -m book.classroom check-sandbox
 
 clean:
 	rm -rf _build .pytest_cache

@@ -22,8 +22,11 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from . import fit as fit_mod
 from . import orders as orders_mod
-from . import validate
+from . import orders_example, train, validate
+from . import probe as probe_mod
+from .model import check_encoder, eval_mode
 from .orders import CLAUSE_END, NONE, Order
 
 EXAMPLE = "一碗牛肉面，不要香菜，多加辣。"
@@ -41,13 +44,6 @@ RELATIONS = {
 }
 
 
-def _check_model(model):
-    from .train import TinyEncoder
-
-    if not isinstance(model, TinyEncoder):
-        raise TypeError(f"model must be a book.train.TinyEncoder (e.g. book.train.pretrained()),"
-                        f" got {type(model).__name__}")
-    return model
 
 
 # ---- reading a reader's order ------------------------------------------------------------------
@@ -80,10 +76,11 @@ def order_maps(model, text) -> dict:
     """Everything the live explorer draws for one order (text or :class:`Order`):
     ``{"order", "maps" (layers, heads, n, n), "predictions", "rules"}``; ``rules`` holds the
     labels by the rules of the language, or None when the rules call the order ambiguous."""
-    from . import train
-
-    model = _check_model(model)
-    max_len = model.config["max_len"]
+    model = check_encoder(model)
+    max_len = model.config.max_len
+    if not isinstance(text, (str, Order)):
+        raise TypeError(f"text must be an order string such as {EXAMPLE!r} or a "
+                        f"book.orders.Order, got {type(text).__name__}")
     order = text if isinstance(text, Order) else read_order(text, max_len)
     if len(order) > max_len:
         raise ValueError(f"The order has {len(order)} words but the model takes at most "
@@ -92,14 +89,13 @@ def order_maps(model, text) -> dict:
         rules = orders_mod.label(order.tokens)
     except ValueError:   # ambiguous for the rules: there is no right answer to show
         rules = None
-    return {"order": order, "maps": train.attention_maps(model, order),
-            "predictions": train.predict(model, order), "rules": rules}
+    return {"order": order, "maps": probe_mod.attention_maps(model, order),
+            "predictions": probe_mod.predict(model, order), "rules": rules}
 
 
 def token_labels(order: Order, *, gloss: bool = False) -> list[str]:
     """Unique axis labels for ``order`` (repeats numbered ₁ ₂ …), optionally with glosses."""
-    from . import orders_example
-
+    validate.boolean("gloss", gloss)
     if not isinstance(order, Order):
         raise TypeError(f"order must be a book.orders.Order, got {type(order).__name__}")
     return orders_example.labels(order.tokens, order.glosses, short=not gloss)
@@ -142,17 +138,11 @@ def relation_pairs(order: Order) -> dict[str, list[tuple[int, list[int]]]]:
 
 
 def _collated(model, orders: Sequence[Order], batch_size: int = 256):
-    """Yield (chunk of orders, its padded batch) with ``model`` in eval mode and no gradients;
-    the model's training mode is restored afterwards."""
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            for start in range(0, len(orders), batch_size):
-                chunk = orders[start:start + batch_size]
-                yield chunk, orders_mod.collate(chunk)
-    finally:
-        model.train(was_training)
+    """Yield (chunk of orders, its padded batch) with ``model`` in :func:`eval_mode`."""
+    with eval_mode(model):
+        for start in range(0, len(orders), batch_size):
+            chunk = orders[start:start + batch_size]
+            yield chunk, orders_mod.collate(chunk)
 
 
 def _batches(model, orders: Sequence[Order], batch_size: int = 256):
@@ -171,8 +161,8 @@ def relation_mass(model, orders: Sequence[Order]) -> dict[str, dict]:
     head that spreads its weight evenly over the order would put there (mean of
     len(keys) / n); ``"pairs"`` counts the pairs.
     """
-    model = _check_model(model)
-    orders = orders_mod._orders("orders", orders)
+    model = check_encoder(model)
+    orders = orders_mod.as_orders("orders", orders)
     shape = (model.n_layers, model.n_heads)
     sums = {r: np.zeros(shape) for r in RELATIONS}
     chance = dict.fromkeys(RELATIONS, 0.0)
@@ -201,11 +191,12 @@ def category_mass(model, orders: Sequence[Order],
     mass = mean share of a query's weight on keys of each category; chance = the mean share
     of such keys in the order (what a head that spreads evenly would give).
     """
-    model = _check_model(model)
-    orders = orders_mod._orders("orders", orders)
+    model = check_encoder(model)
+    orders = orders_mod.as_orders("orders", orders)
     if isinstance(queries, str):
         queries = (queries,)
-    queries = [validate.choice("query category", q, orders_mod.CATEGORIES) for q in queries]
+    queries = [validate.choice("query category", q, orders_mod.CATEGORIES)
+               for q in validate.listed("queries", queries, "('ingredient',)")]
     if not queries:
         raise ValueError("queries must name at least one category, e.g. ('ingredient',)")
     cats = list(orders_mod.CATEGORIES)
@@ -272,10 +263,9 @@ def entropy_during_training(model, train: Sequence[Order], probe: Sequence[Order
     {step: (layers, heads) entropy})``; ``fit_kw`` go to ``fit`` (``steps`` defaults to the
     last checkpoint). ``normalize`` divides by log(number of keys): 1 = uniform.
     """
-    from . import train as train_mod
-
-    model = _check_model(model)
-    probe = orders_mod._orders("probe", probe)
+    model = check_encoder(model)
+    validate.boolean("normalize", normalize)
+    probe = orders_mod.as_orders("probe", probe)
     if isinstance(checkpoints, (str, bytes)) or not isinstance(checkpoints, Sequence):
         raise TypeError("checkpoints must be a list of step counts, e.g. [0, 10, 50, 100]")
     points = sorted({validate.integer("checkpoint", c, low=0) for c in checkpoints})
@@ -291,17 +281,17 @@ def entropy_during_training(model, train: Sequence[Order], probe: Sequence[Order
     def measure(module, args):
         if module.training:
             if seen[0] in points:
-                record[seen[0]] = train_mod.attention_entropy(module, probe,
+                record[seen[0]] = probe_mod.attention_entropy(module, probe,
                                                               normalize=normalize)
             seen[0] += 1
 
     handle = model.register_forward_pre_hook(measure)
     try:
-        history = train_mod.fit(model, train, steps=steps, **fit_kw)
+        history = fit_mod.fit(model, train, steps=steps, **fit_kw)
     finally:
         handle.remove()
     if steps in points and not history.diverged:
-        record[steps] = train_mod.attention_entropy(model, probe, normalize=normalize)
+        record[steps] = probe_mod.attention_entropy(model, probe, normalize=normalize)
     return history, record
 
 
@@ -310,25 +300,21 @@ def entropy_during_training(model, train: Sequence[Order], probe: Sequence[Order
 def predictions(model, orders: Sequence[Order], batch_size: int = 256) -> list[list[str]]:
     """:func:`book.train.predict` for many orders, in batches: one label list per order
     (:data:`book.orders.NONE` for the tokens that are not scored)."""
-    model = _check_model(model)
-    orders = orders_mod._orders("orders", orders)
-    n_ing = len(orders_mod.INGREDIENT_LABELS)
+    model = check_encoder(model)
+    orders = orders_mod.as_orders("orders", orders)
+    batch_size = validate.integer("batch_size", batch_size, low=1)
     out = []
     for chunk, batch in _collated(model, orders, batch_size):
         logits = model(batch.ids, batch.padding_mask)
-        ing = logits[..., :n_ing].argmax(-1).tolist()
-        dish = (logits[..., n_ing:].argmax(-1) + n_ing).tolist()
         for b, order in enumerate(chunk):
-            out.append([orders_mod.LABELS[ing[b][i]] if c == "ingredient" else
-                        orders_mod.LABELS[dish[b][i]] if c == "dish" else NONE
-                        for i, c in enumerate(order.categories)])
+            out.append(probe_mod.label_argmax(logits[b, :len(order)], order.categories))
     return out
 
 
 def mislabelled(model, orders: Sequence[Order]) -> list[tuple[Order, list[int]]]:
     """The orders the model gets wrong, each with the indices of its mislabelled tokens,
     shortest order first (ties keep the input order)."""
-    orders = orders_mod._orders("orders", orders)
+    orders = orders_mod.as_orders("orders", orders)
     found = []
     for order, predicted in zip(orders, predictions(model, orders), strict=True):
         wrong = [i for i, (p, want) in enumerate(zip(predicted, order.labels, strict=True))
@@ -336,3 +322,74 @@ def mislabelled(model, orders: Sequence[Order]) -> list[tuple[Order, list[int]]]
         if wrong:
             found.append((order, wrong))
     return sorted(found, key=lambda item: len(item[0]))
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+
+
+def order_view_data(model, order) -> dict:
+    """What the head and model views draw for one order (text or Order): ``labels`` (keys:
+    tokens; ``rows``: token with gloss), ``maps`` (layers, heads, n, n), the order in
+    ``english`` and the model's predictions as ``marks`` ("token → label ✓")."""
+
+    d = order_maps(model, order)
+    o = d["order"]
+    marks = []
+    for tok, pred, rule in zip(o.tokens, d["predictions"], d["rules"] or [None] * len(o),
+                               strict=True):
+        if pred != "-":
+            ok = "" if rule is None else (" ✓" if pred == rule else f" ✗ (should be {rule})")
+            marks.append(f"{tok} → {pred}{ok}")
+    return {"order": o, "cols": token_labels(o), "rows": token_labels(o, gloss=True),
+            "maps": d["maps"], "english": o.english, "marks": marks}
+
+
+def _clause_of(order: Order, i: int) -> tuple[int, int]:
+    return next((s, e) for s, e in orders_mod.clauses(order.tokens) if s <= i < e)
+
+
+def top_key(model, order: Order, i: int, layer: int, head: int) -> dict:
+    """For token ``i`` of ``order``: the key that head (layer, head) attends to most.
+
+    Returns the ``token`` and its ``gloss``, the model's ``predicted`` and the ``right``
+    label, the ``key`` with its ``key_gloss`` and ``weight``, and ``same_clause`` (whether
+    that key lies in token i's own clause).
+    """
+    model = check_encoder(model)
+    if not isinstance(order, Order):
+        raise TypeError(f"order must be a book.orders.Order, got {type(order).__name__}")
+    i = validate.integer("i", i, low=0, high=len(order) - 1)
+    layer = validate.integer("layer", layer, low=0, high=model.n_layers - 1)
+    head = validate.integer("head", head, low=0, high=model.n_heads - 1)
+    w = train.attention_maps(model, order)[layer, head, i]
+    k = int(w.argmax())
+    start, end = _clause_of(order, i)
+    return {"token": order.tokens[i], "gloss": orders_mod.gloss(order.tokens[i]),
+            "predicted": train.predict(model, order)[i], "right": order.labels[i],
+            "key": order.tokens[k], "key_gloss": orders_mod.gloss(order.tokens[k]),
+            "weight": float(w[k]), "same_clause": start <= k < end}
+
+
+def where_it_looked(order: Order, maps: np.ndarray, i: int, layer: int, head: int) -> str:
+    """Where the head's strongest key for token ``i`` is: "partner, same clause", "partner,
+    other clause" or "something else" (the partner of an ingredient is a modifier, of a
+    dish a quantity word). ``maps`` are the order's attention maps (layers, heads, n, n)."""
+    if not isinstance(order, Order):
+        raise TypeError(f"order must be a book.orders.Order, got {type(order).__name__}")
+    maps = validate.array("maps", maps, ndim=4)
+    if maps.shape[-1] != len(order) or maps.shape[-2] != len(order):
+        raise ValueError(f"maps have shape {maps.shape} but the order has {len(order)} "
+                         "tokens; pass train.attention_maps(model, order)")
+    i = validate.integer("i", i, low=0, high=len(order) - 1)
+    layer = validate.integer("layer", layer, low=0, high=maps.shape[0] - 1)
+    head = validate.integer("head", head, low=0, high=maps.shape[1] - 1)
+    if order.categories[i] not in ("ingredient", "dish"):
+        raise ValueError(f"token {i} ({order.tokens[i]}) is a {order.categories[i]}; only "
+                         "ingredients and dishes have a partner")
+    want = "modifier" if order.categories[i] == "ingredient" else "quantity"
+    k = int(maps[layer, head, i].argmax())
+    if orders_mod.category(order.tokens[k]) != want:
+        return "something else"
+    start, end = _clause_of(order, i)
+    return "partner, same clause" if start <= k < end else "partner, other clause"

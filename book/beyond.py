@@ -20,12 +20,24 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import validate
-from .longctx import _check_qkv, full_attention
+from . import masks, validate
+from .longctx import (
+    banded_attention,
+    check_qkv,
+    check_self_attention,
+    full_attention,
+    lengths,
+    peak_memory,
+    random_qkv,
+    window_mask,
+)
+from .mha import MultiHeadSelfAttention
+from .timing import compare
 
 
 def feature_map(x: torch.Tensor) -> torch.Tensor:
     """φ(x) = elu(x) + 1: positive, so the 'weights' φ(q)·φ(k) are positive like softmax's."""
+    validate.float_tensor("x", x)
     return F.elu(x) + 1
 
 
@@ -34,7 +46,9 @@ def linear_attention(q, k, v, *, causal: bool = False) -> torch.Tensor:
 
     ``causal=True`` uses running sums (prefix sums over positions), still O(n·d²).
     """
-    _check_qkv(q, k, v)
+    check_qkv(q, k, v)
+    if validate.boolean("causal", causal):
+        check_self_attention(q, k, v, "causal linear attention")
     fq, fk = feature_map(q), feature_map(k)
     if not causal:
         kv = fk.transpose(-2, -1) @ v  # (…, d, d_v): the whole sequence summarised once
@@ -48,7 +62,9 @@ def linear_attention(q, k, v, *, causal: bool = False) -> torch.Tensor:
 
 def linear_attention_quadratic(q, k, v, *, causal: bool = False) -> torch.Tensor:
     """The same computation written the O(n²) way: weights φ(qᵢ)·φ(kⱼ), rows normalised."""
-    _check_qkv(q, k, v)
+    check_qkv(q, k, v)
+    if validate.boolean("causal", causal):
+        check_self_attention(q, k, v, "causal linear attention")
     w = feature_map(q) @ feature_map(k).transpose(-2, -1)
     if causal:
         n = q.shape[-2]
@@ -56,7 +72,7 @@ def linear_attention_quadratic(q, k, v, *, causal: bool = False) -> torch.Tensor
     return (w / w.sum(dim=-1, keepdim=True)) @ v
 
 
-def _gather_offsets(q, k, v, offsets: torch.Tensor, extra: torch.Tensor | None = None):
+def gather_attention(q, k, v, offsets: torch.Tensor, extra: torch.Tensor | None = None):
     """Attention where query i sees keys i + offsets (when inside the sequence), plus the keys
     listed in ``extra`` (global tokens) — computed by gathering, O(n · (len(offsets) + g))."""
     n = q.shape[-2]
@@ -80,6 +96,7 @@ def _gather_offsets(q, k, v, offsets: torch.Tensor, extra: torch.Tensor | None =
 
 
 def dilated_offsets(window: int, dilation: int) -> torch.Tensor:
+    """Key offsets of a dilated window: 0, ±dilation, …, ±window·dilation (ascending)."""
     window = validate.integer("window", window, low=0)
     dilation = validate.integer("dilation", dilation, low=1)
     return torch.arange(-window, window + 1) * dilation
@@ -87,11 +104,14 @@ def dilated_offsets(window: int, dilation: int) -> torch.Tensor:
 
 def dilated_attention(q, k, v, window: int, dilation: int) -> torch.Tensor:
     """Each query attends to the keys at distance 0, ±dilation, …, ±window·dilation."""
-    _check_qkv(q, k, v)
-    return _gather_offsets(q, k, v, dilated_offsets(window, dilation))
+    check_self_attention(q, k, v, "dilated attention")
+    return gather_attention(q, k, v, dilated_offsets(window, dilation))
 
 
 def dilated_mask(n: int, window: int, dilation: int) -> torch.Tensor:
+    """(n, n) boolean: query i may attend to key j when j − i is one of
+    :func:`dilated_offsets`."""
+    n = validate.integer("n", n, low=1)
     offsets = dilated_offsets(window, dilation)
     d = torch.arange(n)[None, :] - torch.arange(n)[:, None]
     return (d[..., None] == offsets).any(-1)
@@ -109,27 +129,44 @@ def hybrid_mask(n: int, window: int, n_global: int) -> torch.Tensor:
 def hybrid_attention(q, k, v, window: int, n_global: int) -> torch.Tensor:
     """Local window for every token, plus ``n_global`` global tokens (the first ones) that
     attend to everything and that everything attends to."""
-    _check_qkv(q, k, v)
-    n = q.shape[-2]
+    n = check_self_attention(q, k, v, "hybrid attention")
     n_global = validate.integer("n_global", n_global, low=0, high=n)
     window = validate.integer("window", window, low=0)
-    out = _gather_offsets(q, k, v, torch.arange(-window, window + 1), torch.arange(n_global))
+    out = gather_attention(q, k, v, torch.arange(-window, window + 1), torch.arange(n_global))
     if n_global:
         out[..., :n_global, :] = full_attention(q[..., :n_global, :], k, v)
     return out
 
 
 def reference(kind: str, q, k, v, **params) -> torch.Tensor:
-    """The explicit masked n × n version of ``kind`` in {"dilated", "hybrid"}."""
+    """The explicit masked n × n version of ``kind`` in {"dilated", "hybrid"}: ``params`` are
+    ``window`` and ``dilation`` (dilated) or ``window`` and ``n_global`` (hybrid)."""
     validate.choice("kind", kind, ("dilated", "hybrid"))
-    n = q.shape[-2]
-    mask = dilated_mask(n, **params) if kind == "dilated" else hybrid_mask(n, **params)
+    n = check_self_attention(q, k, v, f"{kind} attention")
+    mask = dilated_mask(n, **_params(kind, params)) if kind == "dilated" else \
+        hybrid_mask(n, **_params(kind, params))
     return full_attention(q, k, v, mask)
 
 
-# --- the variants as drop-in attention layers, for training on the takeout-order task -------
+_PARAMS = {"full": (), "window": ("window",), "dilated": ("window", "dilation"),
+           "hybrid": ("window", "n_global")}
 
-KINDS = ("window", "dilated", "hybrid", "linear")
+
+def _params(kind: str, params: dict, *, extra_ok: bool = False) -> dict:
+    """The parameters ``kind`` needs, taken from ``params``; a missing one raises, and so does
+    an unknown name (or, without ``extra_ok``, one that ``kind`` does not use)."""
+    want = _PARAMS[kind]
+    known = {"window", "dilation", "n_global"}
+    odd = set(params) - (known if extra_ok else set(want))
+    missing = set(want) - set(params)
+    if odd or missing:
+        example = ", ".join(f"{p}=2" for p in want) or "no parameters"
+        raise TypeError(f"kind={kind!r} takes the parameters {list(want)}, got "
+                        f"{sorted(params)}; e.g. {example}")
+    return {p: params[p] for p in want}
+
+
+# --- the variants as drop-in attention layers, for training on the takeout-order task -------
 
 
 def parse_spec(spec: str) -> tuple[str, dict]:
@@ -138,28 +175,28 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     if not isinstance(spec, str):
         raise TypeError(f"an attention spec is a string such as 'window-2', got {spec!r}")
     kind, _, arg = spec.partition("-")
-    try:
-        if kind == "linear" and not arg:
-            return kind, {}
-        if kind == "window":
-            return kind, {"window": int(arg)}
-        if kind == "dilated":
-            w, r = arg.split("x")
-            return kind, {"window": int(w), "dilation": int(r)}
-        if kind == "hybrid":
-            w, g = arg.split("+")
-            return kind, {"window": int(w), "n_global": int(g)}
-    except ValueError:
-        pass
+    parts = {"window": [arg], "dilated": arg.split("x"), "hybrid": arg.split("+")}.get(kind)
+    if kind == "linear" and not arg:
+        return kind, {}
+    if parts is not None and all(p.isdigit() and p.isascii() for p in parts) \
+            and len(parts) == len(_PARAMS[kind]):
+        params = dict(zip(_PARAMS[kind], map(int, parts), strict=True))
+        if params.get("dilation", 1) >= 1:
+            return kind, params
     raise ValueError(f"unknown attention spec {spec!r}; use 'window-W', 'dilated-WxR', "
-                     "'hybrid-W+G' or 'linear' (e.g. 'window-2', 'dilated-2x2', 'hybrid-2+1')")
+                     "'hybrid-W+G' or 'linear' with whole numbers W, G ≥ 0 and R ≥ 1 (e.g. "
+                     "'window-2', 'dilated-2x2', 'hybrid-2+1')")
 
 
 def pattern_mask(kind: str, n: int, **params) -> torch.Tensor:
-    """The (n, n) allowed pattern of a sparse variant (True = may attend)."""
-    from .longctx import window_mask
-
-    validate.choice("kind", kind, ("full", "window", "dilated", "hybrid"))
+    """The (n, n) allowed pattern of a sparse variant (True = may attend); ``params`` as in
+    :func:`parse_spec` (``window``, ``dilation``, ``n_global``); those a kind does not use are
+    ignored, so one set of parameters can draw every kind."""
+    validate.choice("kind", kind, tuple(_PARAMS))
+    n = validate.integer("n", n, low=1)
+    params = _params(kind, params, extra_ok=True)
+    for name, value in params.items():
+        params[name] = validate.integer(name, value, low=1 if name == "dilation" else 0)
     if kind == "full":
         return torch.ones(n, n, dtype=torch.bool)
     if kind == "window":
@@ -170,8 +207,6 @@ def pattern_mask(kind: str, n: int, **params) -> torch.Tensor:
 
 
 def _variant_class():
-    from .mha import MultiHeadSelfAttention
-
     class VariantAttention(MultiHeadSelfAttention):
         """The book's attention layer (same projections) with a sparse pattern or linear
         attention inside. Sparse patterns are applied as masks over the n × n scores — the same
@@ -187,11 +222,14 @@ def _variant_class():
 
         def forward(self, x, mask=None, padding_mask=None, need_weights: bool = False):
             allowed = self.check_inputs(x, mask, padding_mask)
+            if padding_mask is not None:   # numpy or nested lists become a bool tensor
+                padding_mask = masks.as_mask(padding_mask, name="padding_mask", ndim=2)
             b, n, _ = x.shape
             q, k, v = (self.split_heads(w(x)) for w in (self.w_q, self.w_k, self.w_v))
             if self.kind == "linear":
                 if mask is not None:
-                    raise ValueError("linear attention here supports a padding mask only")
+                    raise ValueError("mask= is not supported by linear attention (it never "
+                                     "forms the n × n matrix); pass padding_mask= only")
                 fq, fk = feature_map(q), feature_map(k)
                 if padding_mask is not None:
                     fk = fk * padding_mask[:, None, :, None].to(fk.dtype)
@@ -222,8 +260,9 @@ VariantAttention = _variant_class()
 
 def methods(window: int = 8, dilation: int = 2, n_global: int = 2) -> dict:
     """The efficient implementation of each variant, as f(q, k, v), next to full attention."""
-    from .longctx import banded_attention
-
+    window = validate.integer("window", window, low=0)
+    dilation = validate.integer("dilation", dilation, low=1)
+    n_global = validate.integer("n_global", n_global, low=0)
     return {
         "full": full_attention,
         "window": lambda q, k, v: banded_attention(q, k, v, window),
@@ -233,21 +272,14 @@ def methods(window: int = 8, dilation: int = 2, n_global: int = 2) -> dict:
     }
 
 
-def _inputs(n: int, d: int, heads: int, seed: int = 0):
-    g = torch.Generator().manual_seed(seed)
-    return [torch.randn(1, heads, n, d, generator=g) for _ in range(3)]
-
-
 def memory_curves(ns, *, d: int = 32, heads: int = 4, **pattern) -> dict[str, list[int]]:
     """Peak bytes allocated by each method at each sequence length (deterministic)."""
-    from .longctx import peak_memory
-
-    ns = [validate.integer("n", n, low=1) for n in ns]
+    ns = lengths(ns)
     out: dict[str, list[int]] = {}
     for name, fn in methods(**pattern).items():
         out[name] = []
         for n in ns:
-            q, k, v = _inputs(n, d, heads)
+            q, k, v = random_qkv(n, heads, d)
             out[name].append(peak_memory(lambda fn=fn, q=q, k=k, v=v: fn(q, k, v)))
     return out
 
@@ -255,15 +287,29 @@ def memory_curves(ns, *, d: int = 32, heads: int = 4, **pattern) -> dict[str, li
 def time_curves(ns, *, d: int = 32, heads: int = 4, repeats: int = 5,
                 **pattern) -> dict[str, list[float]]:
     """Best-of-``repeats`` seconds of each method at each sequence length (varies by machine)."""
-    from .timing import compare
-
-    ns = [validate.integer("n", n, low=1) for n in ns]
+    ns = lengths(ns)
     out: dict[str, list[float]] = {name: [] for name in methods(**pattern)}
     with torch.no_grad():
         for n in ns:
-            q, k, v = _inputs(n, d, heads)
+            q, k, v = random_qkv(n, heads, d)
             best = compare({name: (lambda fn=fn, q=q, k=k, v=v: fn(q, k, v))
                             for name, fn in methods(**pattern).items()}, repeats=repeats)
             for name, seconds in best.items():
                 out[name].append(seconds)
     return out
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+PATTERN_N = 24
+
+
+def pattern_data(kind: str, window: int, n: int = PATTERN_N, dilation: int = 2,
+                 n_global: int = 2) -> dict:
+    """The allowed pattern of a variant (1 = may attend) and how many keys each query sees."""
+
+    n = validate.integer("n", n, low=1, high=512)
+    mask = pattern_mask(kind, n, window=window, dilation=dilation, n_global=n_global)
+    keys = mask.sum(-1)
+    return {"z": mask.int().numpy(), "mean_keys": float(keys.float().mean()),
+            "max_keys": int(keys.max()), "n": n}

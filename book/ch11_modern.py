@@ -13,9 +13,9 @@ import torch
 from plotly.subplots import make_subplots
 
 from . import flash, gqa, positions, validate
-from .checks import exercise
-from .figures import SIGNED_COLORSCALE
-from .widgets import LiveExplorer
+from .checks import NotAnswered, exercise, number
+from .live import LiveExplorer
+from .plotting import rounded
 
 GRID_N = 16  # positions in the RoPE score grid (cells stay ≥ 12 px at 390 px wide)
 GRID_KINDS = ("none", "sinusoidal", "rope")
@@ -24,15 +24,9 @@ GRID_NAMES = {"none": "no positions", "sinusoidal": "sinusoidal table added",
 FLASH_N_KEYS = 16
 FLASH_TILE = 4
 LIVE_MAX_KEYS = 64
+SIGNED_COLORSCALE = "Cividis"  # monotonic lightness, as chapter 3's signed matrices
 COLORS = {"dark": "#1f3b73", "mid": "#6f8fc4", "light": "#d5deee", "red": "#b3261e",
           "grey": "#7a7a7a"}
-
-
-def _round(a, digits: int = 4):
-    arr = np.asarray(a, dtype=float)
-    out = np.round(arr, digits).astype(object)
-    out[~np.isfinite(arr)] = None
-    return out.tolist()
 
 
 # --- positions: the score of one query/key pair at every (m, n) --------------------------------
@@ -66,7 +60,7 @@ def score_grid_explorer(n: int = GRID_N, seed: int = 0) -> go.Figure:
     for kind in GRID_KINDS:
         zmax = float(np.abs(datas[kind]["z"]).max())  # each face uses its whole scale
         fig.add_trace(go.Heatmap(
-            z=_round(datas[kind]["z"], 3), x=labels, y=labels, zmin=-zmax, zmax=zmax,
+            z=rounded(datas[kind]["z"], 3), x=labels, y=labels, zmin=-zmax, zmax=zmax,
             colorscale=SIGNED_COLORSCALE, visible=kind == "rope", name=GRID_NAMES[kind],
             colorbar={"title": {"text": "q·k"}},
             hovertemplate="query at %{y}, key at %{x}<br>score %{z:.3f}<extra></extra>"))
@@ -91,7 +85,7 @@ def accuracy_figure(results: dict, names: dict, title: str, baseline: float | No
         raise TypeError("results must be a non-empty dict of variant -> accuracy (0..1)")
     keys = list(results)
     values = [100 * results[k] for k in keys]
-    fig = go.Figure(go.Bar(x=_round(values, 2), y=[names.get(k, str(k)) for k in keys],
+    fig = go.Figure(go.Bar(x=rounded(values, 2), y=[names.get(k, str(k)) for k in keys],
                            orientation="h", marker_color=COLORS["dark"],
                            text=[f"{v:.1f} %" for v in values], textposition="inside",
                            insidetextanchor="end", textfont={"color": "white", "size": 12},
@@ -144,7 +138,7 @@ def flash_memory_figure(sweep: dict, exponents: dict) -> go.Figure:
     names = {"full": "textbook (n × n scores)", "tiled": "tiled, online softmax"}
     colors = {"full": COLORS["red"], "tiled": COLORS["dark"]}
     fig = go.Figure([go.Scatter(
-        x=ns, y=_round(np.asarray(sweep[m]) / 2**20, 4), mode="lines+markers",
+        x=ns, y=rounded(np.asarray(sweep[m]) / 2**20, 4), mode="lines+markers",
         name=f"{names[m]}: ∝ n^{exponents[m]:.2f}", line={"color": colors[m]},
         hovertemplate="n = %{x}: %{y:.2f} MiB<extra></extra>") for m in ("full", "tiled")])
     fig.update_layout(xaxis={"type": "log", "title": "sequence length n", "tickvals": ns,
@@ -184,8 +178,8 @@ def _flash_traces(data: dict, i: int) -> dict:
     colors = [{0: COLORS["light"], 1: COLORS["mid"], 2: COLORS["dark"]}[c] for c in state]
     d_v = len(s["output"])
     return {"x": [None, [-0.5, n - 0.5], None, None, None, None],
-            "y": [_round(data["scores"], 3), [round(s["m"], 3)] * 2, _round(s["weights"]),
-                  _round(data["exact_weights"]), _round(s["output"]), _round(data["exact"])],
+            "y": [rounded(data["scores"], 3), [round(s["m"], 3)] * 2, rounded(s["weights"]),
+                  rounded(data["exact_weights"]), rounded(s["output"]), rounded(data["exact"])],
             "marker.color": [colors, None, colors, None, None, None],
             "_d_v": d_v}
 
@@ -289,20 +283,11 @@ def flash_live() -> LiveExplorer:
 
 # --- exercises --------------------------------------------------------------------------------
 
-def _answer_number(answer) -> float:
-    if isinstance(answer, bool):
-        raise TypeError("expected a number, got a bool")
-    arr = np.asarray(answer, dtype=float)
-    if arr.size != 1:
-        raise TypeError(f"expected a single number, got shape {arr.shape}")
-    return float(arr.reshape(()))
-
-
 @exercise("ch11.kv_head", "Grouped-query attention: which key/value head does query head 13 "
           "read, with 32 query heads and 8 key/value heads?",
           reference=lambda: gqa.kv_head_of(13, 32, 8), mistakes=lambda: [5, 1, 13, 4, 8])
 def _ch11_kv_head(answer):
-    value = _answer_number(answer)
+    value = number(answer)
     if value == 13 % 8:
         return False, ("That deals the heads out in turn (head mod groups). Here the groups are "
                        "blocks of consecutive query heads: which block holds that head?")
@@ -323,7 +308,7 @@ def _llama_bytes_per_token() -> int:
           mistakes=lambda: [4 * _llama_bytes_per_token(), _llama_bytes_per_token() // 2,
                             2 * _llama_bytes_per_token()])
 def _ch11_kv_bytes(answer):
-    value = _answer_number(answer)
+    value = number(answer)
     want = _llama_bytes_per_token()
     if value == 4 * want:
         return False, ("That is the multi-head cache: only the key/value heads are stored, "
@@ -360,8 +345,6 @@ def _ch11_online_merge(func):
     for m1, l1, m2, l2 in MERGE_CASES:
         got = func(m1, l1, m2, l2)
         if got is None:
-            from .checks import NotAnswered
-
             raise NotAnswered
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             return False, "Return two numbers: the merged maximum and the merged sum."
@@ -380,7 +363,7 @@ def _ch11_online_merge(func):
           "which key position does q at position 20 give the same score?",
           reference=lambda: 15, mistakes=lambda: [2, 25, 13, 22])
 def _ch11_rope_offset(answer):
-    value = _answer_number(answer)
+    value = number(answer)
     ok = value == 20 - (7 - 2)
     if value == 2:
         return False, ("The key's absolute position is not what RoPE keeps fixed; the offset "

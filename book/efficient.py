@@ -71,6 +71,9 @@ class FusedQKV(nn.Module):
 
 def einsum_attention(layer: MultiHeadSelfAttention, x: torch.Tensor) -> torch.Tensor:
     """The same layer written with einsum: per-head weights indexed as (d_model, heads, d_k)."""
+    if not isinstance(layer, MultiHeadSelfAttention):
+        raise TypeError(f"layer must be a MultiHeadSelfAttention, got {type(layer).__name__}")
+    layer.check_inputs(x)
     h, d_k = layer.n_heads, layer.d_k
 
     def heads(linear):  # (b, n, h, d_k)

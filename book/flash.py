@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from . import validate
-from .longctx import _check_qkv, full_attention
+from .longctx import check_qkv, full_attention
 
 
 def tiled_attention(q, k, v, tile: int = 64, *, causal: bool = False) -> torch.Tensor:
@@ -39,7 +39,7 @@ def tiled_attention(q, k, v, tile: int = 64, *, causal: bool = False) -> torch.T
     Returns:
         (…, n, d_v), equal to :func:`book.longctx.full_attention` up to float rounding.
     """
-    _check_qkv(q, k, v)
+    check_qkv(q, k, v)
     tile = validate.integer("tile", tile, low=1)
     n, s = q.shape[-2], k.shape[-2]
     if causal and n != s:

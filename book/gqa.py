@@ -30,8 +30,7 @@ from .mha import MultiHeadSelfAttention
 
 def valid_kv_heads(n_heads: int) -> list[int]:
     """The numbers of key/value heads that ``n_heads`` query heads allow: its divisors."""
-    n_heads = validate.integer("n_heads", n_heads, low=1)
-    return [d for d in range(1, n_heads + 1) if n_heads % d == 0]
+    return validate.divisors(validate.integer("n_heads", n_heads, low=1))
 
 
 def check_groups(n_heads: int, n_kv_heads: int) -> tuple[int, int]:
@@ -82,11 +81,8 @@ class GroupedQueryAttention(MultiHeadSelfAttention):
         super().__init__(d_model, n_heads, dropout, bias, device=device, dtype=dtype)
         n_kv_heads = self.n_heads if n_kv_heads is None else n_kv_heads
         _, self.n_kv_heads = check_groups(self.n_heads, n_kv_heads)
-        if not isinstance(sdpa, bool):
-            raise TypeError(f"sdpa must be True or False, got {sdpa!r}")
-        self.sdpa = sdpa
-        if not isinstance(rope, bool):
-            raise TypeError(f"rope must be True or False, got {rope!r}")
+        self.sdpa = validate.boolean("sdpa", sdpa)
+        rope = validate.boolean("rope", rope)
         if rope and self.d_k % 2:
             raise ValueError(f"RoPE needs an even head width, but d_model={d_model} / "
                              f"n_heads={n_heads} = {self.d_k}; pick n_heads so that d_k is even")

@@ -17,13 +17,28 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from . import orders as orders_mod
-from . import train, validate
+from . import orders_example, probe, train, validate
+from .config import Config
+from .mha import MultiHeadSelfAttention
+from .model import check_encoder, eval_mode
 from .orders import Order
 
-#: the chapter's sweep: small and short enough to train five models on a page
-SETTINGS = {"d_model": 32, "n_layers": 2, "steps": 200, "batch_size": 32, "lr": 1e-2}
+
+@dataclass(frozen=True, eq=False)   # eq: Config compares like a dict
+class HeadSettings(Config):
+    """The chapter's sweep: small and short enough to train five models on a page."""
+
+    d_model: int = 32
+    n_layers: int = 2
+    steps: int = 200
+    batch_size: int = 32
+    lr: float = 1e-2
+
+
+SETTINGS = HeadSettings()
 HEAD_COUNTS = (1, 2, 4, 8, 16)
 TEST_ORDERS = 400      # held-out orders scored (of the 1209)
 METRICS = ("js", "cosine")
@@ -32,8 +47,6 @@ METRICS = ("js", "cosine")
 def attention_parameters(d_model: int, n_heads: int) -> int:
     """Number of parameters of one :class:`book.mha.MultiHeadSelfAttention` layer:
     four d_model × d_model matrices and their biases, whatever the number of heads."""
-    from .mha import MultiHeadSelfAttention
-
     layer = MultiHeadSelfAttention(validate.integer("d_model", d_model, low=1),
                                    validate.integer("n_heads", n_heads, low=1))
     return sum(p.numel() for p in layer.parameters())
@@ -58,30 +71,20 @@ class HeadRun:
         return self.wall_time / max(1, self.history.steps)
 
 
-def _data(data):
-    train_orders, test_orders = train.default_data() if data is None else data
-    return list(train_orders), list(test_orders)[:TEST_ORDERS]
-
-
-def train_heads(n_heads: int, *, d_model: int = SETTINGS["d_model"],
-                n_layers: int = SETTINGS["n_layers"], steps: int = SETTINGS["steps"],
-                lr: float = SETTINGS["lr"], data=None, seed: int = 0, threads: int | None = 1,
+def train_heads(n_heads: int, *, d_model: int = SETTINGS.d_model,
+                n_layers: int = SETTINGS.n_layers, steps: int = SETTINGS.steps,
+                lr: float = SETTINGS.lr, data=None, seed: int = 0, threads: int | None = 1,
                 progress: bool = False) -> HeadRun:
     """Train one :class:`~book.train.TinyEncoder` with ``n_heads`` heads (everything else as
     in :data:`SETTINGS`) and score it on the first :data:`TEST_ORDERS` held-out orders."""
-    d_model = validate.integer("d_model", d_model, low=1)
-    n_heads = validate.integer("n_heads", n_heads, low=1)
-    if d_model % n_heads:
-        divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
-        raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}; pick "
-                         f"n_heads in {divisors}")
-    train_orders, test_orders = _data(data)
+    d_k = validate.head_split(d_model, n_heads)
+    train_orders, test_orders = train.chapter_data(data, TEST_ORDERS)
     model = train.TinyEncoder(d_model=d_model, n_heads=n_heads, n_layers=n_layers, seed=seed)
     history = train.fit(model, train_orders, test_orders, steps=steps,
-                        batch_size=SETTINGS["batch_size"], lr=lr, seed=seed, threads=threads,
+                        batch_size=SETTINGS.batch_size, lr=lr, seed=seed, threads=threads,
                         progress=progress)
     scores = train.evaluate(model, test_orders)
-    return HeadRun(n_heads=n_heads, d_k=d_model // n_heads,
+    return HeadRun(n_heads=n_heads, d_k=d_k,
                    parameters=sum(p.numel() for p in model.parameters()), model=model,
                    history=history, accuracy=scores["accuracy"], loss=scores["loss"],
                    wall_time=history.wall_time)
@@ -91,10 +94,12 @@ def sweep(head_counts: Sequence[int] = HEAD_COUNTS, *, data=None, progress: bool
           **kwargs) -> dict[int, HeadRun]:
     """:func:`train_heads` for each head count (same data, seed and steps): {n_heads: run}.
     Keyword arguments (``d_model``, ``steps``, ``seed``, ``threads`` …) go to each call."""
-    counts = [validate.integer("n_heads", h, low=1) for h in head_counts]
+    counts = [validate.integer("n_heads", h, low=1)
+              for h in validate.listed("head_counts", head_counts, "(1, 2, 4, 8)")]
     if not counts:
         raise ValueError("head_counts is empty; pass e.g. (1, 2, 4, 8)")
-    data = _data(data)
+    validate.boolean("progress", progress)
+    data = train.chapter_data(data, TEST_ORDERS)
     out = {}
     bar = _bar(len(counts), progress)
     for h in counts:
@@ -106,8 +111,6 @@ def sweep(head_counts: Sequence[int] = HEAD_COUNTS, *, data=None, progress: bool
 
 
 def _bar(total: int, progress: bool):
-    from tqdm.auto import tqdm
-
     return tqdm(total=total, disable=not progress, leave=True)
 
 
@@ -116,12 +119,21 @@ def _bar(total: int, progress: bool):
 def js_divergence(p, q) -> np.ndarray:
     """Jensen–Shannon divergence (nats) between distributions along the last axis: 0 when
     they are equal, ln 2 ≈ 0.693 when they share no support. Symmetric and always finite."""
-    p = torch.as_tensor(np.asarray(p, dtype=np.float64))
-    q = torch.as_tensor(np.asarray(q, dtype=np.float64))
+    p = torch.as_tensor(_distribution("p", p))
+    q = torch.as_tensor(_distribution("q", q))
     if p.shape != q.shape:
         raise ValueError(f"p and q must have the same shape, got {tuple(p.shape)} and "
                          f"{tuple(q.shape)}")
     return _js(p, q).numpy()
+
+
+def _distribution(name: str, p) -> np.ndarray:
+    p = validate.array(name, p)
+    if np.any(p < 0) or not np.allclose(p.sum(-1), 1.0, atol=1e-6):
+        raise ValueError(f"{name} must hold probability distributions along its last axis "
+                         "(non-negative, each summing to 1); pass softmax output or "
+                         f"{name} / {name}.sum(-1, keepdims=True)")
+    return p
 
 
 def _entropy(p: torch.Tensor) -> torch.Tensor:
@@ -142,6 +154,7 @@ def pairwise(maps, metric: str = "js") -> np.ndarray:
     if w.shape[1] != w.shape[2]:
         raise ValueError(f"maps must be (heads, n, n) with rows = queries, got {w.shape}; "
                          "take one layer of book.train.attention_maps(model, order)")
+    w = _distribution("maps", w)
     t = torch.as_tensor(w)
     if metric == "js":
         return _js(t[:, None], t[None, :]).mean(-1).numpy()
@@ -161,14 +174,12 @@ def similarity(model: train.TinyEncoder, orders: Sequence[Order],
     over every real query of every order of the JS divergence between two heads' attention
     rows; for "cosine", the mean over orders of the cosine of two heads' maps (real rows)."""
     validate.choice("metric", metric, METRICS)
-    model = train._model(model)
-    orders = orders_mod._orders("orders", orders)
+    model = check_encoder(model)
+    orders = orders_mod.as_orders("orders", orders)
     n_layers, n_heads = model.n_layers, model.n_heads
     total = torch.zeros(n_layers, n_heads, n_heads, dtype=torch.float64)
     count = 0
-    was_training = model.training
-    model.eval()
-    try:
+    with eval_mode(model):
         for batch in orders_mod.batches(_by_length(orders), 64):
             _, maps = model(batch.ids, batch.padding_mask, need_weights=True)
             real = batch.padding_mask.double()                    # (B, n): real queries
@@ -187,8 +198,6 @@ def similarity(model: train.TinyEncoder, orders: Sequence[Order],
                     unit = flat / flat.norm(dim=-1, keepdim=True).clamp_min(1e-12)
                     total[layer] += torch.einsum("bhx,bgx->hg", unit, unit)
             count += int(real.sum()) if metric == "js" else len(batch.ids)
-    finally:
-        model.train(was_training)
     return (total / count).numpy()
 
 
@@ -205,19 +214,37 @@ def redundancy(model: train.TinyEncoder, orders: Sequence[Order],
 
 
 def ablation(model: train.TinyEncoder, orders: Sequence[Order]) -> dict:
-    """Zero each head in turn (:func:`book.train.ablated`) and score ``orders``:
+    """Zero each head in turn (:func:`book.probe.ablation_scores`) and score ``orders``:
     ``{"accuracy", "loss"}`` (n_layers, n_heads) arrays with that head removed, the intact
     model's ``base_accuracy`` and ``base_loss``, and ``drop`` = base − accuracy in points."""
-    model = train._model(model)
-    orders = orders_mod._orders("orders", orders)
-    orders = _by_length(orders)   # batches of similar length: less padding, same scores
-    base = train.evaluate(model, orders, batch_size=64)
-    acc = np.zeros((model.n_layers, model.n_heads))
-    loss = np.zeros_like(acc)
-    for layer in range(model.n_layers):
-        for head in range(model.n_heads):
-            with train.ablated(model, layer, head):
-                scores = train.evaluate(model, orders, batch_size=64)
-            acc[layer, head], loss[layer, head] = scores["accuracy"], scores["loss"]
-    return {"accuracy": acc, "loss": loss, "base_accuracy": base["accuracy"],
-            "base_loss": base["loss"], "drop": 100 * (base["accuracy"] - acc)}
+    model = check_encoder(model)
+    orders = _by_length(orders_mod.as_orders("orders", orders))  # less padding, same scores
+    scores = probe.ablation_scores(model, orders, batch_size=64)
+    base = scores["base"]
+    return {"accuracy": scores["accuracy"], "loss": scores["loss"],
+            "base_accuracy": base["accuracy"], "base_loss": base["loss"],
+            "drop": 100 * (base["accuracy"] - scores["accuracy"])}
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+MAX_MAP_HEADS = 16  # the head-maps explorer draws at most this many heads (a 4 × 4 grid)
+
+
+def head_maps_data(model, order, layer: int) -> dict:
+    """Every head's attention map of ``layer`` for one order (text, tokens or an Order):
+    ``maps`` (H, n, n), unique token ``labels``, and ``js``, the mean Jensen–Shannon
+    divergence between the heads' rows on this order (NaN for one head)."""
+
+    model = check_encoder(model)
+    order = probe.as_order(order)
+    layer = validate.integer("layer", layer, low=0, high=model.n_layers - 1)
+    if model.n_heads > MAX_MAP_HEADS:
+        raise ValueError(f"the grid shows at most {MAX_MAP_HEADS} heads; this model has "
+                         f"{model.n_heads}")
+    maps = probe.attention_maps(model, order)[layer]
+    n = model.n_heads
+    js = pairwise(maps, "js")[~np.eye(n, dtype=bool)].mean() if n > 1 else float("nan")
+    labels = orders_example.labels(order.tokens, order.tokens, short=True)
+    return {"maps": maps, "labels": labels, "n_heads": n, "layer": layer, "js": float(js),
+            "text": order.text}

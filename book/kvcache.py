@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from . import validate
+from . import timing, validate
 from .attention import scaled_dot_product_attention, softmax
 
 
@@ -115,11 +115,19 @@ class TinyDecoder(torch.nn.Module):
         self.vocab_size = validate.integer("vocab_size", vocab_size, low=2)
         self.d_model = validate.integer("d_model", d_model, low=1)
         self.n_heads = validate.integer("n_heads", n_heads, low=1)
-        if self.d_model % self.n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        validate.head_split(self.d_model, self.n_heads)
         self.n_layers = validate.integer("n_layers", n_layers, low=1)
         self.max_len = validate.integer("max_len", max_len, low=1)
-        gen = torch.Generator().manual_seed(validate.integer("seed", seed, low=0))
+        seed = validate.seed(seed)
+        # seed every parameter (biases and LayerNorms too) and leave the global generator alone
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self._build(vocab_size, d_model, n_layers, max_len, seed)
+        self.eval()
+
+    def _build(self, vocab_size: int, d_model: int, n_layers: int, max_len: int,
+               seed: int) -> None:
+        gen = torch.Generator().manual_seed(seed)
         nn = torch.nn
         self.embed = nn.Embedding(vocab_size, d_model)
         self.pos = nn.Embedding(max_len, d_model)
@@ -136,7 +144,10 @@ class TinyDecoder(torch.nn.Module):
             for p in self.parameters():
                 if p.ndim >= 2:
                     p.copy_(torch.randn(p.shape, generator=gen) * 0.02 * 5)
-        self.eval()
+
+    def _ids(self, name: str, ids, ndim: int = 1) -> torch.Tensor:
+        ids = validate.token_ids(name, ids, self.vocab_size, ndim=ndim, max_len=self.max_len)
+        return ids.to(self.embed.weight.device)
 
     def _split(self, t: torch.Tensor) -> torch.Tensor:
         b, n, _ = t.shape
@@ -166,6 +177,7 @@ class TinyDecoder(torch.nn.Module):
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """Logits for every position of ``tokens`` (batch, n), recomputed from scratch."""
+        tokens = self._ids("tokens", tokens, ndim=2)
         n = tokens.shape[1]
         x = self.embed(tokens) + self.pos(torch.arange(n))
         for layer in self.layers:
@@ -179,13 +191,7 @@ class TinyDecoder(torch.nn.Module):
         K and V are (1, heads, len(tokens), d_model / heads): what generation keeps in memory
         after reading the prompt, :func:`cache_bytes` of it exactly.
         """
-        tokens = torch.as_tensor(tokens, dtype=torch.long)
-        if tokens.ndim != 1 or tokens.numel() == 0:
-            raise ValueError("tokens must be a non-empty 1-D sequence of token ids")
-        if int(tokens.min()) < 0 or int(tokens.max()) >= self.vocab_size:
-            raise ValueError(f"token ids must lie in [0, {self.vocab_size - 1}]")
-        if tokens.numel() > self.max_len:
-            raise ValueError(f"{tokens.numel()} tokens exceed max_len={self.max_len}")
+        tokens = self._ids("tokens", tokens)
         caches = [[None, None] for _ in self.layers]
         x = self.embed(tokens[None]) + self.pos(torch.arange(tokens.numel()))
         for layer, cache in zip(self.layers, caches, strict=True):
@@ -195,12 +201,9 @@ class TinyDecoder(torch.nn.Module):
     @torch.no_grad()
     def generate(self, prompt, n_new: int, *, use_cache: bool = True) -> torch.Tensor:
         """Greedy decoding of ``n_new`` tokens after ``prompt`` (1-D token ids)."""
-        prompt = torch.as_tensor(prompt, dtype=torch.long)
-        if prompt.ndim != 1 or prompt.numel() == 0:
-            raise ValueError("prompt must be a non-empty 1-D sequence of token ids")
-        if int(prompt.min()) < 0 or int(prompt.max()) >= self.vocab_size:
-            raise ValueError(f"token ids must lie in [0, {self.vocab_size - 1}]")
+        prompt = self._ids("prompt", prompt)
         n_new = validate.integer("n_new", n_new, low=0)
+        validate.boolean("use_cache", use_cache)
         if prompt.numel() + n_new > self.max_len:
             raise ValueError(f"prompt + n_new = {prompt.numel() + n_new} exceeds max_len="
                              f"{self.max_len}; generate fewer tokens or build a larger model")
@@ -238,13 +241,10 @@ def generation_times(model: TinyDecoder, prompt, lengths, *, repeats: int = 1) -
     step (best of ``repeats``), their ratio (the speed-up) and whether both produced the same
     tokens. A short generation each way runs first, untimed, to warm up.
     """
-    from . import timing
-
     if not isinstance(model, TinyDecoder):
         raise TypeError(f"model must be a TinyDecoder, got {type(model).__name__}")
-    lengths = [validate.integer("n_new", n, low=1) for n in lengths]
-    if not lengths:
-        raise ValueError("lengths must hold at least one number of new tokens, e.g. [64, 128]")
+    lengths = [validate.integer("n_new", n, low=1)
+               for n in validate.listed("lengths", lengths, "[64, 128]", allow_empty=False)]
     repeats = validate.integer("repeats", repeats, low=1, high=100)
     for use_cache in (True, False):  # warm-up: first calls pay one-off costs
         model.generate(prompt, 2, use_cache=use_cache)

@@ -21,17 +21,20 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
+from torch import nn
+from torch.profiler import ProfilerActivity, profile
 
-from . import validate
+from . import masks, timing, validate
 
 
-def _check_qkv(q, k, v) -> None:
+def check_qkv(q, k, v) -> None:
+    """Raise unless q, k, v are finite float tensors (…, n, d) that attention can combine:
+    q and k of the same width d_k, one value per key, the same batch/head axes."""
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch tensor of shape (..., n, d), got "
-                            f"{type(t).__name__}")
-        if t.ndim < 2:
-            raise ValueError(f"{name} must have at least 2 dimensions (n, d), got {tuple(t.shape)}")
+        validate.float_tensor(name, t, min_ndim=2)
+    if q.dtype != k.dtype or k.dtype != v.dtype:
+        raise TypeError(f"q, k and v must share one dtype, got {q.dtype}, {k.dtype} and "
+                        f"{v.dtype}; convert them, e.g. k.to(q.dtype)")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must have the same last dimension d_k, got {q.shape[-1]} and "
                          f"{k.shape[-1]}")
@@ -43,12 +46,31 @@ def _check_qkv(q, k, v) -> None:
                          f"{tuple(k.shape)}")
 
 
+def check_self_attention(q, k, v, what: str = "a sliding window") -> int:
+    """:func:`check_qkv`, and q and k of the same length n (self-attention); returns n."""
+    check_qkv(q, k, v)
+    if q.shape[-2] != k.shape[-2]:
+        raise ValueError(f"{what} needs self-attention: q has {q.shape[-2]} positions but k has "
+                         f"{k.shape[-2]}; pass q, k, v of the same sequence")
+    return q.shape[-2]
+
+
 def full_attention(q, k, v, mask=None) -> torch.Tensor:
-    """softmax(q kᵀ / √d) v, materialising the n × n scores; ``mask``: True = may attend."""
-    _check_qkv(q, k, v)
+    """softmax(q kᵀ / √d) v, materialising the n × n scores; ``mask``: True = may attend
+    (boolean, broadcasting to (…, n_q, n_k)); every query needs at least one allowed key."""
+    check_qkv(q, k, v)
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
+        mask = masks.as_mask(mask, ndim=tuple(range(1, scores.ndim + 1))).to(scores.device)
+        try:
+            allowed = torch.broadcast_to(mask, scores.shape)
+        except RuntimeError:
+            raise ValueError(f"mask has shape {tuple(mask.shape)}, which does not broadcast to "
+                             f"the scores' (…, n_q, n_k) = {tuple(scores.shape)}") from None
+        if not bool(allowed.any(dim=-1).all()):
+            raise ValueError("a query row of mask is all False: softmax over no key gives NaN; "
+                             "allow at least one key per query (e.g. the token itself)")
+        scores = scores.masked_fill(~allowed, float("-inf"))
     return torch.softmax(scores, dim=-1) @ v
 
 
@@ -56,6 +78,7 @@ def window_mask(n: int, window: int, *, causal: bool = False) -> torch.Tensor:
     """(n, n) boolean: query i may attend to key j when |i − j| ≤ window (j ≤ i if causal)."""
     n = validate.integer("n", n, low=1)
     window = validate.integer("window", window, low=0)
+    validate.boolean("causal", causal)
     i = torch.arange(n)[:, None]
     j = torch.arange(n)[None, :]
     allowed = (i - j).abs() <= window
@@ -64,9 +87,7 @@ def window_mask(n: int, window: int, *, causal: bool = False) -> torch.Tensor:
 
 def masked_window_attention(q, k, v, window: int, *, causal: bool = False) -> torch.Tensor:
     """The sliding window as a mask over the full n × n matrix (the O(n²) way)."""
-    _check_qkv(q, k, v)
-    if q.shape[-2] != k.shape[-2]:
-        raise ValueError("a sliding window needs self-attention: q and k of the same length")
+    check_self_attention(q, k, v)
     return full_attention(q, k, v, window_mask(q.shape[-2], window, causal=causal))
 
 
@@ -80,11 +101,9 @@ def banded_attention(q, k, v, window: int, *, causal: bool = False,
     (…, n_blocks, block, block + 2·window) instead of (…, n, n). Equal to
     :func:`masked_window_attention` (tested).
     """
-    _check_qkv(q, k, v)
-    n = q.shape[-2]
-    if k.shape[-2] != n:
-        raise ValueError("a sliding window needs self-attention: q and k of the same length")
+    n = check_self_attention(q, k, v)
     window = validate.integer("window", window, low=0)
+    validate.boolean("causal", causal)
     block = max(window, 16) if block is None else validate.integer("block", block, low=1)
     block = min(block, n)
     n_blocks = -(-n // block)
@@ -119,8 +138,6 @@ def peak_memory(fn: Callable[[], object]) -> int:
     """
     if not callable(fn):
         raise TypeError("fn must be a function of no arguments, e.g. lambda: f(q, k, v)")
-    from torch.profiler import ProfilerActivity, profile
-
     # the profiler's C++ side prints start/stop lines to fd 2; keep notebooks clean
     saved = os.dup(2)
     try:
@@ -181,9 +198,21 @@ def window_keys(n: int, window: int, *, causal: bool = False) -> np.ndarray:
     return window_mask(n, window, causal=causal).sum(dim=1).numpy()
 
 
-def _inputs(n: int, heads: int, d_k: int, seed: int):
+def random_qkv(n: int, heads: int = 4, d_k: int = 32, seed: int = 0):
+    """Seeded random q, k, v of shape (1, heads, n, d_k) for the cost sweeps (the generator is
+    seeded with ``seed + n``, so each length has its own inputs, the same every call)."""
+    n = validate.integer("n", n, low=1)
+    heads = validate.integer("heads", heads, low=1)
+    d_k = validate.integer("d_k", d_k, low=1)
+    seed = validate.integer("seed", seed, low=0, high=validate.MAX_SEED - n)
     gen = torch.Generator().manual_seed(seed + n)
     return tuple(torch.randn(1, heads, n, d_k, generator=gen) for _ in range(3))
+
+
+def lengths(ns, name: str = "ns") -> list[int]:
+    """``ns`` as a non-empty list of sequence lengths (integers ≥ 1)."""
+    return [validate.integer("n", n, low=1)
+            for n in validate.listed(name, ns, "[256, 512, 1024]", allow_empty=False)]
 
 
 def _method(name: str, window: int) -> Callable:
@@ -210,19 +239,19 @@ def cost_sweep(ns, *, measure: str = "memory", methods=METHODS, window: int = 32
     (:func:`book.timing.compare`). Inputs are (1, heads, n, d_k). Returns
     ``{"n": [...], method: [cost per n], ...}``.
     """
-    from . import timing
-
     validate.choice("measure", measure, ("memory", "time"))
-    ns = [validate.integer("n", n, low=1) for n in ns]
-    if not ns:
-        raise ValueError("ns must hold at least one sequence length, e.g. [256, 512, 1024]")
+    ns = lengths(ns)
+    methods = validate.listed("methods", methods, "['full', 'banded']", allow_empty=False)
     methods = [validate.choice("method", m, METHODS) for m in methods]
     window = validate.integer("window", window, low=0)
+    heads = validate.integer("heads", heads, low=1)
+    d_k = validate.integer("d_k", d_k, low=1)
+    repeats = validate.integer("repeats", repeats, low=1)
+    seed = validate.seed(seed)
     out = {"n": ns, **{m: [] for m in methods}}
     with torch.no_grad():
         for n in ns:
-            q, k, v = _inputs(n, validate.integer("heads", heads, low=1),
-                              validate.integer("d_k", d_k, low=1), seed)
+            q, k, v = random_qkv(n, heads, d_k, seed)
             calls = {m: _bind(_method(m, window), q, k, v) for m in methods}
             if measure == "memory":
                 for m, call in calls.items():
@@ -262,19 +291,14 @@ def block_costs(ns, d_model: int = 512, n_heads: int = 8, *, repeats: int = 3,
     Each row: n, seconds per part, their total, the attention's share of the time and its
     share of the FLOPs (:func:`block_flops`).
     """
-    from torch import nn
-
-    from . import timing
-
     d = validate.integer("d_model", d_model, low=1)
     h = validate.integer("n_heads", n_heads, low=1)
-    if d % h:
-        raise ValueError(f"d_model={d} is not divisible by n_heads={h}")
-    ns = [validate.integer("n", n, low=1) for n in ns]
-    if not ns:
-        raise ValueError("ns must hold at least one sequence length, e.g. [256, 512, 1024]")
+    validate.head_split(d, h)
+    ns = lengths(ns)
+    repeats = validate.integer("repeats", repeats, low=1)
+    seed = validate.seed(seed)
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(validate.integer("seed", seed, low=0))
+        torch.manual_seed(seed)
         qkv, out = nn.Linear(d, 3 * d), nn.Linear(d, d)
         ff = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
     rows = []
@@ -292,3 +316,34 @@ def block_costs(ns, d_model: int = 512, n_heads: int = 8, *, repeats: int = 3,
                          "attention_share": seconds["attention"] / total,
                          "attention_flop_share": flops["attention"] / sum(flops.values())})
     return rows
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+WINDOW_COST_NS = tuple(2 ** p for p in range(5, 15))  # 32 … 16384
+
+
+def window_data(n: int, window: int, cost_ns=WINDOW_COST_NS) -> dict:
+    """One sliding window of half-width ``window`` over ``n`` tokens, both ways of computing it.
+
+    ``levels`` (n × n, rows = queries): 2 = may attend (|i − j| ≤ w), 1 = computed by
+    :func:`book.longctx.banded_attention` and then masked, 0 = never computed by it (the
+    masked full version computes every cell). ``keys`` is how many keys each query sees;
+    ``full`` and ``banded`` are the score entries per head each version computes at every
+    length of ``cost_ns``.
+    """
+
+    n = validate.integer("n", n, low=1, high=4096)
+    window = validate.integer("window", window, low=0)
+    allowed = window_mask(n, window).numpy()
+    block = min(max(window, 16), n)
+    q_block = np.arange(n) // block  # which block each query belongs to
+    start = q_block * block - window  # the block's slab of keys: [start, start + block + 2w)
+    j = np.arange(n)[None, :]
+    computed = (j >= start[:, None]) & (j < start[:, None] + block + 2 * window)
+    levels = np.where(allowed, 2, np.where(computed, 1, 0))
+    cost_ns = [validate.integer("n", c, low=1) for c in cost_ns]
+    return {"n": n, "window": window, "block": block, "levels": levels,
+            "keys": allowed.sum(axis=1), "labels": [str(i) for i in range(n)],
+            "cost_ns": cost_ns, "full": [c * c for c in cost_ns],
+            "banded": [banded_score_entries(c, window) for c in cost_ns]}

@@ -50,7 +50,7 @@ def as_mask(mask, *, name: str = "mask", ndim: int | tuple[int, ...] = (2, 3, 4)
     if isinstance(mask, torch.Tensor):
         tensor = mask
     elif isinstance(mask, np.ndarray):
-        tensor = torch.from_numpy(np.ascontiguousarray(mask))
+        tensor = torch.from_numpy(np.array(mask))   # np.array keeps a 0-d array 0-d
     elif isinstance(mask, (list, tuple)):
         try:
             tensor = torch.as_tensor(mask)
@@ -204,6 +204,8 @@ def to_torch_attn_mask(mask, n_heads: int | None = None) -> torch.Tensor:
     unless the mask already has a head axis of full size.
     """
     mask = as_mask(mask)
+    if n_heads is not None:
+        n_heads = validate.integer("n_heads", n_heads, low=1)
     if mask.ndim == 2:
         return ~mask
     mask = _to_4d(mask)
@@ -269,8 +271,9 @@ def from_additive(mask) -> torch.Tensor:
     if isinstance(mask, np.ndarray):
         mask = torch.from_numpy(np.ascontiguousarray(mask))
     if not isinstance(mask, torch.Tensor) or not mask.is_floating_point():
-        raise TypeError("from_additive expects a float tensor of 0 and -inf entries, got "
-                        f"{getattr(mask, 'dtype', type(mask).__name__)}")
+        raise TypeError("mask must be an additive float tensor of 0 and -inf entries, got "
+                        f"{getattr(mask, 'dtype', type(mask).__name__)}; a boolean mask "
+                        "needs no conversion (book.masks.as_mask)")
     if mask.numel() == 0:
         raise ValueError(f"mask is empty (shape {tuple(mask.shape)})")
     blocked = mask <= _BLOCKED_BELOW

@@ -20,6 +20,7 @@ Chapter 7 runs each trap instead of describing it:
 from __future__ import annotations
 
 import copy
+import functools
 import math
 
 import numpy as np
@@ -27,8 +28,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import masks, validate
+from . import masks, orders_example, validate
 from .mha import MultiHeadSelfAttention
+from .model import check_encoder
+from .orders import IGNORE_INDEX
 
 # ---- what PyTorch does with a mask of each dtype -----------------------------------------------
 
@@ -137,8 +140,20 @@ def masked_weights(scores: torch.Tensor, allowed: torch.Tensor,
     validate.choice("handling", handling, tuple(HANDLING))
     if not isinstance(scores, torch.Tensor) or not scores.is_floating_point():
         raise TypeError(f"scores must be a float torch tensor, got "
-                        f"{getattr(scores, 'dtype', type(scores).__name__)}")
+                        f"{getattr(scores, 'dtype', type(scores).__name__)}; convert it with "
+                        "torch.as_tensor(scores, dtype=torch.float32)")
+    if scores.ndim == 0 or scores.numel() == 0:
+        raise ValueError(f"scores must hold at least one (query, key) score, got shape "
+                         f"{tuple(scores.shape)}")
     allowed = masks.as_mask(allowed, name="allowed", ndim=(1, 2, 3, 4))
+    try:
+        fits = torch.broadcast_shapes(allowed.shape, scores.shape) == scores.shape
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"allowed has shape {tuple(allowed.shape)}, which does not broadcast "
+                         f"against scores {tuple(scores.shape)}; give one entry per (query, key) "
+                         "pair")
     if handling == "-1e9":
         return torch.softmax(scores.masked_fill(~allowed, FINITE_FILL), dim=-1)
     weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
@@ -160,9 +175,7 @@ class LooseAttention(MultiHeadSelfAttention):
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True,
                  *, flip: bool = False, handling: str = "sdpa", device=None, dtype=None):
         super().__init__(d_model, n_heads, dropout, bias, device=device, dtype=dtype)
-        if not isinstance(flip, bool):
-            raise TypeError(f"flip must be True or False, got {flip!r}")
-        self.flip = flip
+        self.flip = validate.boolean("flip", flip)
         self.handling = validate.choice("handling", handling, tuple(HANDLING))
 
     def extra_repr(self) -> str:
@@ -195,22 +208,16 @@ def loosen(model, *, flip: bool = False, handling: str = "sdpa"):
     """A copy of the :class:`book.train.TinyEncoder` ``model`` (same weights) whose attention
     layers are :class:`LooseAttention` (``flip``, ``handling``). Train it with
     :func:`book.train.fit` to see what a mask bug does to learning; ``model`` is unchanged."""
-    from .train import TinyEncoder
-
-    if not isinstance(model, TinyEncoder):
-        raise TypeError(f"model must be a book.train.TinyEncoder, got {type(model).__name__}")
+    check_encoder(model)
+    validate.boolean("flip", flip)
+    validate.choice("handling", handling, tuple(HANDLING))
     out = copy.deepcopy(model)
     for block in out.blocks:
         loose = LooseAttention.from_module(block.attn)
-        loose.flip = flip if isinstance(flip, bool) else _bad_flip(flip)
-        loose.handling = validate.choice("handling", handling, tuple(HANDLING))
+        loose.flip, loose.handling = flip, handling
         block.attn = loose
-    out.config = {**out.config, "attention": f"loose(flip={flip}, handling={handling})"}
+    out.config = out.config.replace(attention=f"loose(flip={flip}, handling={handling})")
     return out
-
-
-def _bad_flip(flip):
-    raise TypeError(f"flip must be True or False, got {flip!r}")
 
 
 def nan_share(model: nn.Module) -> float:
@@ -219,7 +226,8 @@ def nan_share(model: nn.Module) -> float:
         raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
     params = [p.detach().reshape(-1) for p in model.parameters()]
     if not params:
-        raise ValueError("model has no parameters")
+        raise ValueError("model has no parameters, so no share of them can be NaN; pass the "
+                         "trained model itself")
     flat = torch.cat(params)
     return float(torch.isnan(flat).float().mean())
 
@@ -246,20 +254,28 @@ BUGS = {
 }
 BUG_MAX_REAL = 8
 BUG_MAX_PAD = 8
-_BUG_LAYER = None
+BUG_SEED = 7
 
 
-def _bug_layer():
-    """A seeded, untrained one-head layer and token vectors (leaves the global RNG alone)."""
-    global _BUG_LAYER
-    if _BUG_LAYER is None:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(7)
-            layer = MultiHeadSelfAttention(8, 1).eval()
-        x = 1.5 * torch.randn(1, BUG_MAX_REAL + BUG_MAX_PAD, 8,
-                              generator=torch.Generator().manual_seed(7))
-        _BUG_LAYER = (layer, x)
-    return _BUG_LAYER
+def seeded_layer(seed: int, n_tokens: int, d_model: int = 8,
+                 n_heads: int = 1) -> tuple[MultiHeadSelfAttention, torch.Tensor]:
+    """A seeded, untrained :class:`~book.mha.MultiHeadSelfAttention` (eval mode) and token
+    vectors ``x`` (1, n_tokens, d_model) drawn from N(0, 1): what the mask explorers feed
+    their weights from. The same arguments give the same (cached) pair; the global random
+    generator is left alone. Treat both as read-only."""
+    seed = validate.seed(seed)
+    n_tokens = validate.integer("n_tokens", n_tokens, low=1, high=4096)
+    validate.head_split(d_model, n_heads)
+    return _seeded_layer(seed, n_tokens, int(d_model), int(n_heads))
+
+
+@functools.lru_cache(maxsize=8)
+def _seeded_layer(seed: int, n_tokens: int, d_model: int, n_heads: int):
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        layer = MultiHeadSelfAttention(d_model, n_heads).eval()
+    x = torch.randn(1, n_tokens, d_model, generator=torch.Generator().manual_seed(seed))
+    return layer, x
 
 
 def bug_data(bug: str, length: int = 5, padding: int = 2) -> dict:
@@ -294,8 +310,8 @@ def bug_data(bug: str, length: int = 5, padding: int = 2) -> dict:
     else:   # float 0/1 added
         allowed = torch.ones(n, n, dtype=torch.bool)
         bias = real.float()[None, :].expand(n, n)
-    layer, x = _bug_layer()
-    xs = x[:, :n]
+    layer, x = seeded_layer(BUG_SEED, BUG_MAX_REAL + BUG_MAX_PAD)
+    xs = 1.5 * x[:, :n]
     with torch.no_grad():
         q, k = layer.split_heads(layer.w_q(xs)), layer.split_heads(layer.w_k(xs))
         scores = (q @ k.transpose(-2, -1) / math.sqrt(layer.d_k))[0, 0]
@@ -318,3 +334,95 @@ def bug_data(bug: str, length: int = 5, padding: int = 2) -> dict:
             "zero_rows": int(zero.sum()),
             "real_on_pad": min(1.0, float(np.nanmax(real_rows)))
             if np.isfinite(real_rows).any() else float("nan")}
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+MASK_KINDS = ("none", "causal", "padding", "causal + padding")
+MASK_MAX_REAL = len(orders_example.TOKENS)  # the real tokens are a prefix of the takeout order
+MASK_MAX_PAD = 8
+_MASK_LAYER = None
+
+
+def _mask_layer():
+    """The seeded, untrained one-head layer and token vectors behind the explorer's weights."""
+    global _MASK_LAYER
+    if _MASK_LAYER is None:
+        with torch.random.fork_rng(devices=[]):  # leave the reader's random stream alone
+            torch.manual_seed(4)
+            layer = MultiHeadSelfAttention(8, 1).eval()
+        x = torch.randn(1, MASK_MAX_REAL + MASK_MAX_PAD, 8,
+                        generator=torch.Generator().manual_seed(4))
+        _MASK_LAYER = (layer, x)
+    return _MASK_LAYER
+
+
+def mask_data(kind: str, length: int, seq_len: int) -> dict:
+    """One sequence of ``length`` real tokens padded to ``seq_len``, under mask ``kind``.
+
+    Returns the unique token ``labels``, the boolean grid ``allowed`` (rows = queries, columns =
+    keys, True = may attend, built with :mod:`book.masks`), the attention ``weights`` that
+    :class:`book.mha.MultiHeadSelfAttention` computes with that mask (a seeded, untrained
+    one-head layer), ``pad_share`` (the largest share of weight a real token puts on padding)
+    and ``future_share`` (the largest share a real token puts on the tokens after it).
+    """
+
+    validate.choice("kind", kind, MASK_KINDS)
+    length = validate.integer("length", length, low=1, high=MASK_MAX_REAL)
+    seq_len = validate.integer("seq_len", seq_len, low=1, high=MASK_MAX_REAL + MASK_MAX_PAD)
+    if seq_len < length:
+        raise ValueError(f"seq_len={seq_len} is shorter than length={length}: the padded length "
+                         "must hold every real token (padding adds seq_len - length positions)")
+    causal = masks.causal_mask(seq_len) if "causal" in kind else None
+    padding = masks.padding_mask([length], seq_len) if "padding" in kind else None
+    if causal is None and padding is None:
+        allowed = torch.ones(seq_len, seq_len, dtype=torch.bool)
+    else:
+        allowed = masks.combine(causal, padding)[0, 0]
+    layer, x = _mask_layer()
+    with torch.no_grad():
+        _, weights = layer(x[:, :seq_len], mask=causal, padding_mask=padding, need_weights=True)
+    w = weights[0, 0].double().numpy()
+    n_pad = seq_len - length
+    tokens = orders_example.TOKENS[:length] + ["pad"] * n_pad
+    labels = orders_example.labels(tokens, tokens, short=True)
+    return {"kind": kind, "length": length, "seq_len": seq_len, "labels": labels,
+            "allowed": allowed.numpy(), "weights": w,
+            "pad_share": float(w[:length, length:].sum(axis=1).max()) if n_pad else 0.0,
+            "future_share": float(np.triu(w, k=1)[:length].sum(axis=1).max())}
+
+
+def nan_step(model: nn.Module, batch, *, clip: bool, lr: float = 5e-3) -> dict:
+    """One AdamW step of ``model`` (trained in place) on ``batch``; how far NaN spreads.
+
+    Returns the step's ``loss``, the NaN shares of the ``logits``, the ``grads``, the
+    parameters (``params``) and of the ``next`` outputs (on the same batch with its padding
+    mask inverted, i.e. even a correct mask), and ``spared``: the parameters not entirely NaN,
+    with their NaN share. ``clip`` clips the gradient norm to 1 before the step.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch module, got {type(model).__name__}")
+    if not isinstance(clip, bool):
+        raise TypeError(f"clip must be True or False, got {clip!r}")
+    lr = validate.real("lr", lr, low=1e-12)
+    for name in ("ids", "padding_mask", "labels"):
+        if not hasattr(batch, name):
+            raise TypeError(f"batch must come from book.orders.collate (it has .ids, "
+                            f".padding_mask, .labels), got {type(batch).__name__}")
+    model.train()
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr)
+    logits = model(batch.ids, batch.padding_mask)
+    loss = F.cross_entropy(logits.flatten(0, 1), batch.labels.flatten(),
+                           ignore_index=IGNORE_INDEX)
+    loss.backward()
+    grads = torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+    if clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimiser.step()
+    with torch.no_grad():
+        after = model(batch.ids, ~batch.padding_mask)
+    spared = {name: torch.isnan(p).float().mean().item()
+              for name, p in model.named_parameters() if not torch.isnan(p).all()}
+    return {"loss": loss.item(), "logits": torch.isnan(logits).float().mean().item(),
+            "grads": torch.isnan(grads).float().mean().item(), "params": nan_share(model),
+            "next": torch.isnan(after).float().mean().item(), "spared": spared}

@@ -22,12 +22,20 @@ from torch import nn
 from . import masks, validate
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+def check_config(d_model, n_heads, dropout, bias) -> tuple[int, int, float]:
+    """Validate the arguments of :class:`MultiHeadSelfAttention`; return (d_model, n_heads,
+    dropout) as int, int, float, or raise an error that says how to fix them."""
+    validate.head_split(d_model, n_heads)
+    dropout = validate.real("dropout", dropout, low=0.0, high=1.0)
+    if dropout == 1.0:
+        raise ValueError("dropout=1.0 would zero every attention weight; use a value "
+                         "in [0, 1), e.g. 0.1")
+    validate.boolean("bias", bias)
+    return int(d_model), int(n_heads), dropout
 
 
 class MultiHeadSelfAttention(nn.Module):
-    """Multi-head self-attention: ``n_heads`` heads of width ``d_k = d_model // n_heads``.
+    """Multi-head self-attention: n_heads heads of width d_k = d_model // n_heads.
 
     Shapes: ``x`` is (batch, seq_len, d_model) and so is the output.
 
@@ -49,46 +57,34 @@ class MultiHeadSelfAttention(nn.Module):
     (batch, n_heads, seq_len, seq_len) — after dropout when training.
     """
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True,
-                 *, device=None, dtype=None):
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0,
+                 bias: bool = True, *, device=None, dtype=None):
         super().__init__()
-        d_model = validate.integer("d_model", d_model, low=1)
-        n_heads = validate.integer("n_heads", n_heads, low=1)
-        if d_model % n_heads:
-            choices = ", ".join(map(str, _divisors(d_model)))
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}; "
-                             f"pick n_heads in {{{choices}}}")
-        dropout = validate.real("dropout", dropout, low=0.0, high=1.0)
-        if dropout == 1.0:
-            raise ValueError("dropout=1.0 would zero every attention weight; use a value "
-                             "in [0, 1), e.g. 0.1")
-        if not isinstance(bias, bool):
-            raise TypeError(f"bias must be True or False, got {bias!r}")
+        d_model, n_heads, dropout = check_config(d_model, n_heads, dropout, bias)
         self.d_model = d_model
         self.n_heads = n_heads
-        self.d_k = d_model // n_heads
+        self.d_k = d_model // n_heads  # each head's width
         kw = {"bias": bias, "device": device, "dtype": dtype}
-        self.w_q = nn.Linear(d_model, d_model, **kw)
+        self.w_q = nn.Linear(d_model, d_model, **kw)  # every head's W_Q, side by side
         self.w_k = nn.Linear(d_model, d_model, **kw)
         self.w_v = nn.Linear(d_model, d_model, **kw)
-        self.w_o = nn.Linear(d_model, d_model, **kw)
+        self.w_o = nn.Linear(d_model, d_model, **kw)  # mixes the heads' results
         self.dropout = nn.Dropout(dropout)
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, d_k={self.d_k}"
 
     def forward(self, x, mask=None, padding_mask=None, need_weights: bool = False):
-        allowed = self.check_inputs(x, mask, padding_mask)  # None or bool (batch, 1|heads, n, n)
+        allowed = self.check_inputs(x, mask, padding_mask)  # None or (B, 1|h, n, n)
         batch, seq_len, _ = x.shape
 
         # 1. Project, then cut d_model into n_heads slices of width d_k:
-        #    (batch, seq, d_model) --view--> (batch, seq, heads, d_k)
-        #                          --transpose(1, 2)--> (batch, heads, seq, d_k)
+        #    (B, n, d_model) --view--> (B, n, h, d_k) --transpose--> (B, h, n, d_k)
         q = self.w_q(x).view(batch, seq_len, self.n_heads, self.d_k).transpose(1, 2)
         k = self.w_k(x).view(batch, seq_len, self.n_heads, self.d_k).transpose(1, 2)
         v = self.w_v(x).view(batch, seq_len, self.n_heads, self.d_k).transpose(1, 2)
 
-        # 2. Score every query against every key, in all heads at once: (batch, heads, seq, seq).
+        # 2. Score every query against every key, all heads at once: (B, h, n, n).
         #    Divide by sqrt(d_k) so the scores' spread does not grow with d_k.
         scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.d_k)
 
@@ -96,17 +92,17 @@ class MultiHeadSelfAttention(nn.Module):
         if allowed is not None:
             scores = scores.masked_fill(~allowed, float("-inf"))
         weights = torch.softmax(scores, dim=-1)  # each row sums to 1
-        weights = self.dropout(weights)  # dropout on the weights, not on scores or output
+        weights = self.dropout(weights)  # on the weights, not the scores or output
 
-        # 4. Each query's output is its weighted average of the values: (batch, heads, seq, d_k).
+        # 4. Each query's output: its weighted average of the values, (B, h, n, d_k).
         context = torch.matmul(weights, v)
 
-        # 5. Put the heads side by side again: (batch, seq, heads, d_k) -> (batch, seq, d_model).
-        #    transpose only changes strides; view needs contiguous memory, hence .contiguous().
-        context = context.transpose(1, 2).contiguous().view(batch, seq_len, self.d_model)
+        # 5. Heads side by side again: (B, n, h, d_k) -> (B, n, d_model). transpose
+        #    only changes strides; view needs contiguous memory, hence .contiguous().
+        merged = context.transpose(1, 2).contiguous().view(batch, seq_len, self.d_model)
 
         # 6. Mix the heads' results with the output projection.
-        output = self.w_o(context)
+        output = self.w_o(merged)
         return (output, weights) if need_weights else output
 
     # ---- helpers (not part of the lesson's forward pass) ------------------------------------
@@ -129,13 +125,17 @@ class MultiHeadSelfAttention(nn.Module):
             raise ValueError(f"x is empty (shape {tuple(x.shape)}); pass at least one sequence "
                              "of at least one token")
         weight = self.w_q.weight
+        if not x.is_floating_point():
+            raise TypeError(f"x has dtype {x.dtype}, but attention works on floating-point "
+                            f"numbers; convert it with x.to({weight.dtype})")
         if x.dtype != weight.dtype:
             raise TypeError(f"x has dtype {x.dtype} but the layer's weights are {weight.dtype}; "
                             f"convert one of them, e.g. x.to({weight.dtype}) or "
                             f"layer.to({x.dtype})")
         if not bool(torch.isfinite(x).all()):
-            raise ValueError("x contains NaN or infinity; attention needs finite inputs (hide "
-                             "positions with a boolean mask, not with -inf entries in x)")
+            raise validate.NonFiniteError(
+                "x contains NaN or infinity; attention needs finite inputs (hide positions "
+                "with a boolean mask, not with -inf entries in x)")
         if mask is None and padding_mask is None:
             return None
         if mask is not None:
@@ -172,13 +172,26 @@ class MultiHeadSelfAttention(nn.Module):
 
     def split_heads(self, t: torch.Tensor) -> torch.Tensor:
         """(batch, seq, d_model) → (batch, heads, seq, d_k)."""
+        self._check_width("t", t, 3, "(batch, seq, d_model)", self.d_model)
         batch, seq_len, _ = t.shape
         return t.view(batch, seq_len, self.n_heads, self.d_k).transpose(1, 2)
 
     def merge_heads(self, t: torch.Tensor) -> torch.Tensor:
         """(batch, heads, seq, d_k) → (batch, seq, d_model)."""
+        self._check_width("t", t, 4, "(batch, heads, seq, d_k)", self.d_k)
+        if t.shape[1] != self.n_heads:
+            raise ValueError(f"t has {t.shape[1]} heads (axis 1 of shape {tuple(t.shape)}) but "
+                             f"the layer has n_heads={self.n_heads}; pass split_heads' output")
         batch, _, seq_len, _ = t.shape
         return t.transpose(1, 2).contiguous().view(batch, seq_len, self.d_model)
+
+    @staticmethod
+    def _check_width(name: str, t, ndim: int, layout: str, width: int) -> None:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch tensor {layout}, got {type(t).__name__}")
+        if t.ndim != ndim or t.shape[-1] != width:
+            raise ValueError(f"{name} must be {layout} with last axis {width}, got shape "
+                             f"{tuple(t.shape)}")
 
     @classmethod
     def from_module(cls, other: MultiHeadSelfAttention):
@@ -236,7 +249,9 @@ class MultiHeadSelfAttentionLoop(MultiHeadSelfAttention):
 
 def _check_torch_mha(mha) -> None:
     if not isinstance(mha, nn.MultiheadAttention):
-        raise TypeError(f"expected a torch.nn.MultiheadAttention, got {type(mha).__name__}")
+        raise TypeError(f"mha must be a torch.nn.MultiheadAttention, got {type(mha).__name__}; "
+                        "build one with nn.MultiheadAttention(embed_dim, num_heads, "
+                        "batch_first=True)")
     if not mha._qkv_same_embed_dim:
         raise ValueError("this nn.MultiheadAttention has kdim/vdim different from embed_dim; "
                          "self-attention needs kdim = vdim = embed_dim")

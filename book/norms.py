@@ -66,6 +66,7 @@ def padding_experiment(d_model: int = 4, seed: int = 0) -> dict[str, dict[str, f
     Δ = max |change| of the first sentence's (first three) token outputs.
     """
     d_model = validate.integer("d_model", d_model, low=2, high=512)
+    seed = validate.seed(seed)
     rng = np.random.default_rng(seed)
     sentence = rng.normal(size=(3, d_model))  # 我 爱 你
     mate = rng.normal(size=(5, d_model))

@@ -101,8 +101,6 @@ DISH_WORDS: dict[str, tuple[str, tuple[str, ...]]] = {
 INGREDIENT_LABELS = ("omit", "extra", "less", "normal")
 DISH_LABELS = ("count_1", "count_2", "count_3")
 LABELS = INGREDIENT_LABELS + DISH_LABELS          # label ids 0..6, in this order
-LABEL_GLOSSES = {"omit": "left out", "extra": "extra", "less": "less", "normal": "as usual",
-                 "count_1": "× 1", "count_2": "× 2", "count_3": "× 3", NONE: ""}
 CLAUSE_END = ("，", "。")
 MAX_LEN = 48   # the generator never makes a longer order; TinyEncoder's default max_len is 64
 
@@ -129,7 +127,7 @@ def _known(token) -> str:
     if not isinstance(token, str):
         raise TypeError(f"a token must be a str such as '香菜', got {type(token).__name__}")
     if token not in WORDS:
-        raise ValueError(f"{token!r} is not a word of the order language; known words: "
+        raise ValueError(f"the token {token!r} is not a word of the order language; known words: "
                          f"{' '.join(WORDS)}")
     return token
 
@@ -479,7 +477,7 @@ def train_test_split(orders: Sequence[Order], test_fraction: float = 0.2,
     """Split into (train, test) so that **no test order also occurs in train** (identical
     orders — short ones repeat — all land on the same side). ``test_fraction`` is the share of
     distinct orders held out."""
-    orders = _orders("orders", orders)
+    orders = as_orders("orders", orders)
     test_fraction = validate.real("test_fraction", test_fraction, low=0.0, high=1.0)
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction={test_fraction} leaves one side empty; use a value "
@@ -496,7 +494,9 @@ def train_test_split(orders: Sequence[Order], test_fraction: float = 0.2,
     return train, test
 
 
-def _orders(name: str, orders) -> list[Order]:
+def as_orders(name: str, orders) -> list[Order]:
+    """``orders`` as a non-empty list of :class:`Order` (one Order counts as a list of one),
+    or a ``TypeError``/``ValueError`` naming the argument ``name``."""
     if isinstance(orders, Order):
         return [orders]
     if isinstance(orders, (str, bytes)) or not isinstance(orders, Sequence):
@@ -526,7 +526,7 @@ class Batch(NamedTuple):
 
 def collate(orders: Sequence[Order], pad_to: int | None = None) -> Batch:
     """One :class:`Batch` from ``orders``, right-padded to the longest (or to ``pad_to``)."""
-    orders = _orders("orders", orders)
+    orders = as_orders("orders", orders)
     longest = max(len(o) for o in orders)
     length = longest if pad_to is None else validate.integer("pad_to", pad_to, low=longest)
     ids = torch.zeros(len(orders), length, dtype=torch.long)
@@ -541,9 +541,11 @@ def batches(orders: Sequence[Order], batch_size: int = 64, *, shuffle: bool = Fa
             seed: int = 0, drop_last: bool = False) -> Iterator[Batch]:
     """Yield padded :class:`Batch` es of ``batch_size`` orders (shuffled with ``seed`` if
     ``shuffle``). Each batch is padded to its own longest order."""
-    orders = _orders("orders", orders)
+    orders = as_orders("orders", orders)
     batch_size = validate.integer("batch_size", batch_size, low=1)
     seed = validate.integer("seed", seed, low=0)
+    validate.boolean("shuffle", shuffle)
+    validate.boolean("drop_last", drop_last)
     index = np.random.default_rng(seed).permutation(len(orders)) if shuffle else \
         np.arange(len(orders))
     stop = len(orders) - len(orders) % batch_size if drop_last else len(orders)
@@ -559,7 +561,7 @@ def batches(orders: Sequence[Order], batch_size: int = 64, *, shuffle: bool = Fa
 def stats(orders: Sequence[Order]) -> dict[str, float]:
     """Counts a chapter can quote: orders, tokens, scored tokens, mean/max length, label shares,
     and the share of ingredients whose modifier is more than one word away."""
-    orders = _orders("orders", orders)
+    orders = as_orders("orders", orders)
     lengths = [len(o) for o in orders]
     labels = Counter(lab for o in orders for lab in o.labels if lab != NONE)
     scored = sum(labels.values())
@@ -575,127 +577,4 @@ def stats(orders: Sequence[Order]) -> dict[str, float]:
            "mean_length": float(np.mean(lengths)), "max_length": max(lengths),
            "modifier_not_adjacent": far / max(1, far + near)}
     out.update({f"share_{lab}": labels[lab] / scored for lab in LABELS})
-    return out
-
-
-def _scored(orders):
-    for o in orders:
-        for i, lab in enumerate(o.labels):
-            if lab != NONE:
-                yield o, i, lab
-
-
-def _token_only_accuracy(train, test) -> float:
-    """The most frequent training label of each word, scored on test."""
-    table: dict = defaultdict(Counter)
-    for o, i, lab in _scored(train):
-        table[o.tokens[i]][lab] += 1
-    hits = [bool(table.get(o.tokens[i])) and table[o.tokens[i]].most_common(1)[0][0] == lab
-            for o, i, lab in _scored(test)]
-    return sum(hits) / len(hits)
-
-
-def nearest_rule(order: Order) -> list[str]:
-    """The labels a rule without clauses gives: each ingredient takes the nearest modifier and
-    each dish the nearest quantity word anywhere in the order (ties: the earlier one). It is
-    right most of the time and wrong exactly where the clause boundary matters."""
-    toks = order.tokens
-    out = []
-    for i, tok in enumerate(toks):
-        cat = category(tok)
-        want = {"ingredient": "modifier", "dish": "quantity"}.get(cat)
-        if want is None:
-            out.append(NONE)
-            continue
-        found = [j for j in range(len(toks)) if category(toks[j]) == want]
-        if not found:
-            out.append("normal" if cat == "ingredient" else "count_1")
-            continue
-        j = min(found, key=lambda j: (abs(j - i), j))
-        out.append(WORDS[toks[j]][2] if cat == "ingredient" else f"count_{WORDS[toks[j]][2]}")
-    return out
-
-
-def _bag_features(order: Order, i: int) -> np.ndarray:
-    """[one-hot(word i), counts of every word in the order]: no positions."""
-    out = np.zeros(2 * len(VOCAB), np.float32)
-    out[order.ids[i]] = 1
-    out[len(VOCAB):] = np.bincount(order.ids, minlength=len(VOCAB))
-    return out
-
-
-def _window_features(k: int):
-    """[one-hot(word at i + offset) for offset in -k..k]: a fixed window, positions relative
-    to the word (PAD beyond the ends)."""
-    def features(order: Order, i: int) -> np.ndarray:
-        out = np.zeros((2 * k + 1, len(VOCAB)), np.float32)
-        for slot, j in enumerate(range(i - k, i + k + 1)):
-            out[slot, order.ids[j] if 0 <= j < len(order) else 0] = 1
-        return out.reshape(-1)
-    return features
-
-
-def _mlp_accuracy(train, test, features, seed: int, steps: int = 800) -> float:
-    """Train a one-hidden-layer MLP on ``features(order, i)`` of the scored tokens; test acc."""
-    def table(orders):
-        rows, ys = zip(*[(features(o, i), LABELS.index(lab)) for o, i, lab in _scored(orders)],
-                       strict=True)
-        return torch.tensor(np.array(rows)), torch.tensor(ys)
-
-    x, y = table(train)
-    xt, yt = table(test)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        net = torch.nn.Sequential(torch.nn.Linear(x.shape[1], 128), torch.nn.ReLU(),
-                                  torch.nn.Linear(128, len(LABELS)))
-        opt = torch.optim.Adam(net.parameters(), lr=3e-3)
-        gen = torch.Generator().manual_seed(seed)
-        for _ in range(steps):
-            pick = torch.randint(len(x), (256,), generator=gen)
-            loss = torch.nn.functional.cross_entropy(net(x[pick]), y[pick])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        with torch.no_grad():
-            return float((net(xt).argmax(-1) == yt).float().mean())
-
-
-BASELINES = {
-    "token_only": "the most frequent label of the word itself",
-    "bag_of_words": "an MLP on the word and the multiset of the order's words (no positions)",
-    "window_1": "an MLP on the word and its neighbour on each side (fixed offsets)",
-    "window_2": "an MLP on the word and 2 neighbours on each side (fixed offsets)",
-    "window_3": "an MLP on the word and 3 neighbours on each side (fixed offsets)",
-    "nearest_rule": "the nearest modifier / quantity word, ignoring clause boundaries",
-}
-
-
-def baselines(train: Sequence[Order], test: Sequence[Order], seed: int = 0,
-              which: Sequence[str] | None = None, steps: int = 800) -> dict[str, float]:
-    """Held-out token accuracy of predictors that cannot attend, to set the bar for a model.
-
-    ``which`` picks some of :data:`BASELINES` (default: all); their descriptions are there.
-    The MLPs train on ``train`` (``steps`` Adam steps of 256 tokens, seeded); the two rules
-    need no training. Takes a few seconds for a few thousand orders.
-    """
-    train, test = _orders("train", train), _orders("test", test)
-    seed = validate.integer("seed", seed, low=0)
-    steps = validate.integer("steps", steps, low=1)
-    which = list(BASELINES) if which is None else list(which)
-    for name in which:
-        validate.choice("baseline", name, list(BASELINES))
-    out = {}
-    for name in which:
-        if name == "token_only":
-            out[name] = _token_only_accuracy(train, test)
-        elif name == "bag_of_words":
-            out[name] = _mlp_accuracy(train, test, _bag_features, seed, steps)
-        elif name.startswith("window_"):
-            out[name] = _mlp_accuracy(train, test, _window_features(int(name[-1])), seed,
-                                      steps)
-        else:
-            pairs = [(got, want) for o in test
-                     for got, want in zip(nearest_rule(o), o.labels, strict=True)
-                     if want != NONE]
-            out[name] = sum(g == w for g, w in pairs) / len(pairs)
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import validate
-from .attention import softmax
+from .attention import scaled_dot_product_attention, softmax
 
 TOKENS = ["一碗", "牛肉面", "，", "不要", "香菜", "，", "多加", "辣"]
 GLOSSES = ["a bowl of", "beef noodles", ",", "no", "coriander", ",", "add extra", "chili"]
@@ -26,11 +26,19 @@ RELATIONS: dict[str, list[tuple[int, int]]] = {
 RELATED, SELF, OTHER = 4.0, 1.0, 0.0
 
 
+def _strings(name: str, values) -> list[str]:
+    values = validate.listed(name, values, "['一碗', '牛肉面']")
+    if not all(isinstance(v, str) for v in values):
+        raise TypeError(f"{name} must hold str only, got {values!r}")
+    return values
+
+
 def labels(tokens=None, glosses=None, *, short: bool = False) -> list[str]:
     """Unique axis labels "token (gloss)" (``short``: the token alone); repeated tokens get a
     subscript so that plotly keeps them apart."""
-    tokens = TOKENS if tokens is None else list(tokens)
-    glosses = GLOSSES if glosses is None else list(glosses)
+    tokens = TOKENS if tokens is None else _strings("tokens", tokens)
+    glosses = GLOSSES if glosses is None else _strings("glosses", glosses)
+    validate.boolean("short", short)
     if len(tokens) != len(glosses):
         raise ValueError(f"got {len(tokens)} tokens but {len(glosses)} glosses; "
                          "pass one gloss per token")
@@ -54,7 +62,7 @@ def relation_kinds_per_head(n_heads: int) -> list[list[str]]:
 
 def head_weights(kinds: list[str]) -> np.ndarray:
     """Illustrative attention weights (rows = queries) of one head that tracks ``kinds``."""
-    for kind in kinds:
+    for kind in validate.listed("kinds", kinds, "['quantity ↔ dish']"):
         validate.choice("relation kind", kind, list(RELATIONS))
     n = len(TOKENS)
     logits = np.full((n, n), OTHER)
@@ -85,9 +93,8 @@ def apple_contexts(d_model: int = 8, seed: int = 0) -> dict[str, float]:
     attention layer (random projections, seeded) each 苹果 has mixed in its context, so the two
     vectors differ. Returns the cosine similarity before and after.
     """
-    from .attention import scaled_dot_product_attention
-
     d_model = validate.integer("d_model", d_model, low=1, high=512)
+    seed = validate.seed(seed)
     rng = np.random.default_rng(seed)
     vocab = ["苹果", "很", "好吃", "手机", "贵"]
     emb = {w: rng.standard_normal(d_model) for w in vocab}
@@ -126,3 +133,18 @@ def menu_match(request=None, temperature: float = 1.0) -> dict[str, float]:
     keys = np.array(list(MENU_TAGS.values()))
     weights = softmax(keys @ request / temperature)
     return dict(zip(MENU_TAGS, weights.tolist(), strict=True))
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+MAX_HEADS = len(RELATIONS)
+
+
+def heads_data(n_heads: int) -> dict:
+    """Panels for ``n_heads`` order-takers: one weight matrix (or None) and a title per panel."""
+    heads = illustrative_heads(n_heads)
+    kinds = relation_kinds_per_head(n_heads)
+    z = [heads[i] if i < n_heads else None for i in range(MAX_HEADS)]
+    titles = [f"head {i + 1}:<br>" + " + ".join(kinds[i]) if i < n_heads
+              else f"head {i + 1}:<br>(not in this model)" for i in range(MAX_HEADS)]
+    return {"z": z, "titles": titles}

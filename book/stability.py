@@ -16,17 +16,33 @@ that has learnt nothing. Same arguments and ``threads=1`` give bit-identical num
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import train, validate
-from .orders import LABELS, Order
+from .config import Config
+from .orders import LABELS, NONE, Order
 
-#: the chapter's model and training run: small and short enough to train several on a page
-SETTINGS = {"d_model": 32, "n_heads": 4, "steps": 120, "batch_size": 32, "lr": 1e-2,
-            "warmup": 0, "max_grad_norm": None, "record_every": 5}
+
+@dataclass(frozen=True, eq=False)   # eq: Config compares like a dict
+class StabilitySettings(Config):
+    """The chapter's model and training run: small and short enough to train several on a
+    page; no warm-up and no gradient clipping, so that instability can show itself."""
+
+    d_model: int = 32
+    n_heads: int = 4
+    steps: int = 120
+    batch_size: int = 32
+    lr: float = 1e-2
+    warmup: int = 0
+    max_grad_norm: float | None = None
+    record_every: int = 5
+
+
+SETTINGS = StabilitySettings()
 TEST_ORDERS = 400       # held-out orders scored at the end of each run (of the 1209)
 INIT_ORDERS = 512       # at_init draws its one batch from these first training orders
 NORM_NAMES = {"pre": "Pre-LN", "post": "Post-LN", "none": "no LayerNorm"}
@@ -106,13 +122,8 @@ class Run:
         return [values[index] for values in table.values() if values]
 
 
-def _test(data) -> tuple[list[Order], list[Order]]:
-    train_orders, test_orders = train.default_data() if data is None else data
-    return list(train_orders), list(test_orders)[:TEST_ORDERS]
-
-
-def run(norm: str, init: str, n_layers: int, lr: float = SETTINGS["lr"], *,
-        steps: int = SETTINGS["steps"], data: tuple[Sequence[Order], Sequence[Order]] | None
+def run(norm: str, init: str, n_layers: int, lr: float = SETTINGS.lr, *,
+        steps: int = SETTINGS.steps, data: tuple[Sequence[Order], Sequence[Order]] | None
         = None, seed: int = 0, threads: int | None = 1, progress: bool = False) -> Run:
     """Train one configuration with :data:`SETTINGS` (no warm-up, no clipping) and record it.
 
@@ -122,13 +133,13 @@ def run(norm: str, init: str, n_layers: int, lr: float = SETTINGS["lr"], *,
     """
     config_label(norm, init, n_layers, lr)   # validates
     steps = validate.integer("steps", steps, low=1)
-    train_orders, test_orders = _test(data)
-    model = train.TinyEncoder(d_model=SETTINGS["d_model"], n_heads=SETTINGS["n_heads"],
+    train_orders, test_orders = train.chapter_data(data, TEST_ORDERS)
+    model = train.TinyEncoder(d_model=SETTINGS.d_model, n_heads=SETTINGS.n_heads,
                               n_layers=n_layers, norm=norm, init=init, seed=seed)
     history = train.fit(model, train_orders, test_orders, steps=steps,
-                        batch_size=SETTINGS["batch_size"], lr=lr, warmup=SETTINGS["warmup"],
-                        max_grad_norm=SETTINGS["max_grad_norm"], seed=seed,
-                        record_norms=True, record_every=SETTINGS["record_every"],
+                        batch_size=SETTINGS.batch_size, lr=lr, warmup=SETTINGS.warmup,
+                        max_grad_norm=SETTINGS.max_grad_norm, seed=seed,
+                        record_norms=True, record_every=SETTINGS.record_every,
                         threads=threads, progress=progress)
     return Run(norm=norm, init=init, n_layers=n_layers, lr=float(lr), steps=steps,
                loss=list(history.loss), norm_steps=list(history.norm_steps),
@@ -145,11 +156,11 @@ def at_init(norm: str, init: str, n_layers: int, *, data=None, seed: int = 0,
     backward pass, the weights are not updated. The
     returned :class:`Run` has one loss and one recorded step (``accuracy`` is None)."""
     config_label(norm, init, n_layers)
-    train_orders, _ = _test(data)
-    model = train.TinyEncoder(d_model=SETTINGS["d_model"], n_heads=SETTINGS["n_heads"],
+    train_orders, _ = train.chapter_data(data, TEST_ORDERS)
+    model = train.TinyEncoder(d_model=SETTINGS.d_model, n_heads=SETTINGS.n_heads,
                               n_layers=n_layers, norm=norm, init=init, seed=seed)
     history = train.fit(model, train_orders[:INIT_ORDERS], None, steps=1,
-                        batch_size=SETTINGS["batch_size"],
+                        batch_size=SETTINGS.batch_size,
                         lr=0.0, warmup=0, max_grad_norm=None, seed=seed, record_norms=True,
                         record_every=1, threads=threads, progress=False)
     return Run(norm=norm, init=init, n_layers=n_layers, lr=0.0, steps=1,
@@ -163,9 +174,15 @@ def smooth(values: Sequence[float], window: int = 10) -> np.ndarray:
     """Running mean over the last ``window`` values (fewer at the start); keeps inf/NaN
     where the input has them, so a divergence stays visible."""
     window = validate.integer("window", window, low=1)
-    x = np.asarray(values, dtype=float)
-    if x.ndim != 1:
-        raise ValueError(f"values must be one curve (1-D), got shape {x.shape}")
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"values must be one curve of numbers, got the text {values!r}")
+    try:
+        x = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"values must be one curve of numbers (a list or 1-D array); could "
+                        f"not convert {type(values).__name__}: {err}") from None
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"values must be one non-empty curve (1-D), got shape {x.shape}")
     out = np.empty_like(x)
     for i in range(len(x)):
         out[i] = x[max(0, i - window + 1): i + 1].mean()
@@ -177,11 +194,7 @@ def frequency_baseline(data=None) -> dict:
     orders: ``loss``, the cross-entropy of predicting the training label frequencies for
     every scored token; ``accuracy`` of always answering the most frequent training
     ``label``. A model stuck at these numbers has learnt nothing about the orders."""
-    from collections import Counter
-
-    from .orders import NONE
-
-    train_orders, test_orders = _test(data)
+    train_orders, test_orders = train.chapter_data(data, TEST_ORDERS)
     counts = Counter(lab for o in train_orders for lab in o.labels if lab != NONE)
     total = sum(counts.values())
     label = max(LABELS, key=lambda lab: counts[lab])
@@ -189,3 +202,31 @@ def frequency_baseline(data=None) -> dict:
     loss = -float(np.mean([math.log(counts[lab] / total) for lab in scored]))
     return {"loss": loss, "accuracy": sum(lab == label for lab in scored) / len(scored),
             "label": label}
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+LOSS_SMOOTHING = 10  # the curves show a running mean over this many steps
+
+
+def stability_data(run) -> dict:
+    """What the stability explorer draws for one :class:`book.stability.Run`: the running-mean
+    loss per step, and per layer the activation RMS and gradient norm at the first and the
+    last recorded step (empty lists if the run diverged before anything was recorded)."""
+
+    if not isinstance(run, Run):
+        raise TypeError(f"run must be a book.stability.Run, got {type(run).__name__}")
+    steps = list(range(1, len(run.loss) + 1))
+    loss = smooth(run.loss, LOSS_SMOOTHING)
+    last = run.norm_steps[-1] if run.norm_steps else None
+    if run.diverged:
+        verdict = f"diverged at step {len(run.loss)} (loss {run.loss[-1]:g})"
+    else:
+        verdict = (f"final loss {run.final_loss():.2f}, held-out accuracy "
+                   f"{100 * run.accuracy:.1f} %")
+    return {"label": run.label, "steps": steps, "loss": loss, "layers": run.layers,
+            "act_first": run.profile("activation", "first"),
+            "act_last": run.profile("activation", "last"),
+            "grad_first": run.profile("gradient", "first"),
+            "grad_last": run.profile("gradient", "last"), "last_step": last,
+            "title": f"{run.label}: {verdict}"}

@@ -17,6 +17,7 @@ Weights act on the right, as in the article: ``Q_h = X @ W_Q_h``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from . import attention, masks, validate
+from .mha import MultiHeadSelfAttention
 
 TOKENS = ("我", "爱", "你")
 GLOSSES = ("I", "love", "you")
@@ -134,7 +136,7 @@ def walkthrough(X, heads, W_O, mask=None, *, eps: float = EPS) -> dict[str, np.n
         else:
             S_masked = np.where(mask, S_scaled, -np.inf)
             steps[f"S{h}_masked"] = S_masked
-            A = attention.softmax_rows(S_masked)
+            A = attention.softmax(S_masked, axis=-1)
         steps[f"A{h}"] = A
         Z = A @ V  # row i: the values, averaged with token i's weights
         steps[f"Z{h}"] = Z
@@ -254,8 +256,6 @@ def heads_from_module(layer) -> tuple[tuple[tuple[np.ndarray, ...], ...], np.nda
     h·d_k … (h+1)·d_k − 1. Then ``walkthrough(X, *heads_from_module(layer))["output"]`` equals
     ``layer(X[None])[0]``.
     """
-    from .mha import MultiHeadSelfAttention  # local import: mha is heavier and optional here
-
     if not isinstance(layer, MultiHeadSelfAttention):
         raise TypeError(f"layer must be a MultiHeadSelfAttention, got {type(layer).__name__}")
     linears = (layer.w_q, layer.w_k, layer.w_v, layer.w_o)
@@ -268,3 +268,63 @@ def heads_from_module(layer) -> tuple[tuple[tuple[np.ndarray, ...], ...], np.nda
                   for h in range(layer.n_heads))
     W_O = layer.w_o.weight.detach().cpu().double().numpy().T.copy()
     return heads, W_O
+
+
+# --- used by the explorers of the chapter modules ----------------------------------------
+
+WALKTHROUGH_MATRICES = ("X", "W_Q1", "W_K1", "W_V1", "W_Q2", "W_K2", "W_V2", "W_O")
+
+
+def walkthrough_frames(ex=None) -> list[dict]:
+    """Every step of the 3-token, 2-head walkthrough as a labelled matrix, in order.
+
+    Each frame: ``name``, ``description``, ``values`` and unique ``rows`` / ``cols`` labels.
+    ``ex`` is a :class:`book.walkthrough.Example` (default: ``example()``).
+    """
+
+    ex = example() if ex is None else ex
+    if not isinstance(ex, Example):
+        raise TypeError(f"ex must be a book.walkthrough.Example, got {type(ex).__name__}; "
+                        "build one with book.walkthrough.example()")
+    steps = walkthrough(ex.X, ex.heads, ex.W_O)
+    tokens = [f"{t} ({g})" for t, g in zip(ex.tokens, ex.glosses, strict=True)]
+    d_model = ex.X.shape[1]
+    features = [f"d{j + 1}" for j in range(d_model)]
+    frames = [{"name": "X", "description": "the input: one row of d_model numbers per token",
+               "values": ex.X, "rows": tokens, "cols": features}]
+    for name, values in steps.items():
+        if name in ("Z", "output", "residual", "layer_norm"):
+            if name == "Z":
+                widths = [h[2].shape[1] for h in ex.heads]
+                cols = [f"h{h + 1}·{j + 1}" for h, w in enumerate(widths) for j in range(w)]
+            else:
+                cols = features
+        elif name[0] in "SA":
+            cols = [f"key {t}" for t in ex.tokens]
+        else:
+            cols = [f"{name[0]}{j + 1}" for j in range(values.shape[1])]
+        frames.append({"name": name, "description": describe(name), "values": values,
+                       "rows": tokens, "cols": cols})
+    return frames
+
+
+def edited_example(matrix: str, row: int, col: int, value: float, ex=None):
+    """A copy of the walkthrough example with one entry replaced; row/col are clamped to the
+    chosen matrix's shape (X is 3×4, each W 4×3, W_O 6×4), so any slider position is valid."""
+
+    ex = example() if ex is None else ex
+    validate.choice("matrix", matrix, WALKTHROUGH_MATRICES)
+    row = validate.integer("row", row, low=0)
+    col = validate.integer("col", col, low=0)
+    value = validate.real("value", value, low=-10.0, high=10.0)
+    X, heads, W_O = ex.X.copy(), [[w.copy() for w in h] for h in ex.heads], ex.W_O.copy()
+    if matrix == "X":
+        target = X
+    elif matrix == "W_O":
+        target = W_O
+    else:
+        target = heads[int(matrix[-1]) - 1]["QKV".index(matrix[2])]
+    r, c = min(row, target.shape[0] - 1), min(col, target.shape[1] - 1)
+    target[r, c] = value
+    edited = dataclasses.replace(ex, X=X, heads=tuple(tuple(h) for h in heads), W_O=W_O)
+    return edited, (r, c)

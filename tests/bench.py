@@ -64,47 +64,62 @@ def page_weights(html_root: Path) -> list[tuple[str, int, int]]:
 
 def _stability_explorer():
     """Chapter 5's live face over two short runs (the latency does not depend on their length)."""
-    from book import orders, stability, widgets
+    from book import ch05_stability, orders, stability
 
     data = orders.train_test_split(orders.generate(300, seed=0), 0.2, seed=0)
     runs = [stability.run(norm, "xavier", 2, steps=10, data=data) for norm in ("post", "pre")]
-    return widgets.stability_live(runs, data=data)
+    return ch05_stability.stability_live(runs, data=data)
 
 
 def live_latency() -> dict[str, tuple[float, float]]:
-    from book import ch11_modern, figures, masktraps, train, widgets
+    from book import (
+        ch01_intuition,
+        ch02_scaling,
+        ch03_walkthrough,
+        ch04_pytorch,
+        ch06_heads,
+        ch07_mask_traps,
+        ch08_seeing_attention,
+        ch09_long_context,
+        ch11_modern,
+        live,
+        masktraps,
+        train,
+    )
 
     cases = {
-        "heads_explorer_live": (widgets.heads_explorer_live,
+        "heads_explorer_live": (ch01_intuition.heads_explorer_live,
                                 [{"n_heads": h} for h in (1, 2, 3)]),
-        "dk_explorer_live": (widgets.dk_explorer_live,
+        "dk_explorer_live": (ch02_scaling.dk_explorer_live,
                              [{"d_k": d, "n": n} for d in (1, 64, 512) for n in (100, 3000)]),
-        "softmax_row_live": (widgets.softmax_row_live,
+        "softmax_row_live": (ch02_scaling.softmax_row_live,
                              [{"d_k": d, "n_keys": k} for d in (1, 512) for k in (1, 16, 128)]),
-        "walkthrough_live": (widgets.walkthrough_live,
+        "walkthrough_live": (ch03_walkthrough.walkthrough_live,
                              [{"step": s, "matrix": m, "row": 5, "col": 3, "value": 3.0}
                               for s in ("X", "A2", "layer_norm") for m in ("X", "W_O")]),
-        "mask_explorer_live": (widgets.mask_explorer_live,
+        "mask_explorer_live": (ch04_pytorch.mask_explorer_live,
                                [{"kind": k, "length": n, "padding": p}
-                                for k in figures.MASK_KINDS for n in (1, figures.MASK_MAX_REAL)
-                                for p in (0, figures.MASK_MAX_PAD)]),
-        "window_explorer_live": (widgets.window_explorer_live,
-                                 [{"window": w, "n": n} for w in (0, 16, widgets.WINDOW_LIVE_MAX_W)
-                                  for n in (8, widgets.WINDOW_LIVE_MAX_N)]),
-        "mask_bug_explorer_live": (widgets.mask_bug_explorer_live,
+                                for k in masktraps.MASK_KINDS for n in (1, masktraps.MASK_MAX_REAL)
+                                for p in (0, masktraps.MASK_MAX_PAD)]),
+        "window_explorer_live": (ch09_long_context.window_explorer_live,
+                                 [{"window": w, "n": n}
+                                  for w in (0, 16, ch09_long_context.WINDOW_LIVE_MAX_W)
+                                  for n in (8, ch09_long_context.WINDOW_LIVE_MAX_N)]),
+        "mask_bug_explorer_live": (ch07_mask_traps.mask_bug_explorer_live,
                                    [{"bug": b, "length": n, "padding": p}
                                     for b in masktraps.BUGS for n in (1, masktraps.BUG_MAX_REAL)
                                     for p in (0, masktraps.BUG_MAX_PAD)]),
-        "attention_live": (widgets.attention_live,   # a new text each time: no cached maps
+        # a new text each time: no cached maps
+        "attention_live": (ch08_seeing_attention.attention_live,
                            [{"text": t, "layer": 1, "head": h}
                             for t in ("一碗牛肉面，不要香菜，多加辣。", "两份炒饭，葱和蒜都不要。",
                                       "老板，来三盘饺子，醋少放，再来一碗馄饨，不要香菜。")
                             for h in (0, 3)]),
         # chapter 6: up to 16 heads redrawn; untrained models draw as fast as trained ones
-        "head_maps_live": (lambda: widgets.head_maps_live(
+        "head_maps_live": (lambda: ch06_heads.head_maps_live(
             {h: train.TinyEncoder(d_model=32, n_heads=h) for h in (1, 4, 16)}),
             [{"n_heads": h, "layer": layer, "order": t} for h in (1, 16, 4) for layer in (0, 1)
-             for t in (widgets.HEAD_MAPS_ORDER, "一碗牛肉面，不要香菜，多加辣")]),
+             for t in (ch06_heads.HEAD_MAPS_ORDER, "一碗牛肉面，不要香菜，多加辣")]),
         # chapter 11: one query row's online softmax, any tile size, up to 64 keys
         "flash_live": (ch11_modern.flash_live,
                        [{"tile": t, "n_keys": n, "step": 3} for t in (1, 8, 32)
@@ -116,7 +131,7 @@ def live_latency() -> dict[str, tuple[float, float]]:
     }
     out = {}
     for name, (make, values) in cases.items():
-        times = widgets.latency(make(), values, repeats=10) * 1000
+        times = live.latency(make(), values, repeats=10) * 1000
         out[name] = (float(np.percentile(times, 50)), float(np.percentile(times, 95)))
     return out
 
@@ -206,10 +221,16 @@ def main() -> None:
     print("\nnotebook execution, clean kernel (budget 30 s)")
     for name, secs in notebook_times().items():
         print(f"  {name:30} {secs:6.1f} s")
-    print("\nlive widget update latency (target ≤ 50 ms)     p50 ms    p95 ms")
+    print("\nlive widget update latency (target: p50 ≤ 50 ms)  p50 ms    p95 ms")
+    slow = []
     for name, (p50, p95) in live_latency().items():
-        print(f"  {name:45} {p50:7.1f} {p95:9.1f}")
+        verdict = "ok" if p50 <= 50 else "OVER BUDGET"
+        print(f"  {name:45} {p50:7.1f} {p95:9.1f}  {verdict}")
+        if p50 > 50:
+            slow.append(name)
     long_context()
+    if slow:  # the latency budget lives here, not in unit tests (they flake on a busy machine)
+        sys.exit(f"live explorers over the 50 ms budget: {', '.join(slow)}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from book import ch11_modern, checks, gqa, widgets
+from book import ch11_modern, checks, gqa, live
 
 KEYS = sorted(k for k in checks.exercises() if k.startswith("ch11."))
 
@@ -67,7 +67,7 @@ def test_flash_live_face_extremes_and_latency():
         title = explorer.figure.layout.title.text
         assert "tile" in title and "nan" not in title.lower()
     assert len(explorer.figure.data[0].y) == 64
-    seconds = widgets.latency(explorer, [{"tile": 3, "n_keys": 40, "step": 5},
+    seconds = live.latency(explorer, [{"tile": 3, "n_keys": 40, "step": 5},
                                          {"tile": 8, "n_keys": 64, "step": 2}],
                               repeats=5)
     assert float(np.median(seconds)) < 0.05  # median: a loaded CI machine spikes now and then

@@ -1,18 +1,21 @@
-"""Assignments: generation, the student-notebook scan, grading offline, and agreement with the
-book's own exercises."""
+"""Assignments: generation, the student bundle, grading offline in the sandbox, and agreement
+with the book's own exercises."""
 
 from __future__ import annotations
 
-import ast
 import csv
 import shutil
+import zipfile
 
 import nbformat
+import numpy as np
 import pytest
+import torch
 
 from book import checks, classroom
 
 pytestmark = pytest.mark.slow
+STEMS = ("01_attention_numpy", "02_mha_torch", "03_kv_cache")
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +28,7 @@ def graded(generated, tmp_path_factory):
     folder = tmp_path_factory.mktemp("submissions")
     classroom.fake_submissions(generated, folder)
     csv_path = folder.parent / "grades.csv"
-    rows = classroom.grade(folder, next(iter(generated.values()))["autograder"].parent,
-                           csv_path, progress=False)
+    rows = classroom.grade(folder, csv_path, progress=False)
     return rows, csv_path
 
 
@@ -46,48 +48,47 @@ def solution_lines(source_nb) -> set[str]:
     return lines
 
 
-def hidden_test_names(source_nb) -> set[str]:
-    names = set()
-    for cell in nbformat.read(source_nb, as_version=4).cells:
-        if cell.cell_type == "code" and "hidden: true" in cell.source:
-            tree = ast.parse(cell.source)
-            names |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    return names
-
-
-def test_three_assignments_are_generated(generated):
-    assert set(generated) == {"01_attention_numpy", "02_mha_torch", "03_kv_cache"}
+def test_three_assignments_and_the_bundle_are_generated(generated):
+    assert set(generated) == set(STEMS)
     for paths in generated.values():
-        assert all(p.is_file() for p in paths.values())
+        assert paths["student"].is_file() and paths["solutions"].is_file()
+        assert sorted(p.stem for p in paths["tests"].glob("q*.py"))
+    bundle = next(iter(generated.values()))["student"].parents[1]
+    with zipfile.ZipFile(bundle.parent / "student-bundle.zip") as z:
+        names = set(z.namelist())
+    for stem in STEMS:
+        assert f"attention-assignments/{stem}/{stem}.ipynb" in names
+    assert {"attention-assignments/README.md", "attention-assignments/requirements.txt"} <= names
 
 
-def test_student_notebooks_hold_no_solution_and_no_hidden_test(generated):
-    for stem, paths in generated.items():
-        source = classroom.SOURCES / f"{stem}.ipynb"
-        secrets = solution_lines(source)
-        hidden = hidden_test_names(source)
-        assert secrets and hidden, f"{stem}: the scan found nothing to look for"
-        text = paths["student"].read_text(encoding="utf-8")
-        leaked = [s for s in secrets if s in text]
-        assert not leaked, f"{stem}: solution code in the student notebook: {leaked}"
-        assert "BEGIN SOLUTION" not in text and "hidden: true" not in text
-        assert not [h for h in hidden if h in text], f"{stem}: hidden tests leaked"
-        # the autograder, on the contrary, must carry the hidden tests
-        import zipfile
-        with zipfile.ZipFile(paths["autograder"]) as z:
-            tests = "".join(z.read(n).decode() for n in z.namelist() if n.startswith("tests/"))
-        assert all(h in tests for h in hidden)
+def test_the_bundle_holds_no_solution_no_hidden_case_and_no_book_code(generated):
+    bundle = next(iter(generated.values()))["student"].parents[1]
+    text = {p: p.read_text(encoding="utf-8") for p in bundle.rglob("*") if p.is_file()
+            and "__pycache__" not in p.parts}
+    everything = "\n".join(text.values())
+    for stem in STEMS:
+        secrets = solution_lines(classroom.SOURCES / f"{stem}.ipynb")
+        assert secrets, f"{stem}: the scan found nothing to look for"
+        leaked = [s for s in secrets if s in everything]
+        assert not leaked, f"{stem}: solution code in the bundle: {leaked}"
+    assert "BEGIN SOLUTION" not in everything and "hidden: true" not in everything
+    assert "from book" not in everything and "import book" not in everything
+    requirements = (bundle / "requirements.txt").read_text()
+    assert "-e" not in requirements.split() and "attention-book" not in requirements
+    assert not list(bundle.rglob("*.py")) or all(p.parent.name == "tests"
+                                                 for p in bundle.rglob("*.py"))
 
 
 def test_full_partial_blank_scores(graded):
     rows, csv_path = graded
     totals = {}
     for r in rows:
+        assert r["status"] == "graded", r
         stem, kind = r["submission"].removesuffix(".ipynb").split("__")
         s = totals.setdefault((stem, kind), [0.0, 0.0])
         s[0] += r["score"]
         s[1] += r["possible"]
-    for stem in ("01_attention_numpy", "02_mha_torch", "03_kv_cache"):
+    for stem in STEMS:
         full, partial, blank = (totals[(stem, k)] for k in ("full", "partial", "blank"))
         assert full[0] == full[1] > 0, (stem, full)
         assert 0 < partial[0] < partial[1], (stem, partial)
@@ -97,6 +98,8 @@ def test_full_partial_blank_scores(graded):
 
 
 def test_broken_solution_fails_generation(tmp_path):
+    """The public test only checks the mask's shape and dtype, so otter accepts the broken
+    solution; grading it against the hidden cases in the sandbox does not."""
     src = tmp_path / "src"
     src.mkdir()
     nb = nbformat.read(classroom.SOURCES / "01_attention_numpy.ipynb", as_version=4)
@@ -107,26 +110,50 @@ def test_broken_solution_fails_generation(tmp_path):
         classroom.generate(tmp_path / "out", source_dir=src)
 
 
-# (assignment, function the student writes, book exercise with the same contract, question)
-SHARED = [("01_attention_numpy", "softmax", "ch1.my_softmax", "q1_softmax"),
-          ("02_mha_torch", "split_heads", "ch4.split_heads", "q1_split_heads")]
+def test_the_bundle_works_outside_the_repository_and_under_another_name(generated, tmp_path):
+    """A student's copy: the bundle folder elsewhere, the notebook renamed, real otter checks."""
+    from nbclient import NotebookClient
+
+    folder = tmp_path / "my copy"
+    shutil.copytree(generated["01_attention_numpy"]["student"].parent, folder)
+    (folder / "01_attention_numpy.ipynb").rename(folder / "homework of Ana.ipynb")
+    nb = nbformat.read(folder / "homework of Ana.ipynb", as_version=4)
+    solved = nbformat.read(generated["01_attention_numpy"]["solutions"], as_version=4)
+    answers = {c.source.split("(")[0]: c.source for c in solved.cells
+               if c.cell_type == "code" and c.source.startswith("def ")}
+    for cell in nb.cells:
+        head = cell.source.split("(")[0]
+        if cell.cell_type == "code" and head in answers:
+            cell.source = answers[head]
+    NotebookClient(nb, timeout=60, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    checks_run = [c for c in nb.cells if c.source.startswith("grader.check")]
+    assert len(checks_run) == 3
+    for cell in checks_run:
+        text = str(cell.outputs)
+        assert "passed" in text and "Error" not in text, text
 
 
-@pytest.mark.parametrize("stem,func,exercise,question", SHARED)
-def test_book_exercises_and_assignments_agree(generated, tmp_path, stem, func, exercise,
-                                              question):
+# (assignment name, function the student writes, book exercise with the same contract)
+SHARED = [("attention-01-numpy", "softmax", "ch1.my_softmax"),
+          ("attention-02-mha-torch", "split_heads", "ch4.split_heads")]
+
+
+@pytest.mark.parametrize("name,func,exercise", SHARED)
+def test_book_exercises_and_assignments_agree(generated, name, func, exercise):
     """A chapter exercise and an assignment question that ask for the same function accept
-    the same answers: the book's reference earns full marks from the autograder, and the
-    assignment's solution passes the chapter's checker."""
-    nb = nbformat.read(generated[stem]["student"], as_version=4)
-    [cell] = [c for c in nb.cells if c.source.startswith(f"def {func}(")]
-    cell.source = f"from book import checks\n{func} = checks.reference({exercise!r})"
-    folder = tmp_path / "subs"
-    folder.mkdir()
-    nbformat.write(nb, folder / "uses_book_reference.ipynb")
-    rows = classroom.grade(folder, generated[stem]["autograder"].parent, None, progress=False)
-    [row] = [r for r in rows if r["question"] == question]
-    assert row["score"] == row["possible"] > 0
+    the same answers: the book's reference passes every case of the question (compared by
+    the grader's own checks), and the assignment's solution passes the chapter's checker."""
+    reference = checks.reference(exercise)
+    cases = [c for c in classroom.ASSIGNMENTS[name].cases(seed=3) if c.function == func]
+    assert cases
+    for case in cases:
+        args = [torch.from_numpy(a) if case.tensor_args and isinstance(a, np.ndarray) else a
+                for a in case.args]
+        out = reference(*args)
+        out = out.numpy() if isinstance(out, torch.Tensor) else out
+        assert case.check(out) is None, case.name
+    stem = classroom.ASSIGNMENTS[name].stem
     namespace = {}
     solution = nbformat.read(generated[stem]["solutions"], as_version=4)
     for c in solution.cells:  # the imports, then the solution function itself
@@ -136,16 +163,11 @@ def test_book_exercises_and_assignments_agree(generated, tmp_path, stem, func, e
     assert checks.check(exercise, namespace[func]).ok
 
 
-def test_grade_bad_input(tmp_path, generated):
-    with pytest.raises(FileNotFoundError, match="not a folder"):
-        classroom.grade(tmp_path / "missing", csv_path=None)
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    with pytest.raises(FileNotFoundError, match="no .ipynb"):
-        classroom.grade(empty, csv_path=None)
-    other = tmp_path / "other"
-    other.mkdir()
-    shutil.copy(classroom.SOURCES / "01_attention_numpy.ipynb", other / "x.ipynb")
-    with pytest.raises(ValueError, match="no otter assignment name"):
-        classroom.grade(other, generated["01_attention_numpy"]["autograder"].parent, None,
-                        progress=False)
+def test_without_bubblewrap_grading_warns_and_still_scores_outside(generated, tmp_path):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    shutil.copy2(generated["03_kv_cache"]["solutions"], folder / "full.ipynb")
+    with pytest.warns(UserWarning, match="isolation is REDUCED"):
+        rows = classroom.grade(folder, None, progress=False, force_fallback=True)
+    assert [r["status"] for r in rows] == ["graded"] * 3
+    assert sum(r["score"] for r in rows) == sum(r["possible"] for r in rows) == 30

@@ -53,3 +53,36 @@ def test_show_source(capsys):
     book.show_source(display.glue)
     with pytest.raises(TypeError, match="defined in a file"):
         book.show_source(3)
+
+
+def test_class_listing_shows_only_the_named_methods():
+    from book.mha import MultiHeadSelfAttention
+
+    text = display._class_excerpt(MultiHeadSelfAttention, ["__init__", "forward"])
+    assert text.startswith("class MultiHeadSelfAttention(nn.Module):")
+    assert "def forward(" in text and "def __init__(" in text
+    assert "def check_inputs(" not in text and "check_inputs" in text  # named, not printed
+    assert len(text.splitlines()) <= 60  # the chapter-4 listing fits on one screen
+    assert max(len(line) for line in text.splitlines()) <= 88  # no sideways scrolling
+    with pytest.raises(ValueError, match="defines no"):
+        display._class_excerpt(MultiHeadSelfAttention, ["backward"])
+    with pytest.raises(TypeError, match="list of method names"):
+        display._class_excerpt(MultiHeadSelfAttention, "forward")
+    with pytest.raises(TypeError, match="works on a class"):
+        display._class_excerpt(display.glue, ["x"])
+
+
+def test_glue_all_and_table():
+    assert display.glue_all(a_1=1.0, b_2=2) is None
+    assert display.glue_all({"c_3": 3}) is None
+    with pytest.raises(TypeError, match="mapping"):
+        display.glue_all([("a", 1)])
+    with pytest.raises(ValueError, match="nothing to glue"):
+        display.glue_all()
+    md = display.table(["name", "value"], [("pi", 3.14159), ("e", 2.71828)], ["", ".2f"])
+    assert md.data.splitlines() == ["| name | value |", "|---|---|", "| pi | 3.14 |",
+                                    "| e | 2.72 |"]
+    with pytest.raises(ValueError, match="row 0 has 1 cells"):
+        display.table(["a", "b"], [(1,)])
+    with pytest.raises(ValueError, match="one format spec per column"):
+        display.table(["a", "b"], [(1, 2)], [".1f"])

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from book import efficient, figures, longctx, widgets
+from book import ch09_long_context, efficient, longctx
 
 
 def test_window_data_levels():
-    data = figures.window_data(40, 3)
+    data = longctx.window_data(40, 3)
     levels = data["levels"]
     allowed = longctx.window_mask(40, 3).numpy()
     assert np.array_equal(levels == 2, allowed)
@@ -27,17 +26,17 @@ def test_window_data_levels():
 
 
 def test_window_data_wide_window_allows_everything():
-    data = figures.window_data(10, 12)
+    data = longctx.window_data(10, 12)
     assert (data["levels"] == 2).all() and data["keys"].min() == 10
 
 
 def test_window_explorer_steps_match_window_data():
-    fig = figures.window_explorer()
+    fig = ch09_long_context.window_explorer()
     steps = fig.layout.sliders[0].steps
-    assert [int(s.label) for s in steps] == list(figures.WINDOW_STEPS)
+    assert [int(s.label) for s in steps] == list(ch09_long_context.WINDOW_STEPS)
     for step in (steps[0], steps[-1]):
         w = int(step.label)
-        data = figures.window_data(figures.WINDOW_PATTERN_N, w)
+        data = longctx.window_data(ch09_long_context.WINDOW_PATTERN_N, w)
         restyle, _, traces = step.args
         assert list(traces) == [0, 2]
         assert np.array_equal(np.asarray(restyle["z"][0]), data["levels"])
@@ -53,20 +52,20 @@ def test_window_explorer_steps_match_window_data():
                                      ({"n": 8.5, "window": 1}, TypeError)])
 def test_window_data_bad_input(bad, err):
     with pytest.raises(err):
-        figures.window_data(**bad)
+        longctx.window_data(**bad)
 
 
-def test_live_window_explorer_extremes_and_latency():
-    explorer = widgets.window_explorer_live()
-    extremes = [{"window": 0, "n": 8}, {"window": widgets.WINDOW_LIVE_MAX_W,
-                                        "n": widgets.WINDOW_LIVE_MAX_N},
-                {"window": 0, "n": widgets.WINDOW_LIVE_MAX_N},
-                {"window": widgets.WINDOW_LIVE_MAX_W, "n": 8}]
+def test_live_window_explorer_extremes():
+    explorer = ch09_long_context.window_explorer_live()
+    extremes = [{"window": 0, "n": 8}, {"window": ch09_long_context.WINDOW_LIVE_MAX_W,
+                                        "n": ch09_long_context.WINDOW_LIVE_MAX_N},
+                {"window": 0, "n": ch09_long_context.WINDOW_LIVE_MAX_N},
+                {"window": ch09_long_context.WINDOW_LIVE_MAX_W, "n": 8}]
     drawn = []
     for values in extremes:
         explorer.update(**values)
         heat = explorer.figure.data[0]
-        data = figures.window_data(values["n"], values["window"])
+        data = longctx.window_data(values["n"], values["window"])
         assert np.array_equal(np.asarray(heat.z), data["levels"])
         assert list(explorer.figure.data[2].y) == data["banded"]
         drawn.append(json.dumps(np.asarray(heat.z).tolist()))
@@ -74,15 +73,7 @@ def test_live_window_explorer_extremes_and_latency():
     explorer.controls["window"].value = 5  # a reader moving the slider redraws too
     assert explorer.figure.layout.annotations[0].text.startswith("w = 5:")
     with pytest.raises(ValueError, match="outside the slider's range"):
-        explorer.update(n=widgets.WINDOW_LIVE_MAX_N + 1)
-    # each update within 50 ms: median of several, so one busy moment of the machine
-    # does not fail the test
-    times = []
-    for values in extremes * 3:
-        start = time.perf_counter()
-        explorer.update(**values)
-        times.append(time.perf_counter() - start)
-    assert np.median(times) < 0.050, times
+        explorer.update(n=ch09_long_context.WINDOW_LIVE_MAX_N + 1)
 
 
 def sweep():
@@ -90,34 +81,34 @@ def sweep():
 
 
 def test_cost_figure_reports_slopes_in_the_legend():
-    fig = figures.attention_cost_figure(sweep(), "memory")
+    fig = ch09_long_context.attention_cost_figure(sweep(), "memory")
     names = [t.name for t in fig.data]
     assert names[0].endswith("slope 2.00") and names[1].endswith("slope 1.00")
     assert list(fig.data[0].y) == [1.0, 4.0, 16.0]  # drawn in MB
-    time_fig = figures.attention_cost_figure(sweep(), "time", fit_from=256)
+    time_fig = ch09_long_context.attention_cost_figure(sweep(), "time", fit_from=256)
     assert time_fig.data[0].y[0] == 1e9  # drawn in ms
     with pytest.raises(ValueError, match="not one of"):
-        figures.attention_cost_figure(sweep(), "flops")
+        ch09_long_context.attention_cost_figure(sweep(), "flops")
     with pytest.raises(ValueError, match="no method"):
-        figures.attention_cost_figure({"n": [1, 2]}, "time")
+        ch09_long_context.attention_cost_figure({"n": [1, 2]}, "time")
 
 
 def test_block_share_kv_and_implementations_figures():
     rows = longctx.block_costs([8, 16], d_model=16, n_heads=2, repeats=1)
-    fig = figures.block_share_figure(rows)
+    fig = ch09_long_context.block_share_figure(rows)
     stacked = np.sum([np.asarray(t.y, dtype=float) for t in fig.data[:3]], axis=0)
     np.testing.assert_allclose(stacked, 100, atol=0.05)
     kv_rows = [{"n_new": 4, "cached": 0.1, "full": 0.2, "speedup": 2.0, "same": True},
                {"n_new": 8, "cached": 0.2, "full": 0.8, "speedup": 4.0, "same": True}]
-    assert list(figures.kv_speedup_figure(kv_rows).data[2].y) == [2.0, 4.0]
+    assert list(ch09_long_context.kv_speedup_figure(kv_rows).data[2].y) == [2.0, 4.0]
     impl = efficient.benchmark(batch=1, seq_len=4, d_model=8, n_heads=2, repeats=1)
-    fig = figures.implementations_figure(impl)
+    fig = ch09_long_context.implementations_figure(impl)
     assert len(fig.data[0].y) == len(efficient.NAMES)
     assert "need_weights=False" in " ".join(fig.data[0].y)
     gpu = [dict(r, device="cuda") for r in impl]
-    assert "[cuda]" in " ".join(figures.implementations_figure(impl + gpu).data[0].y)
-    for make in (figures.block_share_figure, figures.kv_speedup_figure,
-                 figures.implementations_figure):
+    assert "[cuda]" in " ".join(ch09_long_context.implementations_figure(impl + gpu).data[0].y)
+    for make in (ch09_long_context.block_share_figure, ch09_long_context.kv_speedup_figure,
+                 ch09_long_context.implementations_figure):
         with pytest.raises(ValueError, match="empty"):
             make([])
     assert isinstance(fig, go.Figure)

@@ -1,26 +1,25 @@
-"""Chapter 4's mask explorer: figures.mask_data (the one computation), its static face
+"""Chapter 4's mask explorer: masktraps.mask_data (the one computation), its static face
 (dropdown over mask kinds + slider over the padded length) and its live face."""
 
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pytest
 import torch
 
-from book import figures, masks, widgets
+from book import ch04_pytorch, masks, masktraps
 
-MAX_LEN = figures.MASK_MAX_REAL + figures.MASK_MAX_PAD
-EXTREMES = [(1, 1), (1, MAX_LEN), (figures.MASK_MAX_REAL, figures.MASK_MAX_REAL),
-            (figures.MASK_MAX_REAL, MAX_LEN), (5, 7)]
+MAX_LEN = masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD
+EXTREMES = [(1, 1), (1, MAX_LEN), (masktraps.MASK_MAX_REAL, masktraps.MASK_MAX_REAL),
+            (masktraps.MASK_MAX_REAL, MAX_LEN), (5, 7)]
 
 
-@pytest.mark.parametrize("kind", figures.MASK_KINDS)
+@pytest.mark.parametrize("kind", masktraps.MASK_KINDS)
 @pytest.mark.parametrize("length,seq_len", EXTREMES)
 def test_mask_data_follows_the_book_masks(kind, length, seq_len):
-    d = figures.mask_data(kind, length, seq_len)
+    d = masktraps.mask_data(kind, length, seq_len)
     allowed, w = d["allowed"], d["weights"]
     assert allowed.shape == w.shape == (seq_len, seq_len) and allowed.dtype == bool
     want = np.ones((seq_len, seq_len), dtype=bool)
@@ -40,7 +39,7 @@ def test_mask_data_follows_the_book_masks(kind, length, seq_len):
 
 
 def test_without_a_mask_attention_leaks_to_padding_and_future():
-    d = figures.mask_data("none", 5, 8)
+    d = masktraps.mask_data("none", 5, 8)
     assert d["pad_share"] > 0.1 and d["future_share"] > 0.1
     assert d["labels"][:5] == ["一碗", "牛肉面", "，", "不要", "香菜"]
     assert d["labels"][5:] == ["pad₁", "pad₂", "pad₃"]
@@ -50,27 +49,27 @@ def test_mask_data_leaves_the_global_rng_alone():
     torch.manual_seed(0)
     expected = torch.rand(1)
     torch.manual_seed(0)
-    figures._MASK_LAYER = None  # force the layer to be built again
-    figures.mask_data("causal", 3, 4)
+    masktraps._MASK_LAYER = None  # force the layer to be built again
+    masktraps.mask_data("causal", 3, 4)
     assert torch.equal(torch.rand(1), expected)
 
 
 @pytest.mark.parametrize("args,err,text", [
     (("causal+padding", 3, 4), ValueError, "not one of"),
     (("none", 0, 4), ValueError, "at least 1"),
-    (("none", figures.MASK_MAX_REAL + 1, MAX_LEN), ValueError, "at most"),
+    (("none", masktraps.MASK_MAX_REAL + 1, MAX_LEN), ValueError, "at most"),
     (("none", 5, 3), ValueError, "shorter than length"),
     (("none", 3, MAX_LEN + 1), ValueError, "at most"),
     (("none", 2.0, 4), TypeError, "integer"),
 ])
 def test_mask_data_bad_input(args, err, text):
     with pytest.raises(err, match=text):
-        figures.mask_data(*args)
+        masktraps.mask_data(*args)
 
 
 def test_static_explorer_has_a_dropdown_and_a_slider_that_combine():
-    fig = figures.mask_explorer()
-    kinds = figures.MASK_KINDS
+    fig = ch04_pytorch.mask_explorer()
+    kinds = masktraps.MASK_KINDS
     assert len(fig.data) == 2 * len(kinds)
     (menu,) = fig.layout.updatemenus
     assert [b.label for b in menu.buttons] == [f"mask: {k}" for k in kinds]
@@ -82,13 +81,13 @@ def test_static_explorer_has_a_dropdown_and_a_slider_that_combine():
     assert len(titles) == len(kinds)  # the panel titles name the chosen mask
     (slider,) = fig.layout.sliders
     seq_lens = [int(s.label) for s in slider.steps]
-    assert seq_lens == list(range(5, figures.MASK_MAX_REAL + 1))
+    assert seq_lens == list(range(5, masktraps.MASK_MAX_REAL + 1))
     assert slider.active != len(seq_lens) - 1  # moving to the far end changes the drawing
     for step, n in zip(slider.steps, seq_lens, strict=True):
         restyle = step.args[0]
         assert len(restyle["z"]) == len(fig.data)  # every kind follows the slider
         for i, kind in enumerate(kinds):
-            d = figures.mask_data(kind, 5, n)
+            d = masktraps.mask_data(kind, 5, n)
             assert restyle["x"][2 * i] == restyle["y"][2 * i] == d["labels"]
             np.testing.assert_array_equal(restyle["z"][2 * i], d["allowed"].astype(int))
             np.testing.assert_allclose(restyle["z"][2 * i + 1], d["weights"], atol=1e-4)
@@ -97,22 +96,22 @@ def test_static_explorer_has_a_dropdown_and_a_slider_that_combine():
 
 
 def test_static_explorer_initial_drawing_matches_its_start():
-    fig = figures.mask_explorer(3, [3, 6], ["padding", "none"], start=6)
-    d = figures.mask_data("padding", 3, 6)
+    fig = ch04_pytorch.mask_explorer(3, [3, 6], ["padding", "none"], start=6)
+    d = masktraps.mask_data("padding", 3, 6)
     assert list(fig.data[0].x) == d["labels"] and fig.data[0].visible
     assert not fig.data[2].visible
     np.testing.assert_allclose(np.array(fig.data[1].z, dtype=float), d["weights"], atol=1e-4)
 
 
 def test_single_kind_and_length_have_no_controls():
-    fig = figures.mask_explorer(2, [2], ["causal"])
+    fig = ch04_pytorch.mask_explorer(2, [2], ["causal"])
     assert len(fig.data) == 2 and not fig.layout.updatemenus and not fig.layout.sliders
 
 
 def test_large_grids_drop_the_cell_text():
-    traces = figures._mask_traces(figures.mask_data("none", 8, MAX_LEN))
+    traces = ch04_pytorch._mask_traces(masktraps.mask_data("none", 8, MAX_LEN))
     assert all(t == "" for row in traces["text"][1] for t in row)
-    traces = figures._mask_traces(figures.mask_data("causal", 2, 3))
+    traces = ch04_pytorch._mask_traces(masktraps.mask_data("causal", 2, 3))
     assert traces["text"][0][0] == ["✓", "·", "·"]
     assert traces["text"][1][0][1] == "0"  # a blocked weight reads as an exact 0
 
@@ -125,11 +124,11 @@ def test_large_grids_drop_the_cell_text():
 ])
 def test_static_explorer_bad_input(kwargs, text):
     with pytest.raises(ValueError, match=text):
-        figures.mask_explorer(**kwargs)
+        ch04_pytorch.mask_explorer(**kwargs)
 
 
-LIVE_EXTREMES = [{"kind": k, "length": n, "padding": p} for k in figures.MASK_KINDS
-                 for n in (1, figures.MASK_MAX_REAL) for p in (0, figures.MASK_MAX_PAD)]
+LIVE_EXTREMES = [{"kind": k, "length": n, "padding": p} for k in masktraps.MASK_KINDS
+                 for n in (1, masktraps.MASK_MAX_REAL) for p in (0, masktraps.MASK_MAX_PAD)]
 
 
 def _drawn(fig) -> str:
@@ -138,11 +137,11 @@ def _drawn(fig) -> str:
 
 
 def test_live_explorer_survives_extremes_and_matches_the_data():
-    explorer = widgets.mask_explorer_live()
+    explorer = ch04_pytorch.mask_explorer_live()
     drawn = set()
     for values in LIVE_EXTREMES:
         explorer.update(**values)
-        d = figures.mask_data(values["kind"], values["length"],
+        d = masktraps.mask_data(values["kind"], values["length"],
                               values["length"] + values["padding"])
         assert list(explorer.figure.data[0].x) == d["labels"]
         np.testing.assert_array_equal(np.asarray(explorer.figure.data[0].z), d["allowed"])
@@ -155,7 +154,7 @@ def test_live_explorer_survives_extremes_and_matches_the_data():
 
 
 def test_live_controls_redraw_by_themselves():
-    explorer = widgets.mask_explorer_live()
+    explorer = ch04_pytorch.mask_explorer_live()
     explorer.update(kind="none", length=3, padding=2)
     expected = _drawn(explorer.figure)
     explorer.update(kind="causal", length=8, padding=8)
@@ -166,31 +165,8 @@ def test_live_controls_redraw_by_themselves():
 
 
 def test_live_explorer_bad_input():
-    explorer = widgets.mask_explorer_live()
+    explorer = ch04_pytorch.mask_explorer_live()
     with pytest.raises(ValueError, match="outside the slider's range"):
-        explorer.update(padding=figures.MASK_MAX_PAD + 1)
+        explorer.update(padding=masktraps.MASK_MAX_PAD + 1)
     with pytest.raises(ValueError, match="unknown control"):
         explorer.update(seq_len=4)
-
-
-def test_live_update_takes_at_most_50_ms():
-    """A reader moves one control at a time; each such change redraws within 50 ms, at every
-    extreme (best of 3 tries, so that another process taking the CPU for a moment does not
-    count against the explorer)."""
-    explorer = widgets.mask_explorer_live()
-    for values in LIVE_EXTREMES:  # warm up: first calls pay for new tensor shapes
-        explorer.update(**values)
-    worst = 0.0
-    for values in LIVE_EXTREMES:
-        explorer.update(**values)
-        for name, value in values.items():
-            other = {"kind": "none" if value != "none" else "causal",
-                     "length": 4, "padding": 4}[name]
-            best = float("inf")
-            for _ in range(3):
-                explorer.controls[name].value = other
-                start = time.perf_counter()
-                explorer.controls[name].value = value  # what a slider move does
-                best = min(best, time.perf_counter() - start)
-            worst = max(worst, best)
-    assert worst <= 0.050, f"slowest live update took {1000 * worst:.1f} ms"

@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from book import checks, figures, masks, masktraps, mha, orders, train, widgets
+from book import ch07_mask_traps, checks, masks, masktraps, mha, orders, train
 
 # ---- dtype_outcome ------------------------------------------------------------------------------
 
@@ -231,7 +231,7 @@ def test_bug_data_tells_each_story():
 
 
 def test_static_explorer_has_one_dropdown_entry_per_bug_and_each_differs():
-    fig = figures.mask_bug_explorer()
+    fig = ch07_mask_traps.mask_bug_explorer()
     buttons = fig.layout.updatemenus[0].buttons
     assert [b.label for b in buttons] == list(masktraps.BUGS)
     drawn = {json.dumps(b.args[0]["z"]) for b in buttons}
@@ -240,20 +240,20 @@ def test_static_explorer_has_one_dropdown_entry_per_bug_and_each_differs():
     assert all(t == "NaN" for row in nan_text for t in row)
     assert json.loads(fig.to_json())   # serialisable for the HTML page
     with pytest.raises(ValueError):
-        figures.mask_bug_explorer([])
+        ch07_mask_traps.mask_bug_explorer([])
 
 
 def test_training_figure_marks_a_diverged_run():
     ok = train.History(loss=[2.0, 1.0], test_accuracy=[0.5], test_steps=[2], steps=2)
     bad = train.History(loss=[float("nan")], steps=1, diverged=True)
-    fig = figures.mask_training_figure({"right": ok, "flipped": bad})
+    fig = ch07_mask_traps.mask_training_figure({"right": ok, "flipped": bad})
     assert "50.0%" in fig.data[0].name and "NaN at step 1" in fig.data[1].name
     with pytest.raises(ValueError):
-        figures.mask_training_figure({})
+        ch07_mask_traps.mask_training_figure({})
 
 
 def test_live_explorer_any_slider_position():
-    explorer = widgets.mask_bug_explorer_live()
+    explorer = ch07_mask_traps.mask_bug_explorer_live()
     for bug in masktraps.BUGS:
         for length, padding in [(1, 0), (8, 8), (3, 5)]:
             explorer.update(bug=bug, length=length, padding=padding)
@@ -287,3 +287,15 @@ def test_chapter7_exercise_hints():
         return torch.softmax(s.masked_fill(~a, -math.inf), -1).nan_to_num(0.0)
 
     assert checks.check("ch7.masked_softmax", nan_to_num).ok
+
+
+def test_nan_step_spreads_nan_from_a_flipped_mask_and_checks_input():
+    train_orders, _ = train.default_data()
+    batch = orders.collate(train_orders[:32])
+    model = masktraps.loosen(train.TinyEncoder(**train.MODEL), flip=True, handling="-inf")
+    step = masktraps.nan_step(model, batch, clip=True)
+    assert step["logits"] > 0 and step["params"] > 0.5
+    with pytest.raises(TypeError, match="clip"):
+        masktraps.nan_step(model, batch, clip=1)
+    with pytest.raises(TypeError, match="collate"):
+        masktraps.nan_step(model, [1, 2], clip=False)

@@ -7,6 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from book import baselines
 from book import orders as O
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # see conftest.py
@@ -50,10 +51,10 @@ def test_hand_written_orders_are_labelled_by_their_clause(text, expected):
 
 def test_nearest_modifier_rule_falls_into_the_clause_trap():
     order = O.Order.from_text("三碗米粉，不要香菜，葱和蒜都多放")
-    rule = dict(zip(order.tokens, O.nearest_rule(order), strict=True))
+    rule = dict(zip(order.tokens, baselines.nearest_rule(order), strict=True))
     assert rule["葱"] == "omit"      # 不要 is nearer, but in another clause
     assert rule["蒜"] == "extra"
-    assert O.nearest_rule(O.Order.from_text("饺子，醋少加"))[0] == "count_1"
+    assert baselines.nearest_rule(O.Order.from_text("饺子，醋少加"))[0] == "count_1"
 
 
 def test_running_example_tokens_glosses_and_display():
@@ -181,7 +182,8 @@ def test_generated_orders_need_context():
 
 def test_cheap_baselines_are_clearly_below_95_percent():
     train, test = O.train_test_split(O.generate(2000, seed=5), 0.25, seed=5)
-    base = O.baselines(train, test, which=["token_only", "window_1", "nearest_rule"], steps=300)
+    base = baselines.baselines(train, test, which=["token_only", "window_1", "nearest_rule"],
+                               steps=300)
     assert base["token_only"] < 0.5
     assert base["window_1"] < 0.85
     assert base["nearest_rule"] < 0.93
@@ -190,7 +192,7 @@ def test_cheap_baselines_are_clearly_below_95_percent():
 def test_baselines_bad_name():
     orders = O.generate(20)
     with pytest.raises(ValueError, match="not one of"):
-        O.baselines(orders[:10], orders[10:], which=["lstm"])
+        baselines.baselines(orders[:10], orders[10:], which=["lstm"])
 
 
 def test_generate_bad_input():

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from book import Matrix, figures, widgets
+from book import Matrix, ch03_walkthrough, walkthrough
 from book import walkthrough as wt
 
 
 def test_frames_cover_every_step_with_labels():
-    frames = figures.walkthrough_frames()
+    frames = walkthrough.walkthrough_frames()
     ex = wt.example()
     steps = wt.walkthrough(ex.X, ex.heads, ex.W_O)
     assert [f["name"] for f in frames] == ["X", *steps]
@@ -22,7 +22,7 @@ def test_frames_cover_every_step_with_labels():
 
 
 def test_static_explorer_steps_change_the_matrix():
-    fig = figures.walkthrough_explorer()
+    fig = ch03_walkthrough.walkthrough_explorer()
     steps = fig.layout.sliders[0].steps
     assert steps[0].args[0]["z"] != steps[-1].args[0]["z"]
     assert steps[0].args[0]["x"] != steps[6].args[0]["x"]  # features vs keys
@@ -30,11 +30,11 @@ def test_static_explorer_steps_change_the_matrix():
 
 def test_explorer_bad_input():
     with pytest.raises(TypeError, match="Example"):
-        figures.walkthrough_frames("not an example")
+        walkthrough.walkthrough_frames("not an example")
 
 
 def test_edited_example_changes_only_downstream():
-    ex, where = widgets.edited_example("W_K2", 0, 0, 2.5)
+    ex, where = walkthrough.edited_example("W_K2", 0, 0, 2.5)
     base = wt.example()
     assert where == (0, 0) and ex.heads[1][1][0, 0] == 2.5
     a, b = (wt.walkthrough(e.X, e.heads, e.W_O) for e in (base, ex))
@@ -44,16 +44,16 @@ def test_edited_example_changes_only_downstream():
 
 
 def test_edited_example_clamps_and_validates():
-    _, where = widgets.edited_example("X", 5, 3, 0.0)
+    _, where = walkthrough.edited_example("X", 5, 3, 0.0)
     assert where == (2, 3)
     with pytest.raises(ValueError, match="not one of"):
-        widgets.edited_example("W_Q3", 0, 0, 1.0)
+        walkthrough.edited_example("W_Q3", 0, 0, 1.0)
     with pytest.raises(ValueError, match="too large"):
-        widgets.edited_example("X", 0, 0, 1e6)
+        walkthrough.edited_example("X", 0, 0, 1e6)
 
 
 def test_live_walkthrough_extremes():
-    live = widgets.walkthrough_live()
+    live = ch03_walkthrough.walkthrough_live()
     for values in ({"step": "layer_norm", "matrix": "W_O", "row": 5, "col": 3, "value": 3.0},
                    {"step": "X", "matrix": "X", "row": 0, "col": 0, "value": -3.0}):
         live.update(**values)

@@ -8,12 +8,20 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from book import figures, orders_example, scaling, widgets
+from book import (
+    beyond,
+    ch01_intuition,
+    ch02_scaling,
+    ch10_beyond,
+    orders_example,
+    plotting,
+    scaling,
+)
 
 
 def test_heatmap_axes_and_labels():
     labels = orders_example.labels()
-    fig = figures.attention_heatmap(np.eye(len(labels)), labels, title="t")
+    fig = plotting.attention_heatmap(np.eye(len(labels)), labels, title="t")
     assert list(fig.data[0].x) == labels and list(fig.data[0].y) == labels
     assert fig.layout.yaxis.autorange == "reversed"
 
@@ -24,11 +32,11 @@ def test_heatmap_axes_and_labels():
 ])
 def test_heatmap_bad_input(weights, labels, msg):
     with pytest.raises(ValueError, match=msg):
-        figures.attention_heatmap(weights, labels)
+        plotting.attention_heatmap(weights, labels)
 
 
 def test_heads_explorer_steps_carry_each_head_count():
-    fig = figures.heads_explorer()
+    fig = ch01_intuition.heads_explorer()
     steps = fig.layout.sliders[0].steps
     assert [s.label for s in steps] == ["1", "2", "3"]
     for h, step in enumerate(steps, start=1):
@@ -36,11 +44,11 @@ def test_heads_explorer_steps_carry_each_head_count():
         drawn = [z for z in zs if any(v is not None for row in z for v in row)]
         assert len(drawn) == h
         np.testing.assert_allclose(np.array(drawn[0], dtype=float),
-                                   figures.heads_data(h)["z"][0], atol=1e-4)
+                                   orders_example.heads_data(h)["z"][0], atol=1e-4)
 
 
 def test_dk_explorer_frames_differ_and_json_is_small():
-    fig = figures.dk_explorer()
+    fig = ch02_scaling.dk_explorer()
     steps = fig.layout.sliders[0].steps
     assert [int(s.label) for s in steps] == scaling.D_K_STEPS
     assert steps[0].args[0]["x"] != steps[-1].args[0]["x"]
@@ -48,16 +56,16 @@ def test_dk_explorer_frames_differ_and_json_is_small():
 
 
 def test_softmax_row_explorer_shows_saturation():
-    fig = figures.softmax_row_explorer()
+    fig = ch02_scaling.softmax_row_explorer()
     last = fig.layout.sliders[0].steps[-1].args[0]["y"]
     assert max(last[0]) > 0.9 > max(last[1])
 
 
 def test_summary_figures_build():
     sweep = scaling.sweep([1, 8, 64], n_rows=20)
-    for fig in (figures.variance_figure(sweep), figures.saturation_figure(sweep),
-                figures.jacobian_figure(sweep), figures.exam_figure(),
-                figures.menu_figure(orders_example.menu_match())):
+    for fig in (ch02_scaling.variance_figure(sweep), ch02_scaling.saturation_figure(sweep),
+                ch02_scaling.jacobian_figure(sweep), ch02_scaling.exam_figure(),
+                ch01_intuition.menu_figure(orders_example.menu_match())):
         assert isinstance(fig, go.Figure) and len(fig.data) > 0
         json.loads(fig.to_json())  # serialisable, no NaN literals
 
@@ -73,10 +81,11 @@ def _data(fig) -> str:
 
 
 @pytest.mark.parametrize("make,extremes", [
-    (widgets.heads_explorer_live, [{"n_heads": 1}, {"n_heads": figures.MAX_HEADS}]),
-    (widgets.dk_explorer_live, [{"d_k": 1, "n": 100}, {"d_k": widgets.LIVE_MAX_D_K, "n": 3000}]),
-    (widgets.softmax_row_live, [{"d_k": 1, "n_keys": 1, "seed": 0},
-                                {"d_k": widgets.LIVE_MAX_D_K, "n_keys": 128, "seed": 99}]),
+    (ch01_intuition.heads_explorer_live, [{"n_heads": 1}, {"n_heads": orders_example.MAX_HEADS}]),
+    (ch02_scaling.dk_explorer_live, [{"d_k": 1, "n": 100},
+                                     {"d_k": ch02_scaling.LIVE_MAX_D_K, "n": 3000}]),
+    (ch02_scaling.softmax_row_live, [{"d_k": 1, "n_keys": 1, "seed": 0},
+                                {"d_k": ch02_scaling.LIVE_MAX_D_K, "n_keys": 128, "seed": 99}]),
 ])
 def test_live_explorers_survive_extremes_and_redraw(make, extremes):
     explorer = make()
@@ -93,14 +102,14 @@ def test_live_explorers_survive_extremes_and_redraw(make, extremes):
 
 
 def test_live_matches_static_data():
-    live = widgets.dk_explorer_live()
+    live = ch02_scaling.dk_explorer_live()
     live.update(d_k=64, n=3000)
-    static = figures.dk_data(64, 3000)
+    static = scaling.dk_data(64, 3000)
     np.testing.assert_allclose(live.figure.data[0].y, static["raw_y"])
 
 
 def test_live_bad_input():
-    explorer = widgets.dk_explorer_live()
+    explorer = ch02_scaling.dk_explorer_live()
     with pytest.raises(ValueError, match="outside the slider's range"):
         explorer.update(d_k=0)
     with pytest.raises(ValueError, match="unknown control"):
@@ -108,7 +117,7 @@ def test_live_bad_input():
 
 
 def test_update_redraws_once_however_many_controls_change():
-    explorer = widgets.softmax_row_live()
+    explorer = ch02_scaling.softmax_row_live()
     before = explorer.redraws
     explorer.update(d_k=8, n_keys=4, seed=1)
     assert explorer.redraws == before + 1
@@ -117,8 +126,8 @@ def test_update_redraws_once_however_many_controls_change():
 
 
 def test_pattern_explorer_controls_change_the_pattern():
-    fig = figures.pattern_explorer()
-    assert [b.label for b in fig.layout.updatemenus[0].buttons] == list(figures.PATTERN_KINDS)
+    fig = ch10_beyond.pattern_explorer()
+    assert [b.label for b in fig.layout.updatemenus[0].buttons] == list(ch10_beyond.PATTERN_KINDS)
     steps = fig.layout.sliders[0].steps
     assert steps[0].args[0]["z"] != steps[-1].args[0]["z"]
     visible = [b.args[0]["visible"] for b in fig.layout.updatemenus[0].buttons]
@@ -126,15 +135,15 @@ def test_pattern_explorer_controls_change_the_pattern():
 
 
 def test_pattern_data_counts_keys():
-    data = figures.pattern_data("dilated", 2, n=50, dilation=3)
+    data = beyond.pattern_data("dilated", 2, n=50, dilation=3)
     assert data["max_keys"] == 5
-    assert figures.pattern_data("full", 1, n=7)["mean_keys"] == 7
+    assert beyond.pattern_data("full", 1, n=7)["mean_keys"] == 7
     with pytest.raises(ValueError, match="not one of"):
-        figures.pattern_data("sparse", 1)
+        beyond.pattern_data("sparse", 1)
 
 
 def test_pattern_live_extremes():
-    live = widgets.pattern_live()
+    live = ch10_beyond.pattern_live()
     for values in ({"kind": "hybrid", "window": 16, "dilation": 8, "n_global": 8, "n": 1},
                    {"kind": "dilated", "window": 0, "dilation": 1, "n_global": 0, "n": 128}):
         live.update(**values)

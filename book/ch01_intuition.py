@@ -1,0 +1,155 @@
+"""Chapter 1 (what self-attention does): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from . import attention, orders_example
+from .checks import call, close_array, exercise, number
+from .live import LiveExplorer
+from .plotting import COLORSCALE, ILLUSTRATIVE, SCALE_COLORS, make_slider, rounded
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+
+def heads_explorer() -> go.Figure:
+    """Static explorer: a slider over the number of heads (1–3), one heatmap per head."""
+    labels = orders_example.labels()
+    keys = orders_example.labels(short=True)
+    fig = make_subplots(rows=1, cols=orders_example.MAX_HEADS, horizontal_spacing=0.04,
+                        subplot_titles=orders_example.heads_data(1)["titles"])
+    fig.update_annotations(font_size=12, yshift=8)
+    n = len(labels)
+    empty = [[None] * n for _ in range(n)]
+    first = orders_example.heads_data(1)
+    for i in range(orders_example.MAX_HEADS):
+        z = rounded(first["z"][i]) if first["z"][i] is not None else empty
+        fig.add_trace(go.Heatmap(z=z, x=keys, y=labels, zmin=0, zmax=1, colorscale=COLORSCALE,
+                                 showscale=i == orders_example.MAX_HEADS - 1,
+                                 colorbar={"title": {"text": "weight"}},
+                                 hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}"
+                                               "<extra></extra>"), row=1, col=i + 1)
+        fig.update_yaxes(autorange="reversed", showticklabels=i == 0, row=1, col=i + 1)
+        fig.update_xaxes(tickangle=-90, tickfont_size=11, title_text="key", row=1, col=i + 1)
+    base_annotations = [a.to_plotly_json() for a in fig.layout.annotations]
+    steps = []
+    for h in range(1, orders_example.MAX_HEADS + 1):
+        data = orders_example.heads_data(h)
+        zs = [rounded(z) if z is not None else empty for z in data["z"]]
+        annotations = [dict(a, text=t) for a, t in zip(base_annotations, data["titles"],
+                                                       strict=True)]
+        steps.append({"label": str(h), "method": "update",
+                      "args": [{"z": zs}, {"annotations": annotations}]})
+    fig.update_yaxes(title_text="query", row=1, col=1)
+    slider = {**make_slider(steps, "number of heads: "), "pad": {"t": 80}}
+    fig.update_layout(sliders=[slider], height=620,
+                      title={"text": f"一碗牛肉面，不要香菜，多加辣 — {ILLUSTRATIVE}",
+                             "font": {"size": 14}},
+                      margin={"l": 40, "r": 20, "t": 110, "b": 40})
+    return fig
+
+
+def menu_figure(weights: dict[str, float]) -> go.Figure:
+    """Bar chart of how much of each dish (value) the diner's request (query) picks up."""
+    names, values = list(weights), list(weights.values())
+    fig = go.Figure(go.Bar(x=names, y=rounded(values), marker_color=SCALE_COLORS["sqrt"],
+                           text=[f"{v:.2f}" for v in values], textposition="outside"))
+    fig.update_layout(yaxis={"title": "attention weight", "range": [0, 1.05]},
+                      xaxis={"title": "dish (key = its tags, value = the dish)"},
+                      title="Request: spicy, no coriander, noodles", height=360)
+    return fig
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+def heads_explorer_live() -> LiveExplorer:
+    """Choose 1–3 heads and see how the order-takers split the relations (illustrative)."""
+    n = len(orders_example.TOKENS)
+    empty = [[None] * n for _ in range(n)]
+
+    def redraw(fig, n_heads):
+        data = orders_example.heads_data(n_heads)
+        for i, z in enumerate(data["z"]):
+            fig.data[i].z = rounded(z) if z is not None else empty
+            fig.layout.annotations[i].text = data["titles"][i]
+
+    controls = {"n_heads": widgets.IntSlider(value=1, min=1, max=orders_example.MAX_HEADS,
+                                             description="heads")}
+    fig = heads_explorer()
+    fig.layout.sliders = []
+    return LiveExplorer(fig, controls, redraw)
+
+
+# --- exercises (registered with book.checks) ------------------------------------------------------
+
+def _naive_softmax(x):
+    """The textbook formula without the max shift: overflows on large scores."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(np.asarray(x, dtype=float))
+        return e / e.sum()
+
+
+@exercise("ch1.softmax_row", "Softmax of the scores [2, 1, 0]",
+          reference=lambda: attention.softmax([2.0, 1.0, 0.0]),
+          mistakes=lambda: [[0.5, 0.3, 0.2], [2, 1, 0], [0.67, 0.24]])
+def _ch1_softmax_row(answer):
+    return close_array(answer, attention.softmax([2.0, 1.0, 0.0]), 5e-3,
+                        "Exponentiate each score, then divide by the sum of the three "
+                        "exponentials; the result must sum to 1 and keep the order 2 > 1 > 0.")
+
+
+@exercise("ch1.pair_count", "How many weights does one head compute for a 10-token sentence?",
+          reference=lambda: 10 * 10, mistakes=lambda: [90, 10, 20])
+def _ch1_pair_count(answer):
+    value = number(answer)
+    ok = value == 10 * 10
+    hint = ("Every token (query) scores every token (key), itself included: count the cells of "
+            "the heatmap." if value != 10 * 9 else
+            "Close: a token also attends to itself, so count the diagonal too.")
+    return ok, ("Correct: a 10 × 10 grid per head." if ok else hint)
+
+
+@exercise("ch1.my_softmax", "Write softmax(x) that survives large scores",
+          reference=lambda: attention.softmax,
+          mistakes=lambda: [_naive_softmax, lambda x: x, 3])
+def _ch1_my_softmax(func):
+    if not callable(func):
+        return False, "Pass the function itself (my_softmax), not its result."
+    rng = np.random.default_rng(1)
+    cases = [np.array([2.0, 1.0, 0.0]), rng.standard_normal(7), np.array([1000.0, 999.0, 0.0]),
+             np.array([-1000.0, -1001.0]), np.array([5.0])]
+    for x in cases:
+        got = call(func, x)
+        want = attention.softmax(x)
+        if got.shape != want.shape:
+            return False, f"For an input of shape {x.shape} you returned shape {got.shape}."
+        if not np.all(np.isfinite(got)):
+            return False, ("Large scores give inf/NaN: exp(1000) overflows. Subtract the row's "
+                           "maximum before exponentiating (softmax does not change).")
+        if not np.allclose(got, want, atol=1e-9):
+            return False, "The values are off for some input: do the outputs sum to 1?"
+    return True, "Correct, and numerically stable."
+
+
+def _heads_needed(threshold: float = 0.8) -> int:
+    """Fewest heads at which 香菜 (coriander) puts ≥ threshold on both 不要 and 牛肉面."""
+    coriander, no, noodles = 4, 3, 1
+    return min(h for h in range(1, len(orders_example.RELATIONS) + 1)
+               if orders_example.partner_share(h, coriander, no) >= threshold
+               and orders_example.partner_share(h, coriander, noodles) >= threshold)
+
+
+@exercise("ch1.heads_needed",
+          "香菜 needs its modifier and its dish: how many heads keep both sharp?",
+          reference=lambda: _heads_needed(), mistakes=lambda: [1, 3])
+def _ch1_heads_needed(answer):
+    value = number(answer)
+    # The smallest head count at which 香菜 puts ≥ 0.8 on both 不要 and 牛肉面 in some head.
+    ok = value == _heads_needed()
+    return ok, ("Correct." if ok else "Use the heads explorer: pick the row 香菜 and look for the "
+                "smallest number of heads where 不要 and 牛肉面 each get a dark cell.")
+
+

@@ -1,0 +1,248 @@
+"""Chapter 2 (why scores are divided by √d_k): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from . import scaling, validate
+from .attention import softmax
+from .checks import call, close_number, exercise
+from .live import LiveExplorer
+from .plotting import SCALE_COLORS, make_slider, rounded
+
+LIVE_MAX_D_K = 512  # the live sliders' top: every redraw stays under 50 ms on 2 CPU cores
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+
+def _dk_titles(data: dict, d_k: int) -> list[str]:
+    return [f"raw q·k (d_k = {d_k}): variance {data['raw_var']:.1f}",
+            f"q·k / √d_k: variance {data['scaled_var']:.2f}"]
+
+
+def dk_explorer(d_ks=None) -> go.Figure:
+    """Static explorer: slider over d_k; raw dot products spread out, scaled ones stay put."""
+    d_ks = list(scaling.D_K_STEPS if d_ks is None else d_ks)
+    first = scaling.dk_data(d_ks[0])
+    fig = make_subplots(rows=1, cols=2, subplot_titles=_dk_titles(first, d_ks[0]),
+                        horizontal_spacing=0.1)
+    fig.add_trace(go.Bar(x=rounded(first["raw_x"]), y=rounded(first["raw_y"]), name="raw",
+                         marker_color=SCALE_COLORS["none"]), row=1, col=1)
+    fig.add_trace(go.Bar(x=rounded(first["scaled_x"]), y=rounded(first["scaled_y"]),
+                         name="scaled", marker_color=SCALE_COLORS["sqrt"]), row=1, col=2)
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    steps = []
+    for d_k in d_ks:
+        data = first if d_k == d_ks[0] else scaling.dk_data(d_k)
+        annotations = [dict(a, text=t) for a, t in zip(base, _dk_titles(data, d_k), strict=True)]
+        steps.append({"label": str(d_k), "method": "update",
+                      "args": [{"x": [rounded(data["raw_x"]), rounded(data["scaled_x"])],
+                                "y": [rounded(data["raw_y"]), rounded(data["scaled_y"])]},
+                               {"annotations": annotations,
+                                "xaxis.range": [-data["range"], data["range"]]}]})
+    fig.update_xaxes(title_text="q·k", range=[-first["range"], first["range"]], row=1, col=1)
+    fig.update_xaxes(title_text="q·k / √d_k", range=[-4, 4], row=1, col=2)
+    fig.update_yaxes(title_text="density", row=1, col=1)
+    fig.update_layout(sliders=[make_slider(steps, "d_k = ")], showlegend=False, bargap=0.05,
+                      height=430, margin={"t": 60, "b": 40})
+    return fig
+
+
+def softmax_row_explorer(d_ks=None, n_keys: int = 16) -> go.Figure:
+    """Static explorer: one softmax row, unscaled vs scaled, as d_k grows."""
+    d_ks = list(scaling.D_K_STEPS if d_ks is None else d_ks)
+    keys = [f"k{j + 1}" for j in range(n_keys)]
+    first = scaling.softmax_row_data(d_ks[0], n_keys)
+    fig = go.Figure()
+    for scale in ("none", "sqrt"):
+        fig.add_trace(go.Bar(x=keys, y=rounded(first[scale]), name=scaling.SCALE_NAMES[scale],
+                             marker_color=SCALE_COLORS[scale]))
+    steps = []
+    for d_k in d_ks:
+        data = scaling.softmax_row_data(d_k, n_keys)
+        steps.append({"label": str(d_k), "method": "update",
+                      "args": [{"y": [rounded(data["none"]), rounded(data["sqrt"])]},
+                               {"title.text": _row_title(data, d_k)}]})
+    fig.update_layout(sliders=[make_slider(steps, "d_k = ")], barmode="group",
+                      title=_row_title(first, d_ks[0]), height=420,
+                      yaxis={"title": "attention weight", "range": [0, 1]},
+                      xaxis={"title": "key"}, legend={"orientation": "h", "y": 1.12})
+    return fig
+
+
+def _row_title(data: dict, d_k: int) -> str:
+    return (f"d_k = {d_k}: largest weight {data['none'].max():.2f} unscaled, "
+            f"{data['sqrt'].max():.2f} scaled")
+
+
+def _log2_axis(d_ks) -> dict:
+    return {"type": "log", "title": "d_k (log scale)", "tickvals": list(d_ks),
+            "ticktext": [str(d) for d in d_ks]}
+
+
+def variance_figure(sweep: dict) -> go.Figure:
+    """Measured var(q·k) against d_k, with the line var = d_k."""
+    d_ks = sweep["d_k"]
+    fig = go.Figure([go.Scatter(x=d_ks, y=d_ks, mode="lines", name="var = d_k (theory)",
+                                line={"dash": "dash", "color": "#7a7a7a"}),
+                     go.Scatter(x=d_ks, y=rounded(sweep["variance"]), mode="markers",
+                                name="measured", marker={"size": 9,
+                                                         "color": SCALE_COLORS["none"]})])
+    fig.update_layout(xaxis=_log2_axis(d_ks), yaxis={"type": "log", "title": "var(q·k)"},
+                      height=380, title="The variance of a dot product grows like d_k")
+    return fig
+
+
+def saturation_figure(sweep: dict) -> go.Figure:
+    """Largest weight and entropy of softmax rows against d_k, for the three scalings."""
+    d_ks = sweep["d_k"]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["mean largest weight",
+                                                        "mean entropy (nats)"])
+    for scale in scaling.SCALES:
+        style = {"color": SCALE_COLORS[scale]}
+        fig.add_trace(go.Scatter(x=d_ks, y=rounded(sweep["max_weight"][scale]),
+                                 mode="lines+markers",
+                                 name=scaling.SCALE_NAMES[scale], line=style, legendgroup=scale),
+                      row=1, col=1)
+        fig.add_trace(go.Scatter(x=d_ks, y=rounded(sweep["entropy"][scale]), mode="lines+markers",
+                                 name=scaling.SCALE_NAMES[scale], line=style, legendgroup=scale,
+                                 showlegend=False), row=1, col=2)
+    fig.add_hline(y=sweep["uniform_entropy"], line_dash="dot", row=1, col=2,
+                  annotation_text="uniform (ln 16)", annotation_position="bottom right")
+    fig.update_xaxes(**_log2_axis(d_ks))
+    fig.update_yaxes(title_text="weight", range=[0, 1.02], row=1, col=1)
+    fig.update_yaxes(title_text="nats", row=1, col=2)
+    fig.update_layout(height=400, legend={"orientation": "h", "y": -0.3})
+    return fig
+
+
+def jacobian_figure(sweep: dict) -> go.Figure:
+    """Size of softmax's Jacobian (the gradient that reaches the scores) against d_k."""
+    d_ks = sweep["d_k"]
+    fig = go.Figure([go.Scatter(x=d_ks, y=rounded(sweep["jacobian"][s], 6), mode="lines+markers",
+                                name=scaling.SCALE_NAMES[s], line={"color": SCALE_COLORS[s]})
+                     for s in scaling.SCALES])
+    fig.update_layout(xaxis=_log2_axis(d_ks),
+                      yaxis={"title": "mean ‖∂softmax/∂scores‖ (Frobenius)", "rangemode": "tozero"},
+                      height=380, title="Gradient through softmax, measured with autograd")
+    return fig
+
+
+def exam_figure(d_k: int = 100, n_students: int = 8, seed: int = 5) -> go.Figure:
+    """The 1000-point vs 100-point exam: the same ranking, a tenfold smaller spread."""
+    d_k = validate.integer("d_k", d_k, low=1, high=scaling.MAX_D_K)
+    row = scaling.score_rows(d_k, n_students, 1, seed)[0]
+    students = [f"student {i + 1}" for i in range(n_students)]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[
+        f"'1000-point exam': raw scores (÷1) → largest weight {softmax(row).max():.2f}",
+        f"'100-point exam': ÷√{d_k} = ÷{np.sqrt(d_k):g} → largest weight "
+        f"{softmax(row / np.sqrt(d_k)).max():.2f}"])
+    fig.add_trace(go.Bar(x=students, y=rounded(softmax(row)), marker_color=SCALE_COLORS["none"],
+                         name="raw"), row=1, col=1)
+    fig.add_trace(go.Bar(x=students, y=rounded(softmax(row / np.sqrt(d_k))),
+                         marker_color=SCALE_COLORS["sqrt"], name="scaled"), row=1, col=2)
+    fig.update_yaxes(title_text="softmax weight", range=[0, 1], row=1, col=1)
+    fig.update_yaxes(range=[0, 1], row=1, col=2)
+    fig.update_layout(showlegend=False, height=380)
+    fig.update_annotations(font_size=12)
+    return fig
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+def dk_explorer_live() -> LiveExplorer:
+    """Any d_k from 1 to 4096 and any sample size: histograms of raw and scaled q·k."""
+    def redraw(fig, d_k, n):
+        data = scaling.dk_data(d_k, n)
+        fig.data[0].x, fig.data[0].y = data["raw_x"], data["raw_y"]
+        fig.data[1].x, fig.data[1].y = data["scaled_x"], data["scaled_y"]
+        for annotation, title in zip(fig.layout.annotations, _dk_titles(data, d_k),
+                                     strict=True):
+            annotation.text = title
+        fig.layout.xaxis.range = [-data["range"], data["range"]]
+
+    controls = {"d_k": widgets.IntSlider(value=64, min=1, max=LIVE_MAX_D_K, description="d_k"),
+                "n": widgets.IntSlider(value=2000, min=100, max=3000, step=100,
+                                       description="samples")}
+    fig = dk_explorer([64])
+    fig.layout.sliders = []
+    return LiveExplorer(fig, controls, redraw)
+
+
+def softmax_row_live() -> LiveExplorer:
+    """One query over any number of keys at any d_k: how peaked is softmax, scaled or not?"""
+    def redraw(fig, d_k, n_keys, seed):
+        data = scaling.softmax_row_data(d_k, n_keys, seed)
+        keys = [f"k{j + 1}" for j in range(n_keys)]
+        for trace, scale in zip(fig.data, ("none", "sqrt"), strict=True):
+            trace.x, trace.y = keys, data[scale]
+        fig.layout.title.text = _row_title(data, d_k)
+
+    controls = {"d_k": widgets.IntSlider(value=64, min=1, max=LIVE_MAX_D_K, description="d_k"),
+                "n_keys": widgets.IntSlider(value=16, min=1, max=128, description="keys"),
+                "seed": widgets.IntSlider(value=3, min=0, max=99, description="seed")}
+    fig = softmax_row_explorer([64])
+    fig.layout.sliders = []
+    return LiveExplorer(fig, controls, redraw)
+
+
+# --- exercises (registered with book.checks) ------------------------------------------------------
+
+def _scaled_scores(q, k):
+    q, k = np.asarray(q, dtype=float), np.asarray(k, dtype=float)
+    return q @ k.T / np.sqrt(q.shape[1])
+
+
+@exercise("ch2.variance", "Variance of q·k for d_k = 64 with unit-variance entries",
+          reference=lambda: 64.0, mistakes=lambda: [8, 1, 4096])
+def _ch2_variance(answer):
+    return close_number(answer, 64.0, 0.05,
+                         "q·k is a sum of d_k independent products, each of variance 1·1: "
+                         "variances of independent terms add.")
+
+
+@exercise("ch2.divisor", "What do you divide the scores by when d_k = 256?",
+          reference=lambda: float(np.sqrt(256)), mistakes=lambda: [256, 4])
+def _ch2_divisor(answer):
+    return close_number(answer, float(np.sqrt(256)), 1e-6,
+                         "You want the scaled scores to have variance 1 again; dividing by c "
+                         "divides the variance by c².")
+
+
+@exercise("ch2.uniform_entropy", "Entropy (nats) of the weights when scores are divided by d_k → ∞",
+          reference=lambda: scaling.saturation(1, "linear", 16)["uniform_entropy"],
+          mistakes=lambda: [0, 16, 1])
+def _ch2_uniform_entropy(answer):
+    n_keys = 16
+    return close_number(answer, float(np.log(n_keys)), 1e-3,
+                         "Dividing by a huge number sends every score to 0: what distribution "
+                         "does softmax give then, over 16 keys? Its entropy is ln of something.")
+
+
+@exercise("ch2.scaled_scores", "Write scaled_scores(Q, K) = Q Kᵀ / √d_k",
+          reference=lambda: _scaled_scores,
+          mistakes=lambda: [lambda q, k: q @ k.T, lambda q, k: q @ k.T / q.shape[1],
+                            lambda q, k: k @ q.T / np.sqrt(q.shape[1]), "x"])
+def _ch2_scaled_scores(func):
+    if not callable(func):
+        return False, "Pass the function itself (scaled_scores), not its result."
+    rng = np.random.default_rng(2)
+    for n_q, n_k, d_k in [(3, 3, 4), (1, 5, 1), (4, 2, 64)]:
+        q, k = rng.standard_normal((n_q, d_k)), rng.standard_normal((n_k, d_k))
+        got = call(func, q, k)
+        want = q @ k.T / np.sqrt(d_k)
+        if got.shape != want.shape:
+            return False, (f"For Q of shape {q.shape} and K of shape {k.shape} the scores are "
+                           f"{want.shape} (queries × keys); you returned {got.shape}.")
+        if np.allclose(got, q @ k.T / d_k) and d_k > 1:
+            return False, "You divided by d_k; divide by its square root."
+        if np.allclose(got, q @ k.T) and d_k > 1:
+            return False, "These are the raw scores: the scaling is missing."
+        if not np.allclose(got, want):
+            return False, "The numbers are off: is it Q @ K.T (not K @ Q.T)?"
+    return True, "Correct."
+
+

@@ -1,0 +1,157 @@
+"""Chapter 3 (the whole computation by hand): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+
+from . import attention, norms, walkthrough
+from .checks import call, close_array, exercise, number
+from .live import LiveExplorer
+from .plotting import make_slider, rounded
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+SIGNED_COLORSCALE = "Cividis"  # monotonic lightness: negative = dark, positive = light
+
+
+def _frame_update(frame: dict) -> dict:
+    v = np.asarray(frame["values"], dtype=float)
+    bound = float(np.abs(v).max()) or 1.0
+    return {"z": [rounded(v, 3)], "x": [frame["cols"]], "y": [frame["rows"]],
+            "text": [[[f"{x + 0.0:.2f}" for x in row] for row in v]],
+            "zmin": [-bound], "zmax": [bound]}
+
+
+def _frame_title(frame: dict) -> str:
+    r, c = np.shape(frame["values"])
+    return f"<b>{frame['name']}</b> ({r}×{c})<br>{frame['description']}"
+
+
+def walkthrough_explorer(ex=None) -> go.Figure:
+    """Static explorer: a slider through every step of the walkthrough, one matrix per step."""
+    frames = walkthrough.walkthrough_frames(ex)
+    first = _frame_update(frames[0])
+    fig = go.Figure(go.Heatmap(
+        z=first["z"][0], x=first["x"][0], y=first["y"][0], text=first["text"][0],
+        texttemplate="%{text}", zmin=first["zmin"][0], zmax=first["zmax"][0],
+        colorscale=SIGNED_COLORSCALE, colorbar={"title": {"text": "value"}},
+        hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>"))
+    steps = [{"label": f["name"], "method": "update",
+              "args": [_frame_update(f), {"title.text": _frame_title(f)}]} for f in frames]
+    fig.update_layout(sliders=[make_slider(steps, "step: ")],
+                      title={"text": _frame_title(frames[0]), "font": {"size": 13}},
+                      yaxis={"autorange": "reversed", "title": "token (row)"},
+                      xaxis={"title": "column", "side": "top"}, height=430,
+                      margin={"t": 110, "l": 60, "r": 20, "b": 30})
+    return fig
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+
+def walkthrough_live() -> LiveExplorer:
+    """Pick a step, and edit one entry of X or of any weight matrix: every step recomputes."""
+
+    base = walkthrough.example()
+    names = [f["name"] for f in walkthrough.walkthrough_frames(base)]
+
+    def redraw(fig, step, matrix, row, col, value):
+        ex, (r, c) = walkthrough.edited_example(matrix, row, col, value, base)
+        frame = next(f for f in walkthrough.walkthrough_frames(ex) if f["name"] == step)
+        update = _frame_update(frame)
+        trace = fig.data[0]
+        trace.z, trace.x, trace.y = update["z"][0], update["x"][0], update["y"][0]
+        trace.text, trace.zmin, trace.zmax = update["text"][0], update["zmin"][0], update["zmax"][0]
+        fig.layout.title.text = f"{_frame_title(frame)}<br>(edited {matrix}[{r}, {c}]" \
+                                f" = {value:.1f})"
+
+    controls = {
+        "step": widgets.Dropdown(options=names, value="A1", description="step"),
+        "matrix": widgets.Dropdown(options=walkthrough.WALKTHROUGH_MATRICES, value="X",
+                                   description="edit"),
+        "row": widgets.IntSlider(value=0, min=0, max=5, description="row"),
+        "col": widgets.IntSlider(value=0, min=0, max=3, description="column"),
+        "value": widgets.FloatSlider(value=float(base.X[0, 0]), min=-3.0, max=3.0, step=0.1,
+                                     description="value"),
+    }
+    fig = walkthrough_explorer(base)
+    fig.layout.sliders = []
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer
+
+
+# --- exercises (registered with book.checks) ------------------------------------------------------
+
+def _walkthrough_steps():
+    ex = walkthrough.example()
+    return walkthrough.walkthrough(ex.X, ex.heads, ex.W_O), ex
+
+
+@exercise("ch3.softmax_row", "Softmax of the second row of S1 / √d_k (the query 爱)",
+          reference=lambda: _walkthrough_steps()[0]["A1"][1],
+          mistakes=lambda: [_walkthrough_steps()[0]["S1_scaled"][1],
+                            attention.softmax(_walkthrough_steps()[0]["S1"][1]),
+                            _walkthrough_steps()[0]["A1"][0], [1 / 3] * 3])
+def _ch3_softmax_row(answer):
+    steps, _ = _walkthrough_steps()
+    arr = np.asarray(answer, dtype=float)
+    if arr.shape == (3,) and np.allclose(arr, attention.softmax(steps["S1"][1]), atol=5e-3):
+        return False, "That is the softmax of the unscaled scores: divide by √d_k first."
+    if arr.shape == (3,) and np.allclose(arr, steps["A1"][0], atol=5e-3):
+        return False, "That is the first row (the query 我); the exercise asks for the second."
+    return close_array(answer, steps["A1"][1], 5e-3,
+                        "Take row 1 of S1_scaled, exponentiate (minus the row's max), divide by "
+                        "the sum; the three weights must sum to 1.")
+
+
+@exercise("ch3.concat_shape", "Shape of the concatenated heads Z",
+          reference=lambda: (3, 6), mistakes=lambda: [(3, 3), (6, 3), (3, 4), 18])
+def _ch3_concat_shape(answer):
+    try:
+        shape = tuple(int(v) for v in answer)
+    except TypeError:
+        return False, "Answer with a tuple (rows, columns), e.g. (2, 5)."
+    if shape == (3, 6):
+        return True, "Correct: 3 tokens, 2 heads × 3 columns."
+    if shape == (6, 3):
+        return False, "Rows are tokens; the heads sit side by side as columns."
+    return False, "One row per token; each head contributes d_k columns."
+
+
+@exercise("ch3.layer_norm", "Write layer_norm(r): per token, over the features",
+          reference=lambda: norms.layer_norm,
+          mistakes=lambda: [lambda r: (r - r.mean(0)) / np.sqrt(r.var(0) + 1e-5),
+                            lambda r: (r - r.mean(-1, keepdims=True))
+                            / np.sqrt(r.var(-1, ddof=1, keepdims=True) + 1e-5),
+                            lambda r: r / np.sqrt(r.var(-1, keepdims=True) + 1e-5), 3])
+def _ch3_layer_norm(func):
+    if not callable(func):
+        return False, "Pass the function itself (layer_norm), not its result."
+    rng = np.random.default_rng(3)
+    for shape in [(3, 4), (1, 8), (5, 2)]:
+        r = rng.normal(loc=1.0, scale=2.0, size=shape)
+        got = call(func, r)
+        if got.shape != r.shape:
+            return False, f"For input shape {shape} you returned {got.shape}; keep the shape."
+        if not np.allclose(got, norms.layer_norm(r), atol=1e-6):
+            if shape[0] > 1 and np.allclose(got.mean(axis=0), 0, atol=1e-6):
+                return False, ("Your columns have mean 0: you normalised over the tokens "
+                               "(axis 0). LayerNorm works on each token's features.")
+            return False, ("Check each step: mean over the last axis, the population "
+                           "variance (ddof=0) over the last axis, then (r - mean) / √(var + ε).")
+    return True, "Correct."
+
+
+@exercise("ch3.w_o_size", "How many numbers does W_O hold?",
+          reference=lambda: _walkthrough_steps()[1].W_O.size, mistakes=lambda: [16, 12, 36])
+def _ch3_w_o_size(answer):
+    value = number(answer)
+    ex = _walkthrough_steps()[1]
+    ok = value == ex.W_O.size
+    return ok, ("Correct." if ok else "W_O maps the concatenated heads' columns back to "
+                "d_model: count rows × columns.")
+
+

@@ -1,0 +1,359 @@
+"""Chapter 6 (how many heads): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from . import heads, timing, validate
+from .checks import call, exercise, number
+from .live import LiveExplorer
+from .plotting import COLORSCALE, RUN_COLORS, make_slider, rounded
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+HEAD_GRID = (4, 4)   # the head-maps explorer shows up to 16 heads
+MAX_GRID_HEADS = HEAD_GRID[0] * HEAD_GRID[1]
+assert MAX_GRID_HEADS == heads.MAX_MAP_HEADS, "the grid must hold every head the data allows"
+
+
+def _head_count_label(n_heads: int, d_k: int) -> str:
+    return f"{n_heads} head{'s' if n_heads > 1 else ''}<br>d_k = {d_k}"
+
+
+def heads_sweep_figure(runs) -> go.Figure:
+    """Held-out accuracy and loss of the models of :func:`book.heads.sweep` (a dict
+    {n_heads: HeadRun}), one bar per head count, labelled with d_k."""
+    runs = dict(runs)
+    if not runs:
+        raise ValueError("runs is empty: pass book.heads.sweep(...)")
+    x = [_head_count_label(h, r.d_k) for h, r in runs.items()]
+    acc = [100 * r.accuracy for r in runs.values()]
+    loss = [r.loss for r in runs.values()]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=["held-out token accuracy (%)",
+                                        "held-out loss (lower is better)"])
+    fig.add_trace(go.Bar(x=x, y=rounded(acc, 2), marker_color="#1a56a8",
+                         text=[f"{a:.1f}" for a in acc], textposition="outside",
+                         hovertemplate="%{x}: %{y:.2f} %<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=x, y=rounded(loss, 4), marker_color="#7a7a7a",
+                         text=[f"{v:.3f}" for v in loss], textposition="outside",
+                         hovertemplate="%{x}: %{y:.3f}<extra></extra>"), row=1, col=2)
+    low = max(0.0, min(acc) - 15)
+    fig.update_yaxes(range=[low, min(100, max(acc) + 6)], row=1, col=1)
+    fig.update_yaxes(range=[0, 1.2 * max(loss)], row=1, col=2)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(height=400, showlegend=False,
+                      margin={"l": 50, "r": 20, "t": 50, "b": 40})
+    return fig
+
+
+def _head_maps_title(data: dict) -> str:
+    n = data["n_heads"]
+    js = "" if n == 1 else f"; mean JS divergence between its heads {data['js']:.3f} nats"
+    return (f"{n} head{'s' if n > 1 else ''}, layer {data['layer']}{js}"
+            f"<br><sup>{data['text']} — rows = queries, columns = keys</sup>")
+
+
+def _head_maps_update(data: dict) -> dict:
+    """z, x, y of the 16 panels; the panels of heads the model does not have are empty."""
+    used = range(data["n_heads"])
+    return {"z": [rounded(data["maps"][h], 3) if h in used else [] for h in range(MAX_GRID_HEADS)],
+            "x": [data["labels"] if h in used else [] for h in range(MAX_GRID_HEADS)],
+            "y": [data["labels"] if h in used else [] for h in range(MAX_GRID_HEADS)]}
+
+
+def _head_axes_visible(n_heads: int) -> dict:
+    """Layout updates for a model with ``n_heads`` heads: hide the axes of the panels it has
+    no head for, and label the keys (x axis) under the last row of heads only."""
+    out = {}
+    last_row = (n_heads - 1) // HEAD_GRID[1]
+    for h in range(MAX_GRID_HEADS):
+        suffix = "" if h == 0 else str(h + 1)
+        out[f"xaxis{suffix}.visible"] = out[f"yaxis{suffix}.visible"] = h < n_heads
+        out[f"xaxis{suffix}.showticklabels"] = h // HEAD_GRID[1] == last_row
+    return out
+
+
+def _head_panel_titles(n_heads: int) -> list[str]:
+    return [f"head {h}" if h < n_heads else "" for h in range(MAX_GRID_HEADS)]
+
+
+def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go.Figure:
+    """Static explorer: a slider over (number of heads, layer); a 4 × 4 grid shows each head's
+    attention map for ``order`` (``models``: {n_heads: TinyEncoder}, at most 16 heads)."""
+    models = dict(models)
+    if not models:
+        raise ValueError("models is empty: pass {n_heads: trained TinyEncoder}")
+    frames = [heads.head_maps_data(m, order, layer) for m in models.values() for layer in layers]
+    start = validate.integer("start", start, low=0, high=len(frames) - 1)
+    rows, cols = HEAD_GRID
+    fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.03, vertical_spacing=0.035,
+                        subplot_titles=_head_panel_titles(MAX_GRID_HEADS))
+    first = _head_maps_update(frames[start])
+    for h in range(MAX_GRID_HEADS):
+        fig.add_trace(go.Heatmap(
+            z=first["z"][h], x=first["x"][h], y=first["y"][h], zmin=0, zmax=1,
+            colorscale=COLORSCALE, showscale=h == 0, colorbar={"title": {"text": "weight"},
+                                                               "len": 0.5, "y": 0.75},
+            hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}}<br>"
+                          "weight %{z:.3f}<extra></extra>"),
+            row=h // cols + 1, col=h % cols + 1)
+    fig.update_yaxes(autorange="reversed", showticklabels=False, tickfont_size=9,
+                     showgrid=False, zeroline=False, dtick=1)
+    fig.update_xaxes(tickfont_size=9, tickangle=-90, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=True, col=1)
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    steps = []
+    for data in frames:
+        annotations = [dict(a, text=t, yshift=-2) for a, t in
+                       zip(base, _head_panel_titles(data["n_heads"]), strict=True)]
+        steps.append({"label": f"{data['n_heads']} · layer {data['layer']}", "method": "update",
+                      "args": [_head_maps_update(data),
+                               {"annotations": annotations, "title.text":
+                                _head_maps_title(data), **_head_axes_visible(data["n_heads"])}]})
+    fig.update_annotations(font_size=11)
+    for a, t in zip(fig.layout.annotations, _head_panel_titles(frames[start]["n_heads"]),
+                    strict=True):
+        a.text = t
+    fig.update_layout(_head_axes_visible(frames[start]["n_heads"]))
+    slider = {**make_slider(steps, "heads · layer: ", active=start), "pad": {"t": 70}}
+    fig.update_layout(sliders=[slider], height=860, plot_bgcolor="#ffffff",
+                      title={"text": _head_maps_title(frames[start]), "font": {"size": 13},
+                             "x": 0.02, "xanchor": "left"},
+                      margin={"l": 50, "r": 20, "t": 95, "b": 20})
+    return fig
+
+
+def _ablation_frame(n_heads: int, result: dict) -> dict:
+    drop = np.asarray(result["drop"], dtype=float)
+    n_layers = drop.shape[0]
+    return {"z": [rounded(drop, 3)], "x": [[f"head {h}" for h in range(n_heads)]],
+            "y": [[f"layer {i}" for i in range(n_layers)]],
+            "text": [[[f"{v:+.1f}" for v in row] for row in drop]]}
+
+
+def _ablation_title(n_heads: int, result: dict) -> str:
+    drop = np.asarray(result["drop"], dtype=float)
+    return (f"{n_heads} head{'s' if n_heads > 1 else ''}: intact model "
+            f"{100 * result['base_accuracy']:.1f} %; removing one head costs at most "
+            f"{drop.max():.1f} points (mean {drop.mean():.1f})")
+
+
+def ablation_explorer(ablations: dict, start: int = 0) -> go.Figure:
+    """Static explorer: a slider over the number of heads; a heatmap (layer × head) of how
+    many accuracy points the model loses when that one head is zeroed
+    (``ablations``: {n_heads: book.heads.ablation(...)})."""
+    ablations = dict(ablations)
+    if not ablations:
+        raise ValueError("ablations is empty: pass {n_heads: book.heads.ablation(model, orders)}")
+    keys = list(ablations)
+    start = validate.integer("start", start, low=0, high=len(keys) - 1)
+    top = max(float(np.max(r["drop"])) for r in ablations.values())
+    frames = {h: _ablation_frame(h, r) for h, r in ablations.items()}
+    first = frames[keys[start]]
+    fig = go.Figure(go.Heatmap(
+        z=first["z"][0], x=first["x"][0], y=first["y"][0], text=first["text"][0],
+        texttemplate="%{text}", zmin=0, zmax=max(top, 1e-6), colorscale=COLORSCALE,
+        colorbar={"title": {"text": "points lost"}},
+        hovertemplate="%{y}, %{x} removed: %{z:.2f} points lost<extra></extra>"))
+    steps = [{"label": str(h), "method": "update",
+              "args": [frames[h], {"title.text": _ablation_title(h, ablations[h])}]}
+             for h in keys]
+    fig.update_layout(sliders=[make_slider(steps, "number of heads: ", active=start)],
+                      title={"text": _ablation_title(keys[start], ablations[keys[start]]),
+                             "font": {"size": 13}},
+                      yaxis={"autorange": "reversed"}, xaxis={"side": "top"}, height=340,
+                      margin={"l": 70, "r": 20, "t": 90, "b": 20})
+    return fig
+
+
+def redundancy_figure(trained: dict, untrained: dict | None = None) -> go.Figure:
+    """Mean Jensen–Shannon divergence between the heads of each layer against the number of
+    heads (``trained``: {n_heads: (n_layers,) array from book.heads.redundancy}); dashed:
+    the same models before training. 0 = the heads attend identically; ln 2 = disjointly."""
+    trained = {h: np.asarray(v, dtype=float) for h, v in dict(trained).items() if h > 1}
+    if not trained:
+        raise ValueError("trained needs at least one model with two or more heads")
+    x = [str(h) for h in trained]
+    n_layers = len(next(iter(trained.values())))
+    fig = go.Figure()
+    for layer in range(n_layers):
+        color = RUN_COLORS[layer % len(RUN_COLORS)]
+        fig.add_trace(go.Scatter(x=x, y=rounded([v[layer] for v in trained.values()]),
+                                 mode="lines+markers", name=f"layer {layer}, trained",
+                                 line={"color": color}))
+        if untrained:
+            fig.add_trace(go.Scatter(
+                x=x, y=rounded([np.asarray(untrained[h], dtype=float)[layer] for h in trained]),
+                mode="lines+markers", name=f"layer {layer}, before training",
+                line={"color": color, "dash": "dot"}, marker={"symbol": "circle-open"}))
+    fig.add_hline(y=float(np.log(2)), line_dash="dash", line_color="#7a7a7a",
+                  annotation_text="ln 2: heads look at disjoint words",
+                  annotation_position="bottom right", annotation_font_size=11)
+    fig.update_layout(height=400, xaxis={"title": "number of heads (d_model fixed)",
+                                         "type": "category"},
+                      yaxis={"title": "mean JS divergence between heads (nats)",
+                             "range": [0, 0.75]},
+                      legend={"orientation": "h", "y": -0.25, "x": 0, "font": {"size": 12}},
+                      margin={"l": 60, "r": 20, "t": 30, "b": 40})
+    return fig
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+HEAD_MAPS_ORDER = "两碗招牌牛肉面，香菜和葱都不要，多加辣。"
+
+
+def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
+    """Pick a trained model (its number of heads), a layer, and type any order: every head's
+    attention map recomputes (one forward pass of the small model)."""
+    models = dict(models)
+    if not models:
+        raise ValueError("models is empty: pass {n_heads: trained TinyEncoder}")
+    counts = list(models)
+    n_layers = next(iter(models.values())).n_layers
+
+    shown = {"labels": None, "titles": None, "heads": MAX_GRID_HEADS, "axes": {}}
+
+    def redraw(fig, n_heads, layer, order):
+        try:
+            with timing.torch_threads(1):   # a tiny forward pass: extra threads only wait for cores
+                data = heads.head_maps_data(models[n_heads], order, layer)
+        except (ValueError, TypeError) as err:
+            message = str(err)
+            message = message if len(message) < 120 else message[:117] + "…"
+            fig.layout.title.text = f"cannot read this order: {message}"
+            return
+        # numpy arrays skip plotly's per-element validation, and only what changed is sent:
+        # a redraw of 16 heads stays well under 50 ms
+        relabel = data["labels"] != shown["labels"]
+        for h, trace in enumerate(fig.data):
+            if h < data["n_heads"]:
+                trace.z = np.round(data["maps"][h], 3)
+                if relabel or h >= shown["heads"]:
+                    trace.x, trace.y = data["labels"], data["labels"]
+            elif h < shown["heads"]:   # a panel this model has no head for: empty it
+                trace.z, trace.x, trace.y = None, [], []
+        titles = _head_panel_titles(data["n_heads"])
+        if titles != shown["titles"]:
+            for annotation, title in zip(fig.layout.annotations, titles, strict=True):
+                annotation.text = title
+            axes = _head_axes_visible(data["n_heads"])
+            for key, value in axes.items():   # only the axis properties that change
+                if shown["axes"].get(key) != value:
+                    axis, prop = key.split(".")
+                    fig.layout[axis][prop] = value
+            shown["axes"] = axes
+        fig.layout.title.text = _head_maps_title(data)
+        shown.update(labels=data["labels"], titles=titles, heads=data["n_heads"])
+
+    controls = {
+        "n_heads": widgets.SelectionSlider(options=counts, value=counts[0],
+                                           description="heads"),
+        "layer": widgets.IntSlider(value=n_layers - 1, min=0, max=n_layers - 1,
+                                   description="layer"),
+        "order": widgets.Text(value=order, description="order", continuous_update=False,
+                              layout={"width": "420px"}),
+    }
+    fig = head_maps_explorer({counts[0]: models[counts[0]]}, order,
+                                     layers=(n_layers - 1,))
+    fig.layout.sliders = []
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer
+
+
+# --- exercises (registered with book.checks) ------------------------------------------------------
+
+def _ch6_max_heads(d_model: int = 128, min_d_k: int = 16) -> int:
+    return max(h for h in range(1, d_model + 1) if d_model % h == 0 and d_model // h >= min_d_k)
+
+
+@exercise("ch6.max_heads", "d_model = 128: the most heads that keep d_k ≥ 16",
+          reference=_ch6_max_heads, mistakes=lambda: [16, 128 * 16, 4, 7])
+def _ch6_max_heads_check(answer):
+    value = number(answer)
+    expected = _ch6_max_heads()
+    if value == expected:
+        return True, "Correct: 8 heads of 16 dimensions, the article's own configuration."
+    if value == 16:
+        return False, "16 is the minimum width d_k; the question asks for the number of heads."
+    if value > 128:
+        return False, "The heads share d_model: d_k = d_model / heads, not d_model × heads."
+    if value < expected and 128 % value == 0:
+        return False, "That keeps d_k ≥ 16, but a larger head count does too."
+    return False, ("d_k = d_model / heads must be at least 16, and the number of heads must "
+                   "divide d_model evenly.")
+
+
+def _ch6_parameters() -> int:
+    return heads.attention_parameters(64, 16)
+
+
+@exercise("ch6.parameters", "Parameters of mha.MultiHeadSelfAttention(64, 16)",
+          reference=_ch6_parameters,
+          mistakes=lambda: [4 * 64 * 64, 16 * 4 * (4 * 4 + 4), 16 * 4 * (64 * 64 + 64),
+                            3 * (64 * 64 + 64)])
+def _ch6_parameters_check(answer):
+    value = number(answer)
+    expected = _ch6_parameters()
+    if value == expected:
+        return True, "Correct, and the same number with 1, 4 or 64 heads."
+    if value == 4 * 64 * 64:
+        return False, "Close: each of the four linear maps has a bias of 64 numbers too."
+    if value == 3 * (64 * 64 + 64):
+        return False, "Don't forget the output projection W_O: four linear maps in all."
+    if value > expected:
+        return False, ("The heads do not own separate full-size matrices: they share the "
+                       "four d_model × d_model maps, each head using d_k of their columns.")
+    return False, ("Count the linear maps W_Q, W_K, W_V and W_O: each is d_model × d_model "
+                   "plus a bias of d_model.")
+
+
+def _ch6_js(p, q):
+    return float(heads.js_divergence(p, q))
+
+
+def _ch6_js_mistakes():
+    def kl(p, q):
+        p, q = np.asarray(p, float), np.asarray(q, float)
+        keep = p > 0
+        with np.errstate(divide="ignore"):
+            return float(np.sum(p[keep] * np.log(p[keep] / q[keep])))
+
+    def bits(p, q):
+        return _ch6_js(p, q) / np.log(2)
+
+    def symmetric_kl(p, q):
+        return 0.5 * (kl(p, q) + kl(q, p))
+
+    return [kl, bits, symmetric_kl, lambda p, q: float(np.abs(np.subtract(p, q)).sum()), 0.5]
+
+
+@exercise("ch6.js", "Write js_divergence(p, q) in nats", reference=lambda: _ch6_js,
+          mistakes=_ch6_js_mistakes)
+def _ch6_js_check(func):
+    if not callable(func):
+        return False, "Pass the function itself (js_divergence), not its result."
+    cases = [([0.5, 0.5], [0.5, 0.5]), ([1.0, 0.0], [0.0, 1.0]), ([0.7, 0.2, 0.1], [0.1, 0.3, 0.6]),
+             ([0.25, 0.25, 0.5, 0.0], [0.0, 0.5, 0.25, 0.25]), ([1.0, 0.0, 0.0], [0.2, 0.3, 0.5])]
+    for p, q in cases:
+        got = float(call(func, p, q).reshape(()))
+        want = _ch6_js(p, q)
+        if np.isclose(got, want, atol=1e-9):
+            continue
+        if not np.isfinite(got):
+            return False, (f"Your answer is infinite or NaN for p = {p}, q = {q}: compare "
+                           "each distribution with the mixture m, which is positive wherever p "
+                           "or q is, and skip the terms where a_i = 0.")
+        if np.isclose(got, want / np.log(2), atol=1e-9):
+            return False, "That is in bits (log base 2); use the natural log for nats."
+        if not np.isclose(float(call(func, q, p).reshape(())), got, atol=1e-9):
+            return False, ("Your function is not symmetric: JS(p, q) must equal JS(q, p). "
+                           "Compare both distributions with their mixture m = (p + q) / 2.")
+        return False, (f"Wrong for p = {p}, q = {q}. Build m = (p + q) / 2, then average "
+                       "KL(p‖m) and KL(q‖m).")
+    return True, "Correct: 0 for equal rows, ln 2 for rows with no word in common."

@@ -1,0 +1,441 @@
+"""Chapter 8 (seeing attention): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import html
+import textwrap
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from . import attention_roles, orders, timing, train, validate
+from . import model as model_mod
+from .checks import NotAnswered, call, exercise
+from .live import LiveExplorer
+from .plotting import COLORSCALE, make_slider, rounded
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+def _wrap(text: str, width: int = 110) -> str:
+    return "<br>".join(textwrap.wrap(text, width))
+
+
+def _caption(data: dict) -> str:
+    """The order (wrapped) and the model's predictions, as the views' caption."""
+    return _wrap(data["english"]) + "<br><i>model: " + ", ".join(data["marks"]) + "</i>"
+
+
+def _head_label(layer: int, head: int) -> str:
+    return f"layer {layer} · head {head}"
+
+
+def _order_axes(data: dict) -> dict:
+    n = len(data["cols"])
+    return {"xaxis.categoryarray": data["cols"], "xaxis.range": [-0.5, n - 0.5],
+            "yaxis.categoryarray": data["rows"], "yaxis.range": [n - 0.5, -0.5]}
+
+
+def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go.Figure:
+    """Static head view: one attention map; a dropdown picks the order, a slider the head.
+
+    One heatmap per order (the dropdown shows one of them and sets the axes); the slider
+    restyles every order's heatmap to that layer and head, so the two controls combine.
+    (One dropdown per figure: plotly draws all dropdowns of a figure in one container.)
+    """
+    orders_ = list(orders_)
+    if not orders_:
+        raise ValueError("head_view needs at least one order")
+    names = [f"order {i + 1}" for i in range(len(orders_))] if names is None else list(names)
+    if len(names) != len(orders_):
+        raise ValueError(f"got {len(orders_)} orders but {len(names)} names")
+    data = [attention_roles.order_view_data(model, o) for o in orders_]
+    n_layers, n_heads = data[0]["maps"].shape[:2]
+    layer0 = validate.integer("layer", start[0], low=0, high=n_layers - 1)
+    head0 = validate.integer("head", start[1], low=0, high=n_heads - 1)
+    fig = go.Figure()
+    for i, d in enumerate(data):
+        fig.add_trace(go.Heatmap(
+            z=rounded(d["maps"][layer0, head0], 3), x=d["cols"], y=d["rows"], zmin=0, zmax=1,
+            colorscale=COLORSCALE, visible=i == 0, colorbar={"title": {"text": "weight"}},
+            hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"))
+    caption = {"text": _caption(data[0]), "x": 0, "xref": "paper", "xanchor": "left",
+               "y": 1.02, "yref": "paper", "yanchor": "bottom", "showarrow": False,
+               "align": "left", "font": {"size": 11}}
+    order_buttons = [{"label": name, "method": "update",
+                      "args": [{"visible": [j == i for j in range(len(data))]},
+                               {**_order_axes(d), "annotations": [dict(caption,
+                                                                       text=_caption(d))]}]}
+                     for i, (name, d) in enumerate(zip(names, data, strict=True))]
+    head_steps = [{"label": f"L{layer} H{head}", "method": "restyle",
+                   "args": [{"z": [rounded(d["maps"][layer, head], 3) for d in data]}]}
+                  for layer in range(n_layers) for head in range(n_heads)]
+    fig.update_layout(
+        updatemenus=[{"buttons": order_buttons, "direction": "down", "showactive": True,
+                      "x": 0, "xanchor": "left", "y": 1.17, "yanchor": "bottom"}],
+        sliders=[{**make_slider(head_steps, "head shown (L = layer, H = head): ",
+                            active=layer0 * n_heads + head0), "pad": {"t": 60}}],
+        annotations=[caption], height=680,
+        xaxis={"title": "key (attended to)", "tickangle": -90, "categoryorder": "array",
+               **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("xaxis")}},
+        yaxis={"title": "query (attending)", "categoryorder": "array", "automargin": True,
+               **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("yaxis")}},
+        margin={"l": 40, "r": 20, "t": 170, "b": 40})
+    return fig
+
+
+def model_view(model, orders_, names=None) -> go.Figure:
+    """Static model view: every layer × head of one order as a grid; a dropdown picks the
+    order (each button redraws all the maps)."""
+    orders_ = list(orders_)
+    if not orders_:
+        raise ValueError("model_view needs at least one order")
+    names = [f"order {i + 1}" for i in range(len(orders_))] if names is None else list(names)
+    if len(names) != len(orders_):
+        raise ValueError(f"got {len(orders_)} orders but {len(names)} names")
+    data = [attention_roles.order_view_data(model, o) for o in orders_]
+    n_layers, n_heads = data[0]["maps"].shape[:2]
+    fig = make_subplots(rows=n_layers, cols=n_heads, horizontal_spacing=0.03,
+                        vertical_spacing=0.1,
+                        subplot_titles=[_head_label(layer, head) for layer in range(n_layers)
+                                        for head in range(n_heads)])
+    first = data[0]
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            fig.add_trace(go.Heatmap(
+                z=rounded(first["maps"][layer, head], 3), x=first["cols"], y=first["cols"],
+                zmin=0, zmax=1, colorscale=COLORSCALE, showscale=layer == head == 0,
+                colorbar={"title": {"text": "weight"}, "len": 0.5, "y": 0.75},
+                hovertemplate=f"{_head_label(layer, head)}<br>query %{{y}}<br>key %{{x}}"
+                              "<br>weight %{z:.3f}<extra></extra>"),
+                row=layer + 1, col=head + 1)
+    fig.update_yaxes(autorange="reversed", tickfont_size=9, showticklabels=False)
+    fig.update_yaxes(showticklabels=True, col=1)
+    fig.update_xaxes(tickfont_size=9, tickangle=-90, showticklabels=False)
+    fig.update_xaxes(showticklabels=True, row=n_layers)
+    fig.update_annotations(font_size=12)
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    caption = {"text": _caption(first), "x": 0, "xref": "paper", "xanchor": "left",
+               "y": 1.06, "yref": "paper", "yanchor": "bottom", "showarrow": False,
+               "align": "left", "font": {"size": 11}}
+    buttons = []
+    for name, d in zip(names, data, strict=True):
+        traces = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+        buttons.append({"label": name, "method": "update",
+                        "args": [{"z": [rounded(d["maps"][lh], 3) for lh in traces],
+                                  "x": [d["cols"]] * len(traces),
+                                  "y": [d["cols"]] * len(traces)},
+                                 {"annotations": base + [dict(caption, text=_caption(d))]}]})
+    fig.update_layout(annotations=base + [caption], height=330 * n_layers + 170,
+                      updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True,
+                                    "x": 0, "xanchor": "left", "y": 1.16,
+                                    "yanchor": "bottom"}],
+                      margin={"l": 40, "r": 20, "t": 170, "b": 40})
+    return fig
+
+
+def relation_figure(stats: dict) -> go.Figure:
+    """Attention mass of each relation per layer × head (from
+    :func:`book.attention_roles.relation_mass`), with its chance level in the title."""
+    relations = list(stats)
+    if not relations:
+        raise ValueError("stats is empty: pass book.attention_roles.relation_mass(...)")
+    cols = 2
+    rows = -(-len(relations) // cols)
+    titles = [f"{r}<br>(even spread: {stats[r]['chance']:.2f})" for r in relations]
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.12,
+                        vertical_spacing=0.16)
+    for i, r in enumerate(relations):
+        mass = np.asarray(stats[r]["mass"])
+        n_layers, n_heads = mass.shape
+        fig.add_trace(go.Heatmap(
+            z=rounded(mass, 3), x=[f"head {h}" for h in range(n_heads)],
+            y=[f"layer {layer}" for layer in range(n_layers)], zmin=0, zmax=1,
+            colorscale=COLORSCALE, showscale=i == 0, text=[[f"{v:.2f}" for v in row]
+                                                           for row in mass],
+            texttemplate="%{text}", colorbar={"title": {"text": "mass"}},
+            hovertemplate=f"{r}<br>%{{y}}, %{{x}}: %{{z:.3f}}<extra></extra>"),
+            row=i // cols + 1, col=i % cols + 1)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_annotations(font_size=12)
+    fig.update_layout(height=230 * rows + 80, margin={"l": 60, "r": 20, "t": 60, "b": 30})
+    return fig
+
+
+def category_figure(cats: dict) -> go.Figure:
+    """Share of the scored tokens' attention on each category of key, per head, with the
+    share an even spread would give as the last row (from
+    :func:`book.attention_roles.category_mass`)."""
+    mass = np.asarray(cats["mass"])          # (categories, layers, heads)
+    _, n_layers, n_heads = mass.shape
+    rows = [_head_label(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+    z = mass.reshape(len(cats["categories"]), -1).T
+    z = np.vstack([z, np.asarray(cats["chance"])[None, :]])
+    rows.append("even spread")
+    fig = go.Figure(go.Heatmap(
+        z=rounded(z, 3), x=list(cats["categories"]), y=rows, zmin=0, zmax=float(z.max()),
+        colorscale=COLORSCALE, text=[[f"{v:.2f}" for v in row] for row in z],
+        texttemplate="%{text}", colorbar={"title": {"text": "share"}},
+        hovertemplate="%{y}<br>keys: %{x}<br>share %{z:.3f}<extra></extra>"))
+    fig.update_layout(height=120 + 34 * len(rows), yaxis={"autorange": "reversed"},
+                      xaxis={"title": "category of the key", "side": "top"},
+                      margin={"l": 40, "r": 20, "t": 70, "b": 20})
+    return fig
+
+
+def entropy_figure(record: dict, final: np.ndarray | None = None,
+                   final_step: int | None = None) -> go.Figure:
+    """Mean attention entropy per layer against the training step (``record``: step →
+    (layers, heads) from :func:`book.attention_roles.entropy_during_training`); ``final``
+    (the trained model's) is drawn at ``final_step`` as diamonds."""
+    if not record:
+        raise ValueError("record is empty: pass {step: entropy array}")
+    steps = sorted(record)
+    n_layers = np.asarray(record[steps[0]]).shape[0]
+    colors = ["#9ab0d6", "#1f3b73", "#b3261e", "#7a7a7a"]
+    fig = go.Figure()
+    for layer in range(n_layers):
+        color = colors[layer % len(colors)]
+        means = [float(np.mean(record[s][layer])) for s in steps]
+        fig.add_trace(go.Scatter(x=steps, y=rounded(means), mode="lines+markers",
+                                 name=f"layer {layer}, short run", line={"color": color}))
+        if final is not None:
+            fig.add_trace(go.Scatter(
+                x=[final_step], y=[round(float(np.mean(final[layer])), 4)], mode="markers",
+                name=f"layer {layer}, trained model ({final_step} steps)",
+                marker={"symbol": "diamond", "size": 12, "color": color,
+                        "line": {"color": "#000000", "width": 1}}))
+    fig.add_hline(y=1.0, line_dash="dot", line_color="#7a7a7a",
+                  annotation_text="uniform (even spread)", annotation_position="bottom right")
+    fig.update_layout(height=420, xaxis={"title": "training step"},
+                      yaxis={"title": "attention entropy ÷ log(keys)", "range": [0, 1.05]},
+                      legend={"orientation": "h", "y": -0.22, "x": 0},
+                      margin={"l": 60, "r": 20, "t": 30, "b": 40})
+    return fig
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+def attention_live(model=None, text: str | None = None) -> LiveExplorer:
+    """Type an order, pick a layer and a head: its attention map and the model's labels.
+
+    Bad input (an unknown word, an empty box, too many words) is reported in the widget's
+    ``message`` line, and the last good map stays on screen.
+    """
+
+    model = train.pretrained() if model is None else model_mod.check_encoder(model)
+    text = attention_roles.EXAMPLE if text is None else text
+    n_layers, n_heads = model.n_layers, model.n_heads
+    message = widgets.HTML(layout={"width": "100%"})
+    state = {}
+
+    def redraw(fig, text, layer, head):
+        try:
+            if state.get("text") != text:
+                with timing.torch_threads(1):   # a tiny forward pass: one thread is fastest
+                    state["data"] = attention_roles.order_view_data(model, text)
+                state["text"] = text
+        except ValueError as err:
+            state.pop("text", None)
+            message.value = (f'<span style="color:#b3261e">⚠ {html.escape(str(err))}</span>')
+            return
+        data = state["data"]
+        trace = fig.data[0]
+        trace.x, trace.y = data["cols"], data["rows"]
+        trace.z = rounded(data["maps"][layer, head], 3)
+        n = len(data["cols"])
+        fig.layout.xaxis.categoryarray, fig.layout.yaxis.categoryarray = data["cols"], \
+            data["rows"]
+        fig.layout.xaxis.range, fig.layout.yaxis.range = [-0.5, n - 0.5], [n - 0.5, -0.5]
+        fig.layout.annotations[0].text = _caption(data)
+        message.value = f"{_head_label(layer, head)}: rows = queries, columns = keys"
+
+    controls = {
+        "text": widgets.Text(value=text, description="order", continuous_update=False,
+                             layout={"width": "460px"}),
+        "layer": widgets.Dropdown(options=[(f"layer {i}", i) for i in range(n_layers)],
+                                  value=min(1, n_layers - 1), description="layer"),
+        "head": widgets.Dropdown(options=[(f"head {i}", i) for i in range(n_heads)],
+                                 value=min(1, n_heads - 1), description="head"),
+    }
+    fig = head_view(model, [attention_roles.EXAMPLE], start=(0, 0))
+    fig.layout.updatemenus, fig.layout.sliders = [], []
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.message = message
+    explorer.widget = widgets.VBox([widgets.HBox(list(controls.values())), message,
+                                    explorer.figure])
+    explorer.update()
+    return explorer
+
+
+# --- exercises (registered with book.checks) ------------------------------------------------------
+
+_CH8_CACHE: dict = {}
+
+
+def _ch8_modifier_mass():
+    """relation_mass of the shipped model on the held-out orders (computed once)."""
+    if "mass" not in _CH8_CACHE:
+        _, test = train.default_data()
+        stats = attention_roles.relation_mass(train.pretrained(), test)
+        _CH8_CACHE["mass"] = {r: s["mass"] for r, s in stats.items()}
+    return _CH8_CACHE["mass"]
+
+
+def _ch8_best_head():
+    mass = _ch8_modifier_mass()["ingredient → its modifier"]
+    layer, head = np.unravel_index(int(np.argmax(mass)), mass.shape)
+    return (int(layer), int(head))
+
+
+def _ch8_best_head_mistakes():
+    mass = _ch8_modifier_mass()
+    ing = mass["ingredient → its modifier"]
+    dish = mass["dish → its quantity"]
+    second = np.unravel_index(int(np.argsort(ing, axis=None)[-2]), ing.shape)
+    dish_best = np.unravel_index(int(np.argmax(dish)), dish.shape)
+    out = [(0, 0), (int(second[0]), int(second[1])), 3, "layer 1"]
+    if tuple(int(v) for v in dish_best) != _ch8_best_head():
+        out.append((int(dish_best[0]), int(dish_best[1])))
+    return out
+
+
+@exercise("ch8.best_head", "Which head puts the most weight on an ingredient's modifier?",
+          reference=_ch8_best_head, mistakes=_ch8_best_head_mistakes)
+def _ch8_best_head_check(answer):
+    try:
+        layer, head = (int(v) for v in answer)
+    except (TypeError, ValueError):
+        return False, "Answer with a pair (layer, head), both counted from 0, e.g. (0, 2)."
+    mass = _ch8_modifier_mass()
+    ing = mass["ingredient → its modifier"]
+    if not (0 <= layer < ing.shape[0] and 0 <= head < ing.shape[1]):
+        return False, (f"The model has {ing.shape[0]} layers and {ing.shape[1]} heads per "
+                       "layer, counted from 0.")
+    if (layer, head) == _ch8_best_head():
+        return True, (f"Correct: on average it puts {ing[layer, head]:.2f} of an ingredient's "
+                      "attention on the modifier of its clause.")
+    dish = mass["dish → its quantity"]
+    if dish[layer, head] > ing[layer, head] and dish[layer, head] >= 0.5:
+        return False, ("That head specialises in dishes looking at their quantity words. Read "
+                       "the panel 'ingredient → its modifier'.")
+    if layer == 0:
+        return False, ("Layer 0's heads spread their weight: none of them puts even half of it "
+                       "on the modifier. Look at the other layer.")
+    return False, ("That head does look at modifiers, but another one puts more weight on "
+                   "them. Compare the numbers in the panel 'ingredient → its modifier'.")
+
+
+def _ch8_pair_orders():
+    texts = ["一碗牛肉面，不要香菜，多加辣。", "两份招牌炒饭，葱和蒜都不要，辣多放一点。",
+             "你好，招牌凉皮要一碗，葱少加，放蒜和麻酱。", "馄饨一份不要香菜，醋多放。"]
+    return [orders.Order.from_text(t).tokens for t in texts] + \
+        [o.tokens for o in orders.generate(30, seed=8)]
+
+
+def _ch8_pairs_reference():
+    def modifier_pairs(tokens):
+        pairs = attention_roles.relation_pairs(orders.Order.from_tokens(tokens))
+        return [(i, keys[0]) for i, keys in pairs["ingredient → its modifier"]]
+
+    return modifier_pairs
+
+
+def _ch8_pairs_mistakes():
+    def nearest(tokens):   # the nearest modifier anywhere, ignoring the clauses
+        mods = [j for j, t in enumerate(tokens) if orders.category(t) == "modifier"]
+        return [(i, min(mods, key=lambda j: (abs(j - i), j))) for i, t in enumerate(tokens)
+                if orders.category(t) == "ingredient" and mods]
+
+    def swapped(tokens):
+        return [(m, i) for i, m in _ch8_pairs_reference()(tokens)]
+
+    def before_only(tokens):   # only a modifier before the ingredient counts
+        out = []
+        for i, t in enumerate(tokens):
+            if orders.category(t) != "ingredient":
+                continue
+            j = i - 1
+            while j >= 0 and tokens[j] not in orders.CLAUSE_END:
+                if orders.category(tokens[j]) == "modifier":
+                    out.append((i, j))
+                    break
+                j -= 1
+        return out
+
+    return [nearest, swapped, before_only, [(4, 3)]]
+
+
+@exercise("ch8.modifier_pairs", "Write modifier_pairs(tokens): each ingredient with the "
+          "modifier of its clause", reference=_ch8_pairs_reference,
+          mistakes=_ch8_pairs_mistakes)
+def _ch8_modifier_pairs(func):
+    if not callable(func):
+        return False, "Pass the function itself (modifier_pairs), not its result."
+    want_func = _ch8_pairs_reference()
+    for tokens in _ch8_pair_orders():
+        got = func(list(tokens))
+        if got is None:
+            raise NotAnswered
+        try:
+            got = sorted((int(a), int(b)) for a, b in got)
+        except (TypeError, ValueError):
+            return False, "Return a list of (ingredient index, modifier index) pairs."
+        want = sorted(want_func(list(tokens)))
+        if got == want:
+            continue
+        text = " ".join(tokens)
+        if sorted((b, a) for a, b in got) == want:
+            return False, "The pairs are the wrong way round: (ingredient, modifier)."
+        if set(got) > set(want) or any(
+                orders.category(tokens[b]) == "modifier" and not any(
+                    s <= a < e and s <= b < e for s, e in orders.clauses(tokens))
+                for a, b in got):
+            return False, (f"For '{text}' you pair an ingredient with a modifier from another "
+                           "clause. A clause ends at ， or 。 (book.orders.clauses helps).")
+        return False, (f"For '{text}' some ingredient misses its modifier: the modifier may "
+                       "stand before or after the ingredient, anywhere in the same clause.")
+    return True, "Correct: these are the pairs the chapter measures."
+
+
+def _ch8_entropy_reference():
+    def entropy(row):
+        p = np.asarray(row, dtype=float)
+        nz = p[p > 0]
+        return float(-(nz * np.log(nz)).sum())
+
+    return entropy
+
+
+@exercise("ch8.row_entropy", "Write entropy(row): nats, with 0 · log 0 = 0",
+          reference=_ch8_entropy_reference,
+          mistakes=lambda: [lambda p: -(p * np.log(p)).sum(),
+                            lambda p: -(p[p > 0] * np.log2(p[p > 0])).sum(),
+                            lambda p: (p[p > 0] * np.log(p[p > 0])).sum(),
+                            lambda p: np.log(len(p)), 1.0])
+def _ch8_row_entropy(func):
+    if not callable(func):
+        return False, "Pass the function itself (entropy), not its result."
+    rows = [np.full(4, 0.25), np.array([1.0, 0.0, 0.0]), np.array([0.5, 0.25, 0.25, 0.0]),
+            np.array([0.7, 0.2, 0.1])]
+    want = _ch8_entropy_reference()
+    for row in rows:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            got = call(func, row)
+        if got.size != 1:
+            return False, "Return one number per row."
+        value, expected = float(got.reshape(())), want(row)
+        if not np.isfinite(value):
+            return False, ("NaN (or infinity) for a row with a zero: 0 · log 0 is taken as 0, "
+                           "so skip the zero weights.")
+        if abs(value - expected) < 1e-9:
+            continue
+        if abs(value + expected) < 1e-9 and expected:
+            return False, "The sign: entropy is −Σ p log p, which is never negative."
+        if expected and abs(value - expected / np.log(2)) < 1e-9:
+            return False, "That is in bits (log base 2); the book measures nats (natural log)."
+        return False, f"Wrong for the row {row.tolist()}: compute −Σ p log p over p > 0."
+    return True, "Correct: 0 for a one-hot row, log n for a uniform one."
+
+

@@ -1,0 +1,150 @@
+"""Chapter 10 (beyond plain attention): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+
+from . import beyond
+from .checks import call, exercise, number
+from .live import LiveExplorer
+from .plotting import make_slider, rounded
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+PATTERN_KINDS = ("full", "window", "dilated", "hybrid")
+
+
+def _pattern_title(kind: str, window: int, data: dict) -> str:
+    return (f"{kind}, w = {window}: a query sees {data['mean_keys']:.1f} of {data['n']} keys "
+            f"on average (at most {data['max_keys']})")
+
+
+def pattern_explorer(windows=(1, 2, 3, 4), n: int = beyond.PATTERN_N) -> go.Figure:
+    """Static explorer: a dropdown over the variants and a slider over the window size."""
+    windows = list(windows)
+    labels = [f"t{i}" for i in range(n)]
+    fig = go.Figure()
+    for i, kind in enumerate(PATTERN_KINDS):
+        data = beyond.pattern_data(kind, windows[0], n)
+        fig.add_trace(go.Heatmap(z=data["z"], x=labels, y=labels, zmin=0, zmax=1,
+                                 colorscale=[[0, "#f4f4f4"], [1, "#1a3d6e"]], showscale=False,
+                                 visible=i == 1, name=kind,
+                                 hovertemplate="query %{y}, key %{x}: %{z}<extra></extra>"))
+    menu = [{"label": kind, "method": "update",
+             "args": [{"visible": [k == kind for k in PATTERN_KINDS]},
+                      {"title.text": _pattern_title(kind, windows[0],
+                                                    beyond.pattern_data(kind, windows[0], n))}]}
+            for kind in PATTERN_KINDS]
+    steps = [{"label": str(w), "method": "restyle",
+              "args": [{"z": [beyond.pattern_data(kind, w, n)["z"].tolist()
+                              for kind in PATTERN_KINDS]}]} for w in windows]
+    fig.update_layout(
+        updatemenus=[{"buttons": menu, "active": 1, "x": 1.0, "xanchor": "right", "y": 1.16,
+                      "yanchor": "top"}],
+        sliders=[make_slider(steps, "window w = ")],
+        title={"text": _pattern_title("window", windows[0],
+                                      beyond.pattern_data("window", windows[0], n)),
+               "font": {"size": 13}},
+        yaxis={"autorange": "reversed", "title": "query", "showticklabels": False},
+        xaxis={"title": "key", "showticklabels": False}, height=520,
+        margin={"t": 90, "l": 50, "r": 20, "b": 40})
+    return fig
+
+
+def variant_cost_figure(ns, curves: dict[str, list[float]], *, unit: str,
+                        title: str) -> go.Figure:
+    """Log-log cost of each method against the sequence length."""
+    palette = {"full": "#b3261e", "window": "#1a56a8", "dilated": "#5f8f3e",
+               "hybrid": "#8a5cc2", "linear": "#7a7a7a"}
+    fig = go.Figure([go.Scatter(x=list(ns), y=rounded(v, 9), mode="lines+markers", name=name,
+                                line={"color": palette.get(name)})
+                     for name, v in curves.items()])
+    fig.update_layout(xaxis={"type": "log", "title": "sequence length n", "tickvals": list(ns),
+                             "ticktext": [str(n) for n in ns]},
+                      yaxis={"type": "log", "title": unit}, title=title, height=400)
+    return fig
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+def pattern_live() -> LiveExplorer:
+    """Any variant, window, dilation, number of global tokens and length (up to 128)."""
+    def redraw(fig, kind, window, dilation, n_global, n):
+        data = beyond.pattern_data(kind, window, n, dilation, min(n_global, n))
+        labels = [f"t{i}" for i in range(n)]
+        trace = fig.data[0]
+        trace.z, trace.x, trace.y = data["z"], labels, labels
+        fig.layout.title.text = _pattern_title(kind, window, data)
+
+    controls = {
+        "kind": widgets.Dropdown(options=list(PATTERN_KINDS), value="dilated",
+                                 description="variant"),
+        "window": widgets.IntSlider(value=2, min=0, max=16, description="window w"),
+        "dilation": widgets.IntSlider(value=2, min=1, max=8, description="dilation"),
+        "n_global": widgets.IntSlider(value=2, min=0, max=8, description="global"),
+        "n": widgets.IntSlider(value=32, min=1, max=128, description="length n"),
+    }
+    fig = pattern_explorer(windows=(2,))
+    fig.layout.sliders, fig.layout.updatemenus = [], []
+    for i, trace in enumerate(fig.data):
+        trace.visible = i == 0
+    fig = go.Figure(fig.data[:1], fig.layout)
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer
+
+
+# --- exercises (registered with book.checks) ------------------------------------------------------
+
+@exercise("ch10.dilated_keys", "Keys seen by a query: dilated attention, w = 2, r = 3",
+          reference=lambda: 2 * 2 + 1, mistakes=lambda: [3, 7, 13, 6])
+def _ch10_dilated_keys(answer):
+    ok = number(answer) == len(beyond.dilated_offsets(2, 3))
+    return ok, ("Correct: 2w + 1, however large r is." if ok else
+                "Count the offsets 0, ±r, ±2r, … up to ±w·r: how many are there?")
+
+
+@exercise("ch10.dilated_reach", "Farthest key of dilated attention, w = 2, r = 3",
+          reference=lambda: 6, mistakes=lambda: [2, 3, 5, 12])
+def _ch10_dilated_reach(answer):
+    ok = number(answer) == int(beyond.dilated_offsets(2, 3).max())
+    return ok, ("Correct: dilation multiplies the reach, not the cost." if ok else
+                "The offsets are multiples of r, up to w of them on each side.")
+
+
+@exercise("ch10.linear_state", "Size of φ(K)ᵀV for d_k = d_v = 64 and 10 000 tokens",
+          reference=lambda: 64 * 64, mistakes=lambda: [10_000 * 64, 10_000 ** 2, 128, 64])
+def _ch10_linear_state(answer):
+    value = number(answer)
+    if value in (10_000 * 64, 10_000 ** 2):
+        return False, "That grows with the sequence; φ(K)ᵀ has shape (d_k, n), V (n, d_v)."
+    ok = value == 64 * 64
+    return ok, ("Correct: d_k × d_v, independent of n." if ok else
+                "Multiply a (d_k × n) matrix by an (n × d_v) one: what shape comes out?")
+
+
+def _dilated_mask_reference(n, w, r):
+    return beyond.dilated_mask(n, w, r).numpy()
+
+
+@exercise("ch10.dilated_mask", "Write dilated_mask(n, w, r)",
+          reference=lambda: _dilated_mask_reference,
+          mistakes=lambda: [lambda n, w, r: np.abs(np.subtract.outer(range(n), range(n))) <= w,
+                            lambda n, w, r: np.abs(np.subtract.outer(range(n), range(n)))
+                            % r == 0, "mask"])
+def _ch10_dilated_mask(func):
+    if not callable(func):
+        return False, "Pass the function itself (dilated_mask), not its result."
+    for n, w, r in [(10, 2, 3), (7, 1, 1), (12, 0, 4), (1, 3, 2)]:
+        got = call(func, n, w, r)
+        want = _dilated_mask_reference(n, w, r).astype(float)
+        if got.shape != want.shape:
+            return False, f"For n = {n} the mask is {want.shape}; you returned {got.shape}."
+        if not np.array_equal(got != 0, want != 0):
+            return False, (f"Wrong for n={n}, w={w}, r={r}: a key is allowed when |i − j| is a "
+                           "multiple of r and at most w·r.")
+    return True, "Correct."
+
+

@@ -1,0 +1,31 @@
+"""Assignments for classrooms: student notebooks and bundle, sandboxed grading offline.
+
+The instructor notebooks live in ``assignments/`` (otter-grader 7 format: solutions and the
+public tests students run with ``grader.check``). The hidden tests are data in
+:mod:`book.classroom.specs`, graded by this package's own harness: each submission runs in its
+own sandbox (:mod:`book.classroom.sandbox`, bubblewrap on Linux), only the graded functions'
+outputs come back as JSON, and the teacher's process compares them with the book's reference
+(:mod:`book.classroom.grading`). Usage, from the repository root::
+
+    python -m book.classroom assign             # → build/assignments/{student,solutions,...}
+    python -m book.classroom grade SUBMISSIONS  # → build/grades.csv (one row per question)
+    python -m book.classroom demo               # fake submissions (full, partial, blank), graded
+"""
+
+from .assign import (
+           BUILD,
+           PARTIAL_MISTAKES,
+           ROOT,
+           SOURCES,
+           AssignmentError,
+           fake_submissions,
+           generate,
+           sources,
+)
+from .grading import FIELDS, collect, grade, inspect, summary
+from .sandbox import Limits, isolation
+from .specs import ASSIGNMENTS
+
+__all__ = ["ASSIGNMENTS", "AssignmentError", "BUILD", "FIELDS", "Limits", "PARTIAL_MISTAKES",
+           "ROOT", "SOURCES", "collect", "fake_submissions", "generate", "grade", "inspect",
+           "isolation", "summary", "sources"]

@@ -1,0 +1,198 @@
+"""Generate the assignments: otter's student notebooks, the student bundle, checked solutions.
+
+``otter assign`` turns each instructor notebook in ``assignments/`` into a student notebook
+(solutions replaced by ``...``) with its public tests as files; the hidden tests are not in
+those notebooks at all: they are the cases of :mod:`book.classroom.specs`. After otter, every
+solution is graded through the real sandbox and must earn full marks, so a broken solution or
+a spec that disagrees with it stops generation.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = ROOT / "assignments"
+BUILD = ROOT / "build" / "assignments"
+
+# What a student installs (no `-e .`: the bundle carries no book code; the notebooks need none).
+STUDENT_REQUIREMENTS = """\
+# What you need for the attention assignments (Python 3.10 or newer).
+numpy==2.4.6
+torch==2.13.0
+otter-grader==7.0.0   # grader.check() in the notebooks
+jupyterlab==4.6.6
+ipykernel
+"""
+
+STUDENT_README = """\
+# Attention assignments
+
+Each folder holds one assignment: its notebook and the `tests/` folder that its
+`grader.check("q…")` cells read. Keep the two together; you may rename the notebook.
+
+## Set up once
+
+```bash
+python3 -m venv .venv
+.venv/bin/pip install -r requirements.txt        # Windows: .venv\\Scripts\\pip ...
+.venv/bin/jupyter lab
+```
+
+(torch is only needed for `02_mha_torch`; on a machine without a GPU,
+`pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu` is smaller.)
+
+## Work and hand in
+
+Fill in every `...`, run each `grader.check(...)` cell to see the public tests, then hand in
+the `.ipynb` file. The public checks are worth one point of each question's ten: hidden tests
+call your functions on other inputs. Your notebook is graded in a fresh kernel from top to
+bottom, so make sure "Restart kernel and run all cells" works.
+"""
+
+# For the demo and the tests: a plausible partly wrong solution of each assignment, made by
+# replacing lines of the instructor's solution (each pair must match exactly once).
+PARTIAL_MISTAKES = {
+    "01_attention_numpy": [
+        ("e = np.exp(x - x.max(axis=-1, keepdims=True))", "e = np.exp(x)"),  # not stable
+        ("return np.tril(np.ones((n, n), dtype=bool))",
+         "return np.triu(np.ones((n, n), dtype=bool))"),  # attends to the future
+    ],
+    "02_mha_torch": [
+        ("return x.view(batch, seq_len, n_heads, d_model // n_heads).transpose(1, 2)",
+         "return x.reshape(batch, n_heads, seq_len, d_model // n_heads)"),  # mixes heads/tokens
+    ],
+    "03_kv_cache": [
+        ("return 2 * n_layers * n_tokens * d_model * bytes_per_number",
+         "return n_layers * n_tokens * d_model * bytes_per_number"),  # forgets the values
+        ("scores = K @ q / np.sqrt(len(q))", "scores = K @ q"),  # no scaling
+    ],
+}
+
+
+class AssignmentError(RuntimeError):
+    """An instructor notebook could not be turned into an assignment (e.g. a broken solution)."""
+
+
+def sources(folder: Path = SOURCES) -> list[Path]:
+    """The instructor notebooks (``*.ipynb``) in ``folder``."""
+    found = sorted(Path(folder).glob("*.ipynb"))
+    if not found:
+        raise FileNotFoundError(f"no instructor notebooks (*.ipynb) in {folder}")
+    return found
+
+
+def generate(out: Path = BUILD, source_dir: Path = SOURCES, *,
+             check_solutions: bool = True) -> dict[str, dict[str, Path]]:
+    """Run ``otter assign`` on every instructor notebook; write the student bundle.
+
+    Layout under ``out``: ``student/`` (the bundle: README, requirements, one folder per
+    assignment with its notebook and public ``tests/``), ``student-bundle.zip`` (the same,
+    zipped), ``solutions/`` and ``otter/`` (private). Raises :class:`AssignmentError` when otter
+    fails or a solution does not earn full marks from the hidden cases. Returns, per
+    assignment, the paths of the student notebook, its tests folder and the solutions notebook.
+    """
+    from . import specs
+
+    out = Path(out)
+    student = out / "student"
+    if student.exists():
+        shutil.rmtree(student)
+    for sub in ("student", "solutions"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    stems = {a.stem for a in specs.ASSIGNMENTS.values()}
+    result = {}
+    for src in sources(source_dir):
+        if src.stem not in stems:
+            raise AssignmentError(f"{src.name} has no hidden cases in book/classroom/specs.py "
+                                  f"(known: {sorted(stems)}); add an Assignment there")
+        work = out / "otter" / src.stem
+        if work.exists():
+            shutil.rmtree(work)
+        proc = subprocess.run([sys.executable, "-m", "otter", "assign", str(src), str(work)],
+                              capture_output=True, text=True, cwd=src.parent)
+        made = work / "student" / src.name
+        if proc.returncode != 0 or not made.exists():
+            raise AssignmentError(f"otter assign failed for {src.name} (exit {proc.returncode}); "
+                                  f"is every solution correct?\n{proc.stdout[-3000:]}"
+                                  f"\n{proc.stderr[-3000:]}")
+        folder = student / src.stem
+        shutil.copytree(work / "student", folder)
+        _any_file_name(folder / src.name)
+        paths = {"student": folder / src.name, "tests": folder / "tests",
+                 "solutions": out / "solutions" / src.name}
+        shutil.copy2(work / "autograder" / src.name, paths["solutions"])
+        result[src.stem] = paths
+    (student / "requirements.txt").write_text(STUDENT_REQUIREMENTS, encoding="utf-8")
+    (student / "README.md").write_text(STUDENT_README, encoding="utf-8")
+    _zip(student, out / "student-bundle.zip")
+    if check_solutions:
+        _check_solutions(result)
+    return result
+
+
+def _any_file_name(notebook: Path) -> None:
+    """Let ``grader.check`` work whatever the notebook's file name: otter's init cell names the
+    file (and otter reads it); without the name, otter reads the public tests from ``tests/``."""
+    nb = nbformat.read(notebook, as_version=4)
+    named = f'otter.Notebook("{notebook.name}")'
+    cells = [c for c in nb.cells if c.cell_type == "code" and named in c.source]
+    if len(cells) != 1:
+        raise AssignmentError(f"{notebook.name}: expected one otter init cell with {named}, "
+                              f"found {len(cells)}")
+    cells[0].source = cells[0].source.replace(named, 'otter.Notebook(tests_dir="tests")')
+    nbformat.write(nb, notebook)
+
+
+def _zip(folder: Path, target: Path) -> None:
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                z.write(path, Path("attention-assignments") / path.relative_to(folder))
+
+
+def _check_solutions(generated: dict[str, dict[str, Path]]) -> None:
+    """Grade every solution in the sandbox; anything short of full marks is an error."""
+    import tempfile
+
+    from .grading import grade
+
+    with tempfile.TemporaryDirectory(prefix="solutions-") as tmp:
+        for stem, paths in generated.items():
+            shutil.copy2(paths["solutions"], Path(tmp) / f"{stem}.ipynb")
+        rows = grade(tmp, None, progress=False)
+    wrong = [r for r in rows if r["status"] != "graded" or r["score"] != r["possible"]]
+    if wrong:
+        lines = "\n".join(f"  {r['submission']} {r['question']}: {r['score']}/{r['possible']} "
+                          f"{r['detail']}" for r in wrong)
+        raise AssignmentError(f"a solution does not earn full marks from the hidden cases; is "
+                              f"every solution correct?\n{lines}")
+
+
+def fake_submissions(generated: dict[str, dict[str, Path]], out: Path) -> list[Path]:
+    """Three submissions per assignment: the full solution, a partly wrong one, a blank one."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    made = []
+    for stem, paths in generated.items():
+        full = out / f"{stem}__full.ipynb"
+        shutil.copy2(paths["solutions"], full)
+        blank = out / f"{stem}__blank.ipynb"
+        shutil.copy2(paths["student"], blank)
+        partial = out / f"{stem}__partial.ipynb"
+        nb = nbformat.read(paths["solutions"], as_version=4)
+        for old, new in PARTIAL_MISTAKES.get(stem, []):
+            cells = [c for c in nb.cells if c.cell_type == "code" and old in c.source]
+            if len(cells) != 1:
+                raise ValueError(f"{stem}: the partial-mistake line {old!r} was found in "
+                                 f"{len(cells)} cells, expected 1")
+            cells[0].source = cells[0].source.replace(old, new)
+        nbformat.write(nb, partial)
+        made += [full, partial, blank]
+    return made

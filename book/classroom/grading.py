@@ -1,0 +1,321 @@
+"""Grade a folder of submissions: one sandbox each, scores computed here, rows as they come.
+
+Every file under the folder is accounted for in the CSV: a notebook gets one row per question
+(status ``graded``) or one ``error`` row that names it and says why (timeout, crash, not a
+notebook, no otter metadata, unknown assignment, …); a ``.zip`` is opened and each notebook
+inside graded as ``archive.zip/inner.ipynb`` (anything else in it is listed as skipped); any
+other file gets a ``skipped`` row. Rows go to ``<csv>.incomplete`` as they are computed and
+that file becomes ``<csv>`` only when the batch is done, so a stale or half-written CSV never
+looks current. The notebook is matched to its assignment by the metadata, not the file name,
+and run under the assignment's own file name, so renaming it changes nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import secrets
+import warnings
+import zipfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import runner, sandbox, specs
+
+FIELDS = ["submission", "assignment", "question", "score", "possible", "status", "detail",
+          "seconds"]
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+MAX_ZIP_MEMBERS = 200
+
+
+@dataclass
+class Item:
+    """One thing found in the submissions folder: a notebook's bytes, or why it is skipped."""
+
+    label: str
+    data: bytes | None = None
+    skip: str = ""
+
+
+def collect(folder: Path) -> list[Item]:
+    """Every file under ``folder`` (sorted), zips opened in memory (never extracted to disk)."""
+    items = []
+    for path in sorted(folder.rglob("*")):
+        label = path.relative_to(folder).as_posix()
+        if path.is_symlink():
+            items.append(Item(label, skip="a symbolic link; not followed"))
+        elif path.is_dir():
+            continue
+        elif ".ipynb_checkpoints" in path.parts:
+            items.append(Item(label, skip="a Jupyter checkpoint copy, not a submission"))
+        elif path.suffix.lower() == ".ipynb":
+            size = path.stat().st_size
+            items.append(Item(label, skip=f"larger than {MAX_NOTEBOOK_BYTES} bytes")
+                         if size > MAX_NOTEBOOK_BYTES else Item(label, path.read_bytes()))
+        elif path.suffix.lower() == ".zip":
+            items += list(_unzip(path, label))
+        else:
+            items.append(Item(label, skip=f"not a notebook ({path.suffix or 'no extension'}); "
+                                          "submit the .ipynb file"))
+    return items
+
+
+def _unzip(path: Path, label: str) -> Iterator[Item]:
+    try:
+        with zipfile.ZipFile(path) as z:
+            members = [m for m in z.infolist() if not m.is_dir()]
+            if len(members) > MAX_ZIP_MEMBERS:
+                yield Item(label, skip=f"a zip of {len(members)} files; unpack it yourself")
+                return
+            for m in members:
+                inner = f"{label}/{m.filename}"
+                if not m.filename.lower().endswith(".ipynb") or "__MACOSX" in m.filename:
+                    yield Item(inner, skip="in a zip, not a notebook")
+                elif m.file_size > MAX_NOTEBOOK_BYTES:
+                    yield Item(inner, skip=f"larger than {MAX_NOTEBOOK_BYTES} bytes")
+                else:
+                    with z.open(m) as f:
+                        yield Item(inner, f.read(MAX_NOTEBOOK_BYTES + 1))
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as error:
+        yield Item(label, skip=f"error: not a readable zip ({error})")
+
+
+def inspect(data: bytes) -> tuple[specs.Assignment, bytes, str]:
+    """Check a submission's bytes; return its assignment, the bytes to run and a note.
+
+    Raises ValueError with the reason for an empty file, invalid JSON, an invalid notebook,
+    missing otter metadata or an unknown assignment. The kernel is forced to ``python3``.
+    """
+    import nbformat
+
+    if not data:
+        raise ValueError("empty file (0 bytes)")
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        raise ValueError(f"larger than {MAX_NOTEBOOK_BYTES} bytes")
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ValueError(f"not valid JSON ({str(error)[:80]}); was the notebook saved "
+                         "completely?") from None
+    try:
+        nb = nbformat.from_dict(raw)
+        if not isinstance(raw, dict) or "cells" not in raw:
+            raise ValueError("no cells")
+        nb = nbformat.convert(nb, 4)
+        nbformat.validate(nb)
+    except Exception as error:  # noqa: BLE001 - nbformat raises many kinds
+        raise ValueError(f"not a valid notebook ({str(error).splitlines()[0][:100]})") from None
+    meta = nb.metadata.get("otter")
+    name = meta.get("assignment_name") if isinstance(meta, dict) else None
+    if not name:
+        raise ValueError("no otter metadata: not one of the handed-out student notebooks")
+    if name not in specs.ASSIGNMENTS:
+        raise ValueError(f"unknown assignment {str(name)[:60]!r} (known: "
+                         f"{', '.join(sorted(specs.ASSIGNMENTS))})")
+    note = ""
+    kernel = nb.metadata.get("kernelspec", {}).get("name")
+    if kernel != "python3":
+        note = f"kernel {str(kernel)[:40]!r} replaced by python3"
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    for cell in nb.cells:  # stale outputs are neither needed nor trusted
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return specs.ASSIGNMENTS[name], nbformat.writes(nb).encode("utf-8"), note
+
+
+def score(assignment: specs.Assignment, cases: list, outcome: sandbox.Outcome) -> list[dict]:
+    """Rows for one run: compare each returned output with the reference, here."""
+    questions = {}
+    for case in cases:
+        questions[case.question] = questions.get(case.question, 0) + case.points
+    total = sum(questions.values())
+    report = outcome.report
+    if report is None or report.get("status") != "ok" or not isinstance(
+            report.get("results"), list):
+        reason = outcome.reason or (f"{report.get('status')}: {report.get('detail')}"
+                                    if isinstance(report, dict) else "crash: no report")
+        return [{"question": "", "score": 0, "possible": total, "status": "error",
+                 "detail": str(reason)[:300]}]
+    returned = {}
+    for entry in report["results"][: len(cases)]:
+        if isinstance(entry, dict) and isinstance(entry.get("id"), int):
+            returned.setdefault(entry["id"], entry)
+    got = dict.fromkeys(questions, 0.0)
+    why: dict[str, list[str]] = {q: [] for q in questions}
+    for index, case in enumerate(cases):
+        entry = returned.get(index)
+        if entry is None:
+            problem = "no output"
+        elif entry.get("ok") is not True:
+            problem = str(entry.get("error", "failed"))[:120]
+        else:
+            try:
+                problem = case.check(runner.decode(entry.get("value")))
+            except runner.BadData as bad:
+                problem = f"returned data rejected: {bad}"
+        if problem is None:
+            got[case.question] += case.points
+        else:
+            why[case.question].append(f"{case.name}: {problem}")
+    first = str(report.get("detail") or "")
+    rows = []
+    for question in questions:
+        detail = "; ".join(why[question])
+        if detail and first:
+            detail += f" (first error in the notebook: {first})"
+        rows.append({"question": question, "score": got[question],
+                     "possible": questions[question], "status": "graded",
+                     "detail": detail[:400]})
+    return rows
+
+
+def grade_one(item: Item, seed: int, limits: sandbox.Limits,
+              force_fallback: bool = False) -> tuple[list[dict], float]:
+    """The CSV rows of one collected item, and the seconds its sandbox took."""
+    base = {"submission": item.label, "assignment": ""}
+    if item.skip:
+        status = "error" if item.skip.startswith("error:") else "skipped"
+        return [{**base, "question": "", "score": 0, "possible": "", "status": status,
+                 "detail": item.skip.removeprefix("error: ")}], 0.0
+    try:
+        assignment, data, note = inspect(item.data)
+    except ValueError as error:
+        return [{**base, "question": "", "score": 0, "possible": "", "status": "error",
+                 "detail": str(error)}], 0.0
+    cases = assignment.cases(seed)
+    wire = [c.wire(i, limits.case_seconds) for i, c in enumerate(cases)]
+    outcome = sandbox.run_submission(data, f"{assignment.stem}.ipynb", wire, limits,
+                                     force_fallback=force_fallback)
+    rows = score(assignment, cases, outcome)
+    for row in rows:
+        row.update(submission=item.label, assignment=assignment.name)
+        if note:
+            row["detail"] = f"{note}; {row['detail']}" if row["detail"] else note
+    return rows, outcome.seconds
+
+
+def grade(submissions, csv_path=None, *, seed: int | None = None,
+          limits: sandbox.Limits | None = None, jobs: int = 1, progress: bool = True,
+          force_fallback: bool = False) -> list[dict]:
+    """Grade every file under ``submissions``; return the rows (and write them to ``csv_path``).
+
+    Args:
+        submissions: folder of returned notebooks (sub-folders and zips are searched).
+        csv_path: where the CSV goes (None: no file). Rows are appended to
+            ``<csv_path>.incomplete`` as computed; it is renamed to ``csv_path`` at the end.
+        seed: draws the hidden cases' inputs; default: a fresh random seed per batch.
+        limits: the sandbox's :class:`~book.classroom.sandbox.Limits`.
+        jobs: submissions graded at the same time (one sandbox each).
+    """
+    from tqdm.auto import tqdm
+
+    submissions = Path(submissions)
+    if not submissions.is_dir():
+        raise FileNotFoundError(f"SUBMISSIONS={submissions} is not a folder of notebooks")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs={jobs!r} must be a positive integer")
+    limits = sandbox.Limits() if limits is None else limits
+    if not isinstance(limits, sandbox.Limits):
+        raise TypeError(f"limits must be a book.classroom.Limits, got {type(limits).__name__}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"seed={seed!r} must be a non-negative integer (or None for a fresh "
+                         "random seed)")
+    if sandbox.isolation(force_fallback) != "bubblewrap":
+        warnings.warn(f"{sandbox.bwrap_problem() or 'sandbox disabled'}: grading without a "
+                      f"sandbox, isolation is REDUCED; {sandbox.INSTALL_HINT}", stacklevel=2)
+    seed = secrets.randbits(32) if seed is None else seed
+    items = collect(submissions)
+    if not items:
+        raise FileNotFoundError(f"no files under {submissions}")
+    writer = _Writer(csv_path)
+    rows: list[dict] = []
+    bar = tqdm(total=len(items), desc="grading", unit="file", disable=not progress)
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            pending = {}
+            for item in items:
+                pending[pool.submit(grade_one, item, seed, limits, force_fallback)] = item
+            for future, item in pending.items():  # in file order, each as soon as it is done
+                bar.set_postfix_str(item.label[-50:], refresh=True)
+                try:
+                    new, seconds = future.result()
+                except Exception as error:  # noqa: BLE001 - one file never stops the batch
+                    new, seconds = [{"submission": item.label, "assignment": "", "question": "",
+                                     "score": 0, "possible": "", "status": "error",
+                                     "detail": f"grader error: {type(error).__name__}: "
+                                               f"{error}"[:300]}], 0.0
+                for row in new:
+                    row.setdefault("seconds", round(seconds, 2) if row["status"] != "skipped"
+                                   else "")
+                writer.write(new)
+                rows += new
+                bar.update(1)
+    finally:
+        bar.close()
+        writer.close(complete=len(rows) > 0 and all(
+            any(r["submission"] == i.label for r in rows) for i in items))
+    return rows
+
+
+def _cell(value):
+    """A CSV cell that a spreadsheet shows as text: file names and error messages come from
+    students, and a cell starting with = + - @ would be run as a formula."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+class _Writer:
+    """Rows to ``<csv>.incomplete``, flushed one submission at a time; renamed when done."""
+
+    def __init__(self, csv_path):
+        self.final = Path(csv_path) if csv_path is not None else None
+        self.file = None
+        if self.final is None:
+            return
+        self.final.parent.mkdir(parents=True, exist_ok=True)
+        self.partial = self.final.with_name(self.final.name + ".incomplete")
+        for stale in (self.final, self.partial):
+            if stale.exists():
+                stale.unlink()
+        self.file = self.partial.open("w", newline="", encoding="utf-8")
+        self.csv = csv.DictWriter(self.file, fieldnames=FIELDS)
+        self.csv.writeheader()
+        self.file.flush()
+
+    def write(self, rows: list[dict]) -> None:
+        if self.file is not None:
+            self.csv.writerows([{k: _cell(v) for k, v in r.items()} for r in rows])
+            self.file.flush()
+            os.fsync(self.file.fileno())
+
+    def close(self, complete: bool) -> None:
+        if self.file is not None:
+            self.file.close()
+            if complete:
+                os.replace(self.partial, self.final)
+
+
+def summary(rows: list[dict]) -> str:
+    """Total per submission: 'score / possible' or its status and reason."""
+    totals: dict[str, list] = {}
+    for r in rows:
+        t = totals.setdefault(r["submission"], [0.0, 0.0, r["status"], r["detail"]])
+        if r["status"] == "graded":
+            t[0] += float(r["score"])
+            t[1] += float(r["possible"])
+    lines = []
+    for sub, (got, possible, status, detail) in sorted(totals.items()):
+        shown = f"{got:5.1f} / {possible:g}" if status == "graded" else f"{status}: {detail}"
+        lines.append(f"  {sub:48} {shown}"[:160])
+    return "\n".join(lines)
+
+
+def read_csv(path) -> list[dict]:
+    with Path(path).open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(io.StringIO(f.read())))

@@ -1,0 +1,302 @@
+"""Hostile and broken submissions: the batch completes, each gets its honest score or an error
+row naming it, nothing outside its sandbox changes and no other grade moves.
+
+One batch grades every case below (assignment 1, 30 points) next to honest twins (the full,
+partial, blank and "garbage" answers without the attack); a hostile notebook must score
+exactly what its twin scores. Run with ``-s`` to see the case → expected → observed table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import shutil
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from book import classroom
+from book.classroom import sandbox
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(sandbox.bwrap() is None, reason="needs bubblewrap (bwrap)")]
+
+STEM = "01_attention_numpy"
+LIMITS = classroom.Limits(wall_seconds=45, cell_seconds=8, case_seconds=2)
+
+GARBAGE = {  # right shapes, wrong values
+    "softmax": "def softmax(x):\n    return np.zeros_like(np.asarray(x, dtype=float))",
+    "attention": "def attention(Q, K, V, mask=None):\n"
+                 "    return np.zeros((len(Q), np.shape(V)[1])), np.zeros((len(Q), len(K)))",
+    "causal_mask": "def causal_mask(n):\n    return np.zeros((n, n), dtype=bool)",
+}
+FROM_BOOK = {
+    "softmax": "import sys, os\nsys.path.insert(0, os.path.dirname(sys.prefix))\n"
+               "from book.attention import softmax",
+    "attention": "from book.attention import scaled_dot_product_attention as attention",
+    "causal_mask": "from book.masks import causal_mask as _m\n"
+                   "def causal_mask(n):\n    return _m(n).numpy()",
+}
+PATCH_OTTER = """
+import otter
+otter.Notebook.check = lambda *a, **k: None
+try:
+    import otter.test_files.abstract_test as t
+    t.TestFile.grade = property(lambda self: 1.0)
+    t.TestFile.all_or_nothing = False
+except Exception as e:
+    print("otter patch failed:", e)
+"""
+WRAP_PICKLE = """
+import pickle
+_real_dump = pickle.dump
+def _flip(obj, f, *a, **k):
+    for r in getattr(obj, "results", {}).values():
+        r.score = r.possible
+    return _real_dump(obj, f, *a, **k)
+pickle.dump = _flip
+"""
+REBIND_BOOK = """
+import sys, types
+fake = types.ModuleType("book")
+fake.attention = types.SimpleNamespace(softmax=softmax, scaled_dot_product_attention=attention)
+sys.modules["book"] = sys.modules["book.attention"] = fake
+try:
+    import book.masks
+    book.masks.causal_mask = lambda n: causal_mask(n)
+except Exception as e:
+    print("rebinding failed:", e)
+"""
+WRITE_PTH = """
+import site
+for folder in site.getsitepackages():
+    try:
+        with open(folder + "/zz_hack.pth", "w") as f:
+            f.write("import builtins; builtins.HACKED = True\\n")
+        print("wrote", folder)
+    except OSError as e:
+        print("pth failed:", e)
+"""
+READ_SECRETS = """
+import glob, os, sys
+root = os.path.dirname(sys.prefix)
+for pattern in ["/grading/in/*", root + "/assignments/*", root + "/book/classroom/*",
+                root + "/build/assignments/*/*", "/root/*", "/work/*"]:
+    print(pattern, glob.glob(pattern))
+"""
+NETWORK = """
+import socket
+try:
+    socket.create_connection(("1.1.1.1", 80), timeout=3)
+    def softmax(x):  # only a connected sandbox loses these points
+        return x
+except OSError as e:
+    print("network:", e)
+"""
+PATCH_COMPARISON = """
+import numpy
+numpy.allclose = lambda *a, **k: True
+numpy.array_equal = lambda *a, **k: True
+numpy.isfinite = lambda x: numpy.ones(numpy.shape(x), dtype=bool)
+try:
+    import book.classroom.specs as s
+    s.close_to = lambda *a, **k: (lambda out: None)
+except ImportError as e:
+    print("no specs here:", e)
+"""
+HANG_ON_3D = ("def softmax(x):\n    x = np.asarray(x, dtype=float)\n    while x.ndim == 3:\n"
+              "        pass\n    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
+              "    return e / e.sum(axis=-1, keepdims=True)")
+
+
+def with_cells(nb, answers=None, append=(), move_below=None):
+    """A copy of ``nb`` with answer cells replaced, code cells appended, or a cell moved."""
+    nb = nbformat.from_dict(nb)
+    for func, source in (answers or {}).items():
+        [cell] = [c for c in nb.cells if c.source.startswith(f"def {func}(")]
+        cell.source = source
+    for source in append:
+        nb.cells.append(nbformat.v4.new_code_cell(source))
+    if move_below:
+        [cell] = [c for c in nb.cells if c.source.startswith(f"def {move_below}(")]
+        nb.cells.remove(cell)
+        nb.cells.append(cell)
+    return nb
+
+
+def snapshot(*folders) -> dict:
+    """Path → sha256 of every file under ``folders`` (site-packages: top-level names only)."""
+    out = {}
+    for folder in folders:
+        for path in Path(folder).rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    for folder in {Path(p) for p in sys.path if p.endswith("site-packages")}:
+        out[str(folder)] = sorted(p.name for p in folder.iterdir())
+    return out
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    src = tmp_path_factory.mktemp("src")
+    shutil.copy(classroom.SOURCES / f"{STEM}.ipynb", src)
+    generated = classroom.generate(tmp_path_factory.mktemp("assign"), src,
+                                   check_solutions=False)[STEM]
+    full = nbformat.read(generated["solutions"], as_version=4)
+    blank = nbformat.read(generated["student"], as_version=4)
+    partial = nbformat.read(generated["solutions"], as_version=4)
+    for old, new in classroom.PARTIAL_MISTAKES[STEM]:
+        for c in partial.cells:
+            c.source = c.source.replace(old, new)
+    subs = tmp_path_factory.mktemp("submissions")
+    victim = subs / "victim.ipynb"
+    rewrite = (f"import glob\nfor p in [{str(victim)!r}] + glob.glob('/grading/**/*.ipynb', "
+               "recursive=True) + glob.glob('/work/**/*.ipynb', recursive=True):\n"
+               "    try:\n        open(p, 'w').write('{}')\n        print('overwrote', p)\n"
+               "    except OSError as e:\n        print(e)")
+    # (file, notebook or bytes, expected: a twin's name, a score, or "error:<words>")
+    cases = [
+        ("full.ipynb", full, 30), ("partial.ipynb", partial, "partial.ipynb"),
+        ("blank.ipynb", blank, 0), ("garbage.ipynb", with_cells(blank, GARBAGE), "garbage"),
+        ("patch_otter.ipynb", with_cells(blank, append=[PATCH_OTTER]), 0),
+        ("wrap_pickle.ipynb", with_cells(blank, append=[WRAP_PICKLE]), 0),
+        ("rebind_book.ipynb", with_cells(partial, append=[REBIND_BOOK]), "partial.ipynb"),
+        ("import_reference.ipynb", with_cells(blank, FROM_BOOK), 0),
+        ("write_pth.ipynb", with_cells(blank, append=[WRITE_PTH]), 0),
+        ("write_pth_zz_blank_after.ipynb", blank, 0),
+        ("read_secrets.ipynb", with_cells(blank, append=[READ_SECRETS]), 0),
+        ("rewrite_other.ipynb", with_cells(full, append=[rewrite]), 30),
+        ("victim.ipynb", full, 30),
+        ("os_exit.ipynb", with_cells(full, append=["import os\nos._exit(0)"]),
+         "error:kernel died"),
+        ("kill_kernel.ipynb", with_cells(full, append=["import os, signal\n"
+                                                       "os.kill(os.getpid(), signal.SIGKILL)"]),
+         "error:kernel died"),
+        ("while_true.ipynb", with_cells(full, append=["while True:\n    pass"]),
+         "error:timeout"),
+        ("hangs_on_hidden_input.ipynb", with_cells(full, {"softmax": HANG_ON_3D}), 25),
+        ("memory_hog.ipynb", with_cells(full, append=["x = bytearray(64 * 2**30)"]), 30),
+        ("network.ipynb", with_cells(full, append=[NETWORK]), 30),
+        ("patch_comparison.ipynb", with_cells(blank, GARBAGE, append=[PATCH_COMPARISON]),
+         "garbage"),
+        ("invalid_json.ipynb", b'{"cells": [', "error:not valid JSON"),
+        ("empty.ipynb", b"", "error:empty file"),
+        ("no_metadata.ipynb", nbformat.read(classroom.SOURCES / f"{STEM}.ipynb", 4),
+         "error:no otter metadata"),
+        ("unknown_assignment.ipynb", None, "error:unknown assignment"),
+        ("kernel_myenv.ipynb", None, 30),
+        ("My Homework (final) v2.ipynb", full, 30),
+        ("answer_below_check.ipynb", with_cells(full, move_below="softmax"), 30),
+        ("notes.txt", b"my answers are in the notebook", "skipped:not a notebook"),
+        ("bundle.zip/full.ipynb", None, 30),
+        ("bundle.zip/readme.md", None, "skipped:not a notebook"),
+    ]
+    unknown = nbformat.from_dict(full)
+    unknown.metadata["otter"]["assignment_name"] = "attention-99-nope"
+    myenv = nbformat.from_dict(full)
+    myenv.metadata["kernelspec"] = {"name": "myenv", "display_name": "My env",
+                                    "language": "python"}
+    special = {"unknown_assignment.ipynb": unknown, "kernel_myenv.ipynb": myenv}
+    for name, content, _ in cases:
+        if name.startswith("bundle.zip"):
+            continue
+        content = special.get(name, content)
+        data = content if isinstance(content, bytes) else nbformat.writes(content).encode()
+        (subs / name).write_bytes(data)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("full.ipynb", nbformat.writes(full))
+        z.writestr("readme.md", "hello")
+    (subs / "bundle.zip").write_bytes(buffer.getvalue())
+
+    watched = [subs, classroom.ROOT / "book", classroom.ROOT / "assignments"]
+    before = snapshot(*watched)
+    csv_path = tmp_path_factory.mktemp("out") / "grades.csv"
+    csv_path.write_text("stale,grades\n")
+    start = time.perf_counter()
+    rows = classroom.grade(subs, csv_path, seed=12, limits=LIMITS, progress=False)
+    seconds = time.perf_counter() - start
+    after = snapshot(*watched)
+    return {"rows": rows, "cases": cases, "seconds": seconds, "csv": csv_path,
+            "before": before, "after": after, "victim": victim, "full": full}
+
+
+def totals(rows):
+    out = {}
+    for r in rows:
+        t = out.setdefault(r["submission"], {"score": 0.0, "status": r["status"],
+                                             "detail": r["detail"]})
+        t["score"] += float(r["score"]) if r["status"] == "graded" else 0
+        if r["status"] != "graded":
+            t.update(status=r["status"], detail=r["detail"])
+    return out
+
+
+def test_every_case_gets_its_honest_score_or_an_error_row(batch, capsys):
+    got = totals(batch["rows"])
+    garbage = got["garbage.ipynb"]["score"]
+    table = []
+    for name, _, expected in batch["cases"]:
+        assert name in got, f"{name} is missing from the CSV"
+        observed = got[name]
+        if expected == "garbage":
+            expected = garbage
+        elif isinstance(expected, str) and expected.endswith(".ipynb"):
+            expected = got[expected]["score"]
+        if isinstance(expected, str):
+            status, words = expected.split(":", 1)
+            ok = observed["status"] == status and words in observed["detail"]
+            shown = f"{observed['status']}: {observed['detail']}"
+        else:
+            ok = observed["status"] == "graded" and observed["score"] == expected
+            shown = f"{observed['score']:g}" + (f" ({observed['detail'][:60]})"
+                                                if observed["detail"] else "")
+        table.append((name, str(expected), shown[:110], ok))
+    with capsys.disabled():
+        print(f"\n{'case':34} {'expected':28} observed")
+        for name, expected, shown, ok in table:
+            print(f"{name:34} {expected:28} {shown}{'' if ok else '   <-- WRONG'}")
+        n = len({r['submission'] for r in batch['rows']})
+        print(f"{n} files graded in {batch['seconds']:.1f} s, "
+              f"{batch['seconds'] / n:.1f} s per file")
+    assert all(ok for *_, ok in table), [t for t in table if not t[-1]]
+    assert 0 < got["partial.ipynb"]["score"] < 30 and garbage < 30
+    assert "replaced by python3" in got["kernel_myenv.ipynb"]["detail"]
+
+
+def test_the_batch_completes_and_writes_a_fresh_csv(batch):
+    csv_path = batch["csv"]
+    assert csv_path.exists() and not csv_path.with_name("grades.csv.incomplete").exists()
+    rows = classroom.grading.read_csv(csv_path)
+    assert list(rows[0]) == classroom.FIELDS and "stale" not in csv_path.read_text()
+    assert len(rows) == len(batch["rows"])
+
+
+def test_nothing_outside_the_sandboxes_changes(batch):
+    before, after = batch["before"], batch["after"]
+    changed = [p for p in set(before) | set(after) if before.get(p) != after.get(p)]
+    assert not changed, changed
+    assert batch["victim"].read_text() == nbformat.writes(batch["full"])
+
+
+def test_grading_time_per_notebook(batch):
+    ran = {r["submission"] for r in batch["rows"] if r["status"] != "skipped"}
+    per = batch["seconds"] / len(ran)
+    # while_true waits for its cell limit; the others take ~2 s on an idle 2-core machine
+    assert per < 2 * LIMITS.cell_seconds, per
+
+
+def test_inside_a_graded_notebook_every_hostile_attempt_fails(tmp_path):
+    victim = tmp_path / "victim.ipynb"
+    victim.write_text("a classmate's notebook")
+    report = sandbox.self_check(others=(victim,))
+    print(report)
+    lines = [line for line in report.splitlines() if line.startswith(("ALLOWED", "blocked"))]
+    assert report.startswith("isolation: bubblewrap")
+    assert len(lines) == 10 and all(line.startswith("blocked") for line in lines), report
+    assert victim.read_text() == "a classmate's notebook"
+    assert not (classroom.ROOT / "SANDBOX_ESCAPE.txt").exists()
