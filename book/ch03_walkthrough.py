@@ -9,11 +9,10 @@ import plotly.graph_objects as go
 from . import attention, norms, walkthrough
 from .checks import call, close_array, exercise, number
 from .live import LiveExplorer
-from .plotting import make_slider, rounded
+from .plotting import SIGNED_COLORSCALE, make_slider, rounded
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
-SIGNED_COLORSCALE = "Cividis"  # monotonic lightness: negative = dark, positive = light
 
 
 def _frame_update(frame: dict) -> dict:

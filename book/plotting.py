@@ -18,6 +18,7 @@ RUN_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "sol
 # blocked = light grey, allowed = dark navy: the two read apart in greyscale, and the cells
 # carry ✓ / · as well, so colour is never the only cue.
 MASK_COLORSCALE = [[0.0, "#ededed"], [0.5, "#ededed"], [0.5, "#1f3b73"], [1.0, "#1f3b73"]]
+SIGNED_COLORSCALE = "Cividis"  # monotonic lightness: negative = dark, positive = light
 ILLUSTRATIVE = "illustrative weights, set by hand, not learned"
 
 

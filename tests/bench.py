@@ -81,6 +81,7 @@ def live_latency() -> dict[str, tuple[float, float]]:
         ch07_mask_traps,
         ch08_seeing_attention,
         ch09_long_context,
+        ch11_modern,
         live,
         masktraps,
         train,
@@ -119,6 +120,10 @@ def live_latency() -> dict[str, tuple[float, float]]:
             {h: train.TinyEncoder(d_model=32, n_heads=h) for h in (1, 4, 16)}),
             [{"n_heads": h, "layer": layer, "order": t} for h in (1, 16, 4) for layer in (0, 1)
              for t in (ch06_heads.HEAD_MAPS_ORDER, "一碗牛肉面，不要香菜，多加辣")]),
+        # chapter 11: one query row's online softmax, any tile size, up to 64 keys
+        "flash_live": (ch11_modern.flash_live,
+                       [{"tile": t, "n_keys": n, "step": 3} for t in (1, 8, 32)
+                        for n in (2, 64)]),
         # chapter 5: trained configurations redraw, others show "not trained yet" (no training)
         "stability_live": (_stability_explorer,
                            [{"norm": n, "init": "xavier", "n_layers": d, "lr": 0.01}

@@ -1,0 +1,98 @@
+"""book.ch11_modern: the chapter's figures in every state, its live face, and its exercises
+(reference passes, listed mistakes fail with a hint that does not give the answer away)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from book import ch11_modern, checks, gqa, live
+
+KEYS = sorted(k for k in checks.exercises() if k.startswith("ch11."))
+
+
+def test_at_least_three_exercises():
+    assert len(KEYS) >= 3
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_exercise_checker(key):
+    assert checks.check(key, checks.reference(key)).ok
+    assert checks.check(key, ...).status == "todo"
+    answer = checks.reference(key)
+    for wrong in checks.exercises()[key].mistakes():
+        result = checks.check(key, wrong)
+        assert result.status == "bad", (key, wrong)
+        assert len(result.message) > 15
+        if isinstance(answer, (int, float)) and not callable(answer):
+            assert f"{float(answer):g}" not in result.message.replace(str(wrong), "")
+
+
+def test_merge_exercise_reports_an_unwritten_function_as_todo():
+    def merge(m1, l1, m2, l2):
+        ...
+    assert checks.check("ch11.online_merge", merge).status == "todo"
+
+
+def test_score_grid_explorer_titles_change_with_the_dropdown():
+    fig = ch11_modern.score_grid_explorer()
+    buttons = fig.layout.updatemenus[0].buttons
+    titles = [b.args[1]["title.text"] for b in buttons]
+    assert len(set(titles)) == len(titles) == 3
+    assert fig.layout.height <= 880
+    assert all(len(t.x) == ch11_modern.GRID_N for t in fig.data)
+    rope = ch11_modern.score_grid_data("rope")
+    assert rope["max_spread"] < 1e-10 * rope["score_range"]
+
+
+def test_flash_explorer_steps():
+    fig = ch11_modern.flash_explorer()
+    steps = fig.layout.sliders[0].steps
+    n_tiles = -(-ch11_modern.FLASH_N_KEYS // ch11_modern.FLASH_TILE)
+    assert len(steps) == n_tiles
+    titles = [s.args[1]["title.text"] for s in steps]
+    assert len(set(titles)) == n_tiles and all(s.method == "update" for s in steps)
+    assert fig.layout.height <= 880
+    # every step restyles every trace
+    assert all(len(s.args[0]["y"]) == len(fig.data) for s in steps)
+    data = ch11_modern.flash_step_data()
+    assert data["steps"][-1]["error"] < 1e-12
+
+
+def test_flash_live_face_extremes_and_latency():
+    explorer = ch11_modern.flash_live()
+    for values in ({"tile": 1, "n_keys": 2, "step": 1}, {"tile": 32, "n_keys": 64, "step": 64},
+                   {"tile": 5, "n_keys": 64, "step": 3, "seed": 20}):
+        explorer.update(**values)
+        title = explorer.figure.layout.title.text
+        assert "tile" in title and "nan" not in title.lower()
+    assert len(explorer.figure.data[0].y) == 64
+    seconds = live.latency(explorer, [{"tile": 3, "n_keys": 40, "step": 5},
+                                         {"tile": 8, "n_keys": 64, "step": 2}],
+                              repeats=5)
+    assert float(np.median(seconds)) < 0.05  # median: a loaded CI machine spikes now and then
+
+
+def test_kv_and_accuracy_figures():
+    rows = [{"n_kv_heads": n, "cache_bytes": 1024 * n, "formula_bytes": 1024 * n,
+             "seconds_per_token": 1e-3} for n in (1, 2, 4)]
+    assert len(ch11_modern.kv_figure(rows).data) == 3
+    fig = ch11_modern.accuracy_figure({"a": 0.5, "b": 0.75}, {"a": "A"}, "t")
+    assert list(fig.data[0].y) == ["A", "b"]
+    with pytest.raises(ValueError, match="at least one"):
+        ch11_modern.kv_figure([])
+    with pytest.raises(TypeError, match="non-empty dict"):
+        ch11_modern.accuracy_figure({}, {}, "t")
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="not one of"):
+        ch11_modern.score_grid_data("alibi")
+    with pytest.raises(ValueError, match="n=1 is too small"):
+        ch11_modern.score_grid_data("rope", n=1)
+    with pytest.raises(ValueError, match="tile=0 is too small"):
+        ch11_modern.flash_step_data(0)
+
+
+def test_kv_head_reference_uses_the_library():
+    assert checks.reference("ch11.kv_head") == gqa.kv_head_of(13, 32, 8)
