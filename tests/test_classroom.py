@@ -15,7 +15,7 @@ import torch
 from book import checks, classroom
 
 pytestmark = pytest.mark.slow
-STEMS = ("01_attention_numpy", "02_mha_torch", "03_kv_cache")
+STEMS = ("01_attention_numpy", "02_mha_torch", "03_kv_cache", "04_gqa")
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def solution_lines(source_nb) -> set[str]:
     return lines
 
 
-def test_three_assignments_and_the_bundle_are_generated(generated):
+def test_every_assignment_and_the_bundle_are_generated(generated):
     assert set(generated) == set(STEMS)
     for paths in generated.values():
         assert paths["student"].is_file() and paths["solutions"].is_file()

@@ -68,6 +68,12 @@ PARTIAL_MISTAKES = {
         ("return x.view(batch, seq_len, n_heads, d_model // n_heads).transpose(1, 2)",
          "return x.reshape(batch, n_heads, seq_len, d_model // n_heads)"),  # mixes heads/tokens
     ],
+    "04_gqa": [
+        ("return query_head // (n_heads // n_kv_heads)",
+         "return query_head % n_kv_heads"),  # interleaved groups, not consecutive ones
+        ("return 2 * n_layers * n_tokens * n_kv_heads * d_head * bytes_per_number",
+         "return 2 * n_layers * n_tokens * d_head * bytes_per_number"),  # forgets the heads
+    ],
     "03_kv_cache": [
         ("return 2 * n_layers * n_tokens * d_model * bytes_per_number",
          "return n_layers * n_tokens * d_model * bytes_per_number"),  # forgets the values

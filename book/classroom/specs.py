@@ -264,13 +264,87 @@ def _assignment_3(rng: np.random.Generator) -> list[Case]:
     return cases
 
 
-def _number(expected: int):
+def _number(expected: int, what: str = "the number of bytes"):
     def body(output):
         if isinstance(output, (list, str)) or output is None:
             raise _Wrong("expected a number")
         value = np.asarray(output)
         if value.shape != () or value != expected:
-            raise _Wrong("the number of bytes differs from the reference")
+            raise _Wrong(f"{what} differs from the reference")
+    return _checker(body)
+
+
+# ---- assignment 4: grouped-query attention with a KV cache ----------------------------------
+
+def _gqa_reference(q, k, v, causal: bool) -> np.ndarray:
+    """torch's own kernel with enable_gqa (query head i reads key/value head i // group)."""
+    import torch
+    import torch.nn.functional as F
+
+    with torch.no_grad():
+        out = F.scaled_dot_product_attention(
+            torch.from_numpy(q)[None], torch.from_numpy(k)[None], torch.from_numpy(v)[None],
+            is_causal=causal, enable_gqa=True)
+    return out[0].numpy()
+
+
+def _assignment_4(rng: np.random.Generator) -> list[Case]:
+    from book.gqa import kv_cache_bytes, kv_head_of
+
+    cases = []
+    q = "q1_kv_head"
+    cases.append(Case(q, "in range (public)", 1, True, "kv_head", [5, 8, 2], _in_range(2)))
+    triples = [(0, 4, 4), (7, 8, 1), (int(rng.integers(0, 12)), 12, 3),
+               (int(rng.integers(0, 32)), 32, 8), (int(rng.integers(16, 32)), 32, 4)]
+    for points, (h, n, g) in zip((1, 2, 2, 2, 2), triples, strict=True):
+        cases.append(Case(q, f"head {h} of {n}, {g} key/value heads", points, False, "kv_head",
+                          [h, n, g], _number(kv_head_of(h, n, g), "the head index")))
+
+    def qkv(n_heads, n_kv, T, d):
+        return (rng.normal(size=(n_heads, T, d)), rng.normal(size=(n_kv, T, d)),
+                rng.normal(size=(n_kv, T, d)))
+
+    q = "q2_gqa_attention"
+    cases.append(Case(q, "shape (public)", 1, True, "gqa_attention",
+                      [np.ones((4, 3, 2)), np.ones((2, 3, 2)), np.ones((2, 3, 2))],
+                      shaped((4, 3, 2))))
+    for points, (h, g, T, causal) in zip((2, 2, 3, 2), ((4, 4, 5, False), (4, 1, 6, False),
+                                                        (8, 2, 7, True), (6, 3, 4, True)),
+                                         strict=True):
+        args = qkv(h, g, T, 4)
+        cases.append(Case(q, f"{h} query heads, {g} key/value heads"
+                          + (", causal" if causal else ""), points, False, "gqa_attention",
+                          [*args, causal], close_to(_gqa_reference(*args, causal))))
+
+    q = "q3_decode"
+    cases.append(Case(q, "shape (public)", 1, True, "decode",
+                      list(qkv(4, 2, 5, 2)), shaped((4, 5, 2))))
+    shapes = ((2, 2, 1), (4, 1, 6), (8, 2, int(rng.integers(9, 16))))
+    for points, (h, g, T) in zip((2, 3, 4), shapes, strict=True):
+        args = qkv(h, g, T, 4)
+        cases.append(Case(q, f"{T} tokens, {h} query heads, {g} key/value heads", points, False,
+                          "decode", list(args), close_to(_gqa_reference(*args, True))))
+
+    q = "q4_cache_bytes"
+    cases.append(Case(q, "one number (public)", 1, True, "cache_bytes", [1, 1, 1, 1, 1],
+                      _number(2)))
+    configs = [(32, 8192, 8, 128, 2),  # a Llama-style shape: exactly 1 GiB
+               (int(rng.integers(2, 48)), int(rng.integers(64, 8192)), int(rng.choice([1, 2, 8])),
+                int(rng.choice([64, 128])), int(rng.choice([1, 2, 4]))),
+               (1, 0, 4, 64, 4)]
+    for points, args in zip((3, 3, 3), configs, strict=True):
+        cases.append(Case(q, f"{args}", points, False, "cache_bytes", list(args),
+                          _number(kv_cache_bytes(*args))))
+    return cases
+
+
+def _in_range(n_kv_heads: int):
+    def body(output):
+        if isinstance(output, (list, str, bool)) or output is None:
+            raise _Wrong("expected an integer")
+        value = np.asarray(output)
+        if value.shape != () or not 0 <= value < n_kv_heads:
+            raise _Wrong(f"expected an index between 0 and {n_kv_heads - 1}")
     return _checker(body)
 
 
@@ -278,4 +352,5 @@ ASSIGNMENTS = {a.name: a for a in (
     Assignment("01_attention_numpy", "attention-01-numpy", _assignment_1),
     Assignment("02_mha_torch", "attention-02-mha-torch", _assignment_2),
     Assignment("03_kv_cache", "attention-03-kv-cache", _assignment_3),
+    Assignment("04_gqa", "attention-04-gqa", _assignment_4),
 )}
