@@ -135,9 +135,21 @@ PENDING = f"""() => {{
   return n;
 }}"""
 # Static figures: plotly outputs rendered by plotly's JupyterLab mime renderer (not widgets).
-STATIC = """() => Array.from(document.querySelectorAll('.jp-OutputArea-output'))
-  .filter(o => !o.querySelector('.jupyter-widgets') && o.querySelector('.js-plotly-plot'))
-  .map(o => o.querySelector('.js-plotly-plot'))"""
+STATIC = """() => Array.from(window.jupyterapp.shell.currentWidget.node.querySelectorAll(
+    '.jp-OutputArea-output.js-plotly-plot, .jp-OutputArea-output .js-plotly-plot'))
+  .filter(gd => !gd.closest('.jupyter-widgets'))"""
+# jupyterlab-myst's evaluated roles, from the cells' metadata: [ok count, errors]
+EXPRESSIONS = f"""() => {{
+  let ok = 0; const bad = [];
+  for (const cell of {PANEL}.content.model.cells) {{
+    for (const e of (cell.getMetadata('user_expressions') || [])) {{
+      if (e.result && e.result.status === 'ok') ok++;
+      else bad.push(e.expression + ' -> ' + (e.result ? e.result.ename + ': ' + e.result.evalue
+                                             : 'no result'));
+    }}
+  }}
+  return [ok, bad];
+}}"""
 
 
 def _wait_idle(page, timeout_s: float) -> dict:
@@ -177,7 +189,7 @@ def _exercise_static(page, fig) -> tuple[int, list[str]]:
 
     for s, slider in enumerate(fig.query_selector_all(".slider-group")):
         rail = slider.query_selector(".slider-rail-touch-rect") or slider
-        ticks = slider.query_selector_all(".slider-tick")
+        ticks = slider.query_selector_all(".slider-tick-rect")
         rail_box = rail.bounding_box()
         for i, tick in enumerate(ticks):
             box = tick.bounding_box()
@@ -253,7 +265,8 @@ def test_chapter_in_jupyterlab(path, lab, browser):
     page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: console.append(f"page error: {e}"))
     try:
-        page.goto(f"{url}/lab/tree/{path.name}", wait_until="domcontentloaded")
+        # ?reset: a fresh workspace, so that no tab of an earlier chapter is restored beside it
+        page.goto(f"{url}/lab/tree/{path.name}?reset", wait_until="domcontentloaded")
         page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell"
                                " && window.jupyterapp.shell.currentWidget"
                                " && window.jupyterapp.shell.currentWidget.sessionContext",
@@ -287,7 +300,7 @@ def test_chapter_in_jupyterlab(path, lab, browser):
         assert not errors, f"{path.name}: error outputs {errors}"
 
         # the prose: numbers, not roles; admonitions as boxes
-        markdown = page.evaluate("() => Array.from(document.querySelectorAll("
+        markdown = page.evaluate(f"() => Array.from({PANEL}.node.querySelectorAll("
                                  "'.jp-MarkdownCell .jp-RenderedMarkdown, "
                                  ".jp-MarkdownCell .jp-RenderedMySTMarkdown, "
                                  ".jp-MarkdownCell .myst')).map(e => e.innerText)")
@@ -295,17 +308,18 @@ def test_chapter_in_jupyterlab(path, lab, browser):
         assert not raw, f"{path.name}: raw MyST in the rendered prose: {raw[0][:300]!r}"
         source = "\n".join(c.source for c in _cells(copy) if c.cell_type == "markdown")
         n_admonitions = source.count(":::{admonition}")
-        boxes = page.evaluate("() => document.querySelectorAll('.jp-MarkdownCell aside, "
+        boxes = page.evaluate(f"() => {PANEL}.node.querySelectorAll('.jp-MarkdownCell aside, "
                               ".jp-MarkdownCell .admonition').length")
         assert boxes >= n_admonitions, f"{path.name}: {boxes} boxes for {n_admonitions} " \
                                        "admonitions"
         n_eval = source.count("{eval}")
-        shown = page.evaluate("() => document.querySelectorAll('.jp-MarkdownCell "
-                              "input.eval, .jp-MarkdownCell [class*=inline-expression], "
-                              ".jp-MarkdownCell .myst-inline-expression').length")
+        shown, failed = page.evaluate(EXPRESSIONS)
+        assert not failed, f"{path.name}: prose roles that did not evaluate: {failed[:5]}"
+        assert shown == n_eval, f"{path.name}: {shown} of {n_eval} prose numbers evaluated"
 
         # live explorers: every widget output with a figure redraws after a control change
-        live = page.query_selector_all(".jp-OutputArea-output:has(.jupyter-widgets)")
+        live = page.query_selector_all(".jp-NotebookPanel:not(.lm-mod-hidden) "
+                                       ".jp-OutputArea-output:has(.jupyter-widgets)")
         live = [o for o in live if o.query_selector(".widget-vbox, .widget-box")]
         live_problems = [p for p in (_exercise_live(page, o) for o in live) if p]
         assert not live_problems, f"{path.name}: {live_problems}"
