@@ -20,7 +20,7 @@ setup: $(STAMP) git-filter
 # on every chapter notebook it stages or diffs (.gitattributes), so outputs, execution counts,
 # widget state and jupyterlab-myst's evaluated roles never reach a commit or a `git status`.
 # The commands are relative to the worktree root, where git runs filters. NO_GIT_FILTER=1 skips.
-NBSTRIPOUT := .venv/bin/python -m nbstripout --extra-keys "cell.metadata.user_expressions"
+NBSTRIPOUT := .venv/bin/python -m nbstripout --keep-id --extra-keys "cell.metadata.user_expressions"
 git-filter: $(STAMP)
 	@if [ -z "$(NO_GIT_FILTER)" ] && git rev-parse --git-dir >/dev/null 2>&1; then \
 	  git config filter.nbstripout.clean '$(NBSTRIPOUT)' && \
