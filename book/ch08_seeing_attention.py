@@ -261,10 +261,11 @@ def attention_live(model=None, text: str | None = None) -> LiveExplorer:
     }
     fig = head_view(model, [attention_roles.EXAMPLE], start=(0, 0))
     fig.layout.updatemenus, fig.layout.sliders = [], []
+    # the static view's top margin holds its dropdown; here only the caption needs room
+    fig.layout.margin.t, fig.layout.height = 60, 570
     explorer = LiveExplorer(fig, controls, redraw)
     explorer.message = message
-    explorer.widget = widgets.VBox([widgets.HBox(list(controls.values())), message,
-                                    explorer.figure])
+    explorer.widget = widgets.VBox([*explorer.control_rows, message, explorer.figure])
     explorer.update()
     return explorer
 

@@ -77,6 +77,9 @@ def pattern_live() -> LiveExplorer:
         trace = fig.data[0]
         trace.z, trace.x, trace.y = data["z"], labels, labels
         fig.layout.title.text = _pattern_title(kind, window, data)
+        # a slider that changes nothing for this variant is greyed out, not left to mislead
+        controls["dilation"].disabled = kind != "dilated"
+        controls["n_global"].disabled = kind != "hybrid"
 
     controls = {
         "kind": widgets.Dropdown(options=list(PATTERN_KINDS), value="dilated",
@@ -91,7 +94,8 @@ def pattern_live() -> LiveExplorer:
     for i, trace in enumerate(fig.data):
         trace.visible = i == 0
     fig = go.Figure(fig.data[:1], fig.layout)
-    explorer = LiveExplorer(fig, controls, redraw)
+    explorer = LiveExplorer(fig, controls, redraw,
+                            rows=[["kind", "n", "window"], ["dilation", "n_global"]])
     explorer.update()
     return explorer
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import inspect
 import json
+import os
 import random
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
@@ -14,10 +16,17 @@ import torch
 
 from . import validate
 
-PLOTLY_CONFIG = {"displaylogo": False, "responsive": True,
-                 "modeBarButtonsToRemove": ["sendDataToCloud"]}
+# The config of the plotly mimetype bundle (what JupyterLab, Notebook 7 and VS Code render).
+# Never "responsive": there the output area has no height of its own, so a responsive figure's
+# container becomes height: 100% of nothing and collapses to 0 px at the first slider step.
+PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["sendDataToCloud"]}
+# The book's text/html twin stays responsive: the page gives each figure's container a size
+# (the layout height, a width from the text column), so the figure reflows down to 390 px.
+HTML_CONFIG = {**PLOTLY_CONFIG, "responsive": True}
 SEED = 0
+BUILD_ENV = "BOOK_BUILD"  # set by book.sphinxext for the build's kernels (and by the tests)
 _figure_counter = 0
+_glued: dict[str, object] = {}  # every value glued in this kernel, for book.glued()
 
 
 def setup(seed: int = SEED) -> None:
@@ -49,22 +58,33 @@ def _register_renderer() -> None:
             payload = pio.to_json(fig_dict, validate=False)
             digest = hashlib.sha1(payload.encode()).hexdigest()[:8]
             div_id = f"fig-{_figure_counter}-{digest}"  # deterministic: same output twice
+            # to_html writes into the config it is given (setdefault("responsive", True)):
+            # hand it a copy, so the mimetype bundle's config never turns responsive.
             html = pio.to_html(fig_dict, include_plotlyjs=False, full_html=False,
-                               config=PLOTLY_CONFIG, div_id=div_id, validate=False)
+                               config=copy.deepcopy(HTML_CONFIG), div_id=div_id,
+                               validate=False)
             data = json.loads(payload)
-            data["config"] = PLOTLY_CONFIG
+            data["config"] = copy.deepcopy(PLOTLY_CONFIG)
             return {"application/vnd.plotly.v1+json": data, "text/html": html}
 
     pio.renderers["book"] = BookRenderer()
     pio.renderers.default = "book"
 
 
-def glue(name: str, value, display: bool = False) -> None:
-    """Store ``value`` under ``name`` for the prose (``{glue:text}`name:.2f```).
+def in_build() -> bool:
+    """True in a kernel of the book build (``book.sphinxext`` sets ``BOOK_BUILD=1``)."""
+    return os.environ.get(BUILD_ENV, "") == "1"
 
-    Uses MyST-NB's glue when it is installed (the book build); in a plain Jupyter session it
-    does nothing, so the notebook runs without the build tools. Returns None, so a cell that
-    ends with a glue call shows nothing extra.
+
+def glue(name: str, value, display: bool = False) -> None:
+    """Store ``value`` under ``name`` for the prose.
+
+    The prose names it as ``{eval}`book.glued("name:.2f")``` (see :func:`glued`). In the book
+    build this is MyST-NB's glue, which the page pastes. Outside the build (JupyterLab,
+    Notebook 7, VS Code) the value is kept for :func:`glued`, which the markdown cells evaluate
+    through jupyterlab-myst, and a glued *figure* is shown right here, in the cell that computes
+    it, since the ```{glue}``` directive that pastes it in the book is the book's alone.
+    Returns None, so a cell that ends with a glue call shows nothing extra.
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a str (a Python identifier such as 'n_heads'), got "
@@ -75,14 +95,75 @@ def glue(name: str, value, display: bool = False) -> None:
     validate.boolean("display", display)
     if isinstance(value, np.generic):  # np.float64(…) reprs would not format in the prose
         value = value.item()
-    if hasattr(value, "_ipython_display_") and hasattr(value, "_repr_mimebundle_"):
+    _glued[name] = value
+    figure = hasattr(value, "_ipython_display_") and hasattr(value, "_repr_mimebundle_")
+    if not in_build():
+        if figure or display:
+            from IPython.display import display as show
+
+            show(value)
+        return None
+    if figure:
         value = _RichOnly(value)  # a plotly figure: glue its bundle, don't show it here
     try:
         from myst_nb import glue as _glue
-    except ImportError:
+    except ImportError:  # pragma: no cover - the build has MyST-NB
         return None
     _glue(name, value, display=display)
     return None
+
+
+def format_like_glue(value, spec: str) -> str:
+    """``value`` formatted as MyST-NB's ``{glue:text}`name:spec``` formats its text/plain."""
+    if spec == "":
+        return str(value)
+    kind = spec[-1]
+    if kind == "s":
+        value = str(value)
+    elif kind in "bcdoxX":
+        value = int(value)
+    elif kind in "eEfFgGn%":
+        value = float(value)
+    return format(value, spec)
+
+
+class Glued:
+    """A glued value as the prose shows it: its text, formatted like ``{glue:text}`` would."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:  # jupyterlab-myst shows an expression's text/plain
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def glued(key: str) -> Glued:
+    """The glued value ``key`` formatted for the prose: ``glued("var_64:.1f")`` → ``12.3``.
+
+    ``key`` is what MyST-NB's ``{glue:text}`` role takes: ``name``, ``name:format`` or
+    ``notebook.ipynb::name:format`` (the notebook part is for the book build, which resolves
+    it across pages; in the notebook the value comes from this kernel). The markdown cells
+    write ``{eval}`book.glued("name:.2f")```: jupyterlab-myst evaluates it in the kernel, and
+    the book build (``book.sphinxext``) turns it into the ``{glue:text}`` role.
+    """
+    if not isinstance(key, str) or not key:
+        raise TypeError(f"glued takes the glue key as a string like 'var_64:.1f', got {key!r}")
+    name = key.split("::", 1)[-1]
+    name, _, spec = name.partition(":")
+    if not name.isidentifier():
+        raise ValueError(f"glued({key!r}): {name!r} is not a glue name; write 'name' or "
+                         "'name:format', e.g. 'var_64:.1f'")
+    if name not in _glued:
+        raise KeyError(f"nothing glued as {name!r} yet in this kernel: run the cells above "
+                       "(Run All) and then this markdown cell again")
+    try:
+        return Glued(format_like_glue(_glued[name], spec))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"glued({key!r}): cannot format {_glued[name]!r} with {spec!r}: {err}") \
+            from None
 
 
 class _RichOnly:

@@ -15,16 +15,24 @@ from collections.abc import Callable
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
-from IPython.display import display
+from IPython.display import HTML, display
 
 from . import validate
+
+STALE_HINT = ("Live explorer (needs this notebook's running kernel). If it shows \"Error "
+              "displaying widget\" or nothing, run this cell to bring the explorer back.")
 
 
 class LiveExplorer:
     """A FigureWidget plus its controls; ``update(**values)`` redraws for new control values."""
 
     def __init__(self, figure: go.Figure, controls: dict[str, widgets.ValueWidget],
-                 redraw: Callable[..., None]):
+                 redraw: Callable[..., None], rows: list[list[str]] | None = None):
+        if rows is not None:
+            flat = [name for row in rows for name in row]
+            if sorted(flat) != sorted(controls) or len(flat) != len(set(flat)):
+                raise ValueError(f"rows must name every control once, got {rows!r} for "
+                                 f"controls {sorted(controls)}")
         self.figure = go.FigureWidget(figure)
         self.controls = controls
         self._redraw = redraw
@@ -32,7 +40,11 @@ class LiveExplorer:
         self.redraws = 0  # how many times the figure was redrawn (tests count it)
         for control in controls.values():
             control.observe(self._on_change, names="value")
-        self.widget = widgets.VBox([widgets.HBox(list(controls.values())), self.figure])
+        rows = [list(controls)] if rows is None else rows
+        # rows of controls that wrap onto a new line rather than squeeze sliders to nothing
+        self.control_rows = [widgets.HBox([controls[name] for name in row],
+                                          layout={"flex_flow": "row wrap"}) for row in rows]
+        self.widget = widgets.VBox([*self.control_rows, self.figure])
 
     def _on_change(self, _change) -> None:
         if not self._setting:
@@ -63,8 +75,20 @@ class LiveExplorer:
             self._setting = False
         self._draw()
 
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The widget's bundle, with the stale hint as its text/plain twin (what a front-end
+        without the widget's model shows: GitHub, nbviewer, a reopened notebook in VS Code)."""
+        bundle = self.widget._repr_mimebundle_()
+        data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
+        data["text/plain"] = STALE_HINT
+        return data
+
     def _ipython_display_(self):
-        display(self.widget)
+        display(self._repr_mimebundle_(), raw=True)
+        # JupyterLab shows "Error displaying widget: model not found" for a widget saved from
+        # an earlier kernel, and never the text/plain twin: say so under the explorer.
+        display(HTML(f'<div class="book-live-hint" style="font-size: 12px; color: #555">'
+                     f"{STALE_HINT}</div>"))
 
 
 def latency(explorer: LiveExplorer, values: list[dict], repeats: int = 3) -> np.ndarray:

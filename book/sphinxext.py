@@ -12,6 +12,8 @@ file found there to every page.
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 from pathlib import Path
 
@@ -82,7 +84,38 @@ def _use_local_mathjax(app, config):
     config.mathjax_path = MATHJAX_JS
 
 
+# The prose's numbers: {eval}`book.glued("name:.2f")`. jupyterlab-myst evaluates that in the
+# reader's kernel; the build reads it as MyST-NB's {glue:text}`name:.2f` (glued outputs, no
+# kernel at render time, so any nb_execution_mode works, "cache" included).
+GLUED_ROLE = re.compile(r"""^book\.glued\((["'])(?P<key>[^"']+)\1\)$""")
+
+
+def _glued_role():
+    from myst_nb.ext.glue.roles import PasteTextRole
+    from myst_nb.ext.glue.utils import glue_warning
+
+    class GluedRole(PasteTextRole):
+        """``{eval}`book.glued("key")``` pasted as ``{glue:text}`key```; nothing else is
+        evaluated (the build never runs code from the prose)."""
+
+        def run(self):
+            match = GLUED_ROLE.match(self.text.strip())
+            if match is None:
+                return [], [glue_warning(
+                    f"{{eval}}`{self.text}`: the book only evaluates book.glued(\"name:format\") "
+                    "in the prose; glue the value in a code cell (book.glue) and write "
+                    "{eval}`book.glued(\"name:.2f\")`", self.document, self.line)]
+            self.text = match.group("key")
+            return super().run()
+
+    return GluedRole
+
+
 def setup(app):
+    # The build's kernels inherit this: book.glue then glues for the page (MyST-NB) instead of
+    # showing figures in place, as it does in JupyterLab.
+    os.environ["BOOK_BUILD"] = "1"
+    app.add_role("eval", _glued_role()(), override=True)
     app.connect("config-inited", _use_local_mathjax)
     app.connect("html-page-context", _add_plotly)
     app.connect("html-page-context", _drop_thebe, priority=900)

@@ -24,6 +24,18 @@ def test_renderer_emits_html_without_plotlyjs_and_json():
     assert pio.renderers.default == "book"
 
 
+def test_mimetype_bundle_is_never_responsive_and_the_html_twin_is():
+    """JupyterLab, Notebook 7 and VS Code render the plotly mimetype: a responsive config there
+    collapses the figure to 0 px at its first slider step. The book's page gives the html
+    twin's container a size, so it stays responsive (reflow down to 390 px)."""
+    book.setup()
+    for _ in range(2):  # plotly's to_html must not have written into the shared config
+        bundle = render(go.Figure(go.Bar(y=[1, 2])))
+        assert "responsive" not in bundle["application/vnd.plotly.v1+json"]["config"]
+        assert '"responsive": true' in bundle["text/html"]
+    assert "responsive" not in display.PLOTLY_CONFIG
+
+
 def test_renderer_output_repeats_after_setup():
     book.setup()
     first = render(go.Figure(go.Bar(y=[1, 2])))["text/html"]

@@ -1,0 +1,55 @@
+"""The live explorers' layout in Jupyter: rows of controls, the stale-widget hint, and controls
+that only matter for some settings greyed out when they don't."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import pytest
+
+from book import ch03_walkthrough, ch10_beyond, live
+
+
+def _explorer(rows=None):
+    import ipywidgets as widgets
+
+    controls = {"a": widgets.IntSlider(value=1, min=0, max=3),
+                "b": widgets.IntSlider(value=2, min=0, max=3)}
+    return live.LiveExplorer(go.Figure(go.Bar(y=[1, 2])), controls,
+                             lambda fig, a, b: setattr(fig.data[0], "y", [a, b]), rows=rows)
+
+
+def test_rows_must_name_every_control_once():
+    assert len(_explorer().control_rows) == 1
+    assert [len(r.children) for r in _explorer([["a"], ["b"]]).control_rows] == [1, 1]
+    for bad in ([["a"]], [["a", "a"], ["b"]], [["a", "b", "c"]]):
+        with pytest.raises(ValueError, match="rows must name every control once"):
+            _explorer(bad)
+
+
+def test_stale_hint_is_the_text_twin_and_shown_under_the_explorer(monkeypatch):
+    explorer = _explorer()
+    bundle = explorer._repr_mimebundle_()
+    assert bundle["text/plain"] == live.STALE_HINT and "run this cell" in live.STALE_HINT
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    shown = []
+    monkeypatch.setattr(live, "display",
+                        lambda obj, raw=False: shown.append((obj, raw)))
+    explorer._ipython_display_()
+    assert shown[0] == (bundle, True)
+    assert live.STALE_HINT in shown[1][0].data
+
+
+def test_walkthrough_controls_in_two_rows():
+    explorer = ch03_walkthrough.walkthrough_live()
+    assert [[c.description for c in row.children] for row in explorer.control_rows] == \
+        [["step", "edit"], ["row", "column", "value"]]
+
+
+def test_pattern_explorer_greys_out_sliders_that_do_nothing():
+    explorer = ch10_beyond.pattern_live()
+    c = explorer.controls
+    expected = {"full": (True, True), "window": (True, True), "dilated": (False, True),
+                "hybrid": (True, False)}
+    for kind, (dilation_off, global_off) in expected.items():
+        explorer.update(kind=kind)
+        assert (c["dilation"].disabled, c["n_global"].disabled) == (dilation_off, global_off)
