@@ -21,6 +21,9 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import bench_layers  # noqa: E402
 
 
 def cold_build(out: Path) -> float:
@@ -193,6 +196,9 @@ def main() -> None:
     if "--long-context" in sys.argv[1:]:  # just this section: python tests/bench.py --long-context
         long_context()
         return
+    if "--layers" in sys.argv[1:]:  # just the production-layer ratios (tests/bench_layers.py)
+        bench_layers.main([])
+        return
     with tempfile.TemporaryDirectory() as tmp:
         seconds = cold_build(Path(tmp))
         print(f"\ncold build (jupyter-book build -nW, executes every notebook): {seconds:.1f} s")
@@ -205,6 +211,7 @@ def main() -> None:
     print("\nlive widget update latency (target ≤ 50 ms)     p50 ms    p95 ms")
     for name, (p50, p95) in live_latency().items():
         print(f"  {name:45} {p50:7.1f} {p95:9.1f}")
+    bench_layers.main([])
     long_context()
 
 
