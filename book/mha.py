@@ -238,12 +238,28 @@ class MultiHeadSelfAttentionSDPA(MultiHeadSelfAttention):
         if torch.is_grad_enabled() and (x.requires_grad or self.w_q.weight.requires_grad):
             return (self.split_heads(self.w_q(x)), self.split_heads(self.w_k(x)),
                     self.split_heads(self.w_v(x)))
-        weight = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])
-        bias = None if self.w_q.bias is None else \
-            torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
+        weight, bias = self._stacked_weights()
         qkv = F.linear(x, weight, bias).view(batch, seq_len, 3, self.n_heads, self.d_k)
         qkv = qkv.permute(2, 0, 3, 1, 4)  # (3, batch, heads, seq, d_k)
         return qkv[0], qkv[1], qkv[2]
+
+    def _stacked_weights(self):
+        """``[W_q; W_k; W_v]`` and the stacked biases, rebuilt only when a parameter changed.
+
+        The key holds each parameter's storage, device and in-place version counter, so an
+        optimiser step, ``load_state_dict``, ``.to()`` or assigning ``.data`` all rebuild it.
+        """
+        params = [m.weight for m in (self.w_q, self.w_k, self.w_v)]
+        if self.w_q.bias is not None:
+            params += [m.bias for m in (self.w_q, self.w_k, self.w_v)]
+        key = tuple((p.data_ptr(), p.device, p.dtype, p._version) for p in params)
+        cached = self.__dict__.get("_stacked")
+        if cached is None or cached[0] != key:
+            with torch.no_grad():
+                weight = torch.cat(params[:3])
+                bias = torch.cat(params[3:]) if len(params) > 3 else None
+            cached = self.__dict__["_stacked"] = (key, weight, bias)
+        return cached[1], cached[2]
 
 
 def _is_causal_for(mask, x) -> bool:
@@ -257,7 +273,16 @@ def _is_causal_for(mask, x) -> bool:
     if mask.dtype != torch.bool or mask.device != x.device or mask.shape[-2:] != (n, n) \
             or mask.ndim not in (2, 3, 4) or any(s != 1 for s in mask.shape[:-2]):
         return False
-    return torch.equal(mask.reshape(n, n), _causal(n, x.device))
+    seen = _LAST_CAUSAL.get("mask")
+    if seen is mask and _LAST_CAUSAL["version"] == mask._version:
+        return True  # the same tensor, unchanged since it was found causal
+    if not torch.equal(mask.reshape(n, n), _causal(n, x.device)):
+        return False
+    _LAST_CAUSAL.update(mask=mask, version=mask._version)
+    return True
+
+
+_LAST_CAUSAL: dict = {}  # the last mask found causal and its in-place version counter
 
 
 _CAUSAL_CACHE: dict[tuple[int, str], torch.Tensor] = {}

@@ -482,3 +482,30 @@ def test_finite_entries_whose_sum_overflows_pass(layer):
     x = torch.full((1, 3, 8), 3e38)  # every entry finite, their float32 sum is inf
     assert not torch.isfinite(x.sum())
     assert layer.check_inputs(x) is None  # the exact check runs and finds nothing wrong
+
+
+def test_a_mask_edited_in_place_after_a_causal_call_is_checked_again(layer):
+    fast = MultiHeadSelfAttentionSDPA.from_module(layer)
+    x = torch.zeros(1, 3, 8)
+    mask = masks.causal_mask(3)
+    fast(x, mask=mask)
+    assert mha._is_causal_for(mask, x)
+    mask[2] = False  # query 2 now sees nothing: must raise, not take the cached causal path
+    assert not mha._is_causal_for(mask, x)
+    with pytest.raises(ValueError, match="query 2"):
+        fast(x, mask=mask)
+
+
+def test_stacked_weights_follow_parameter_updates(layer):
+    fast = MultiHeadSelfAttentionSDPA.from_module(layer).eval()
+    x = torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        before = fast(x)
+        fast.w_k.weight.mul_(2.0)  # in place, as an optimiser step does
+        after = fast(x)
+        reference = MultiHeadSelfAttention.from_module(fast)(x)
+    assert not torch.allclose(before, after)
+    torch.testing.assert_close(after, reference, **TOL[torch.float32])
+    fast.load_state_dict(layer.state_dict())
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), before, rtol=0, atol=0)
