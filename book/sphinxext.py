@@ -4,7 +4,13 @@
   always match) into ``_static/vendor/`` and loaded only on pages that hold a plotly figure;
 * MathJax 3 (SVG output: no web fonts to fetch) is copied from the ``django-static-mathjax``
   package into ``_static/vendor/mathjax/``; Sphinx's own mathjax extension loads it only on
-  pages with math, via ``mathjax_path``.
+  pages with math, via ``mathjax_path``;
+* rebuilds are never stale: Sphinx re-reads (and MyST-NB, in ``force`` mode, re-executes) only
+  the sources that changed, and a notebook's source does not change when the ``book/`` code it
+  calls does. Each notebook's *inputs* — the ``book/`` modules it imports, followed through
+  their own imports, the data files under ``assets/`` and the versions of the libraries that
+  compute its outputs — are hashed into the build environment; a notebook whose hash moved is
+  read (so executed) again. An unchanged tree still rebuilds in seconds.
 
 The vendored trees stay out of ``html_static_path`` on purpose: Jupyter Book adds every ``.js``
 file found there to every page.
@@ -12,7 +18,11 @@ file found there to every page.
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import json
 import shutil
+from importlib import metadata
 from pathlib import Path
 
 PLOTLY_JS = "vendor/plotly.min.js"
@@ -82,8 +92,143 @@ def _use_local_mathjax(app, config):
     config.mathjax_path = MATHJAX_JS
 
 
+# ---- never-stale rebuilds ---------------------------------------------------------------------
+
+PACKAGE = Path(__file__).resolve().parent  # the book/ the build (and its kernels) import
+# Libraries whose version changes a notebook's output; a new version re-executes every notebook.
+VERSIONED = ("numpy", "torch", "plotly", "ipywidgets", "anywidget")
+# Under assets/: what the build copies as it is (no notebook reads it to compute an output).
+_NOT_DATA = ("static", "vendor")
+
+
+def _module_imports(source: str, module: str) -> set[str] | None:
+    """Names of the ``book`` modules that ``source`` imports (``None`` if it does not parse).
+
+    ``module`` is the importing module's own name (``""`` for a notebook) so that relative
+    imports (``from . import masks``, ``from .mha import X``) resolve. Imports inside functions
+    count too: the book imports lazily.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "book":
+                    found.add(parts[1] if len(parts) > 1 else "__init__")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: inside the package
+                base = (node.module or "").split(".")[0]
+            elif node.module and node.module.split(".")[0] == "book":
+                parts = node.module.split(".")
+                base = parts[1] if len(parts) > 1 else ""
+            else:
+                continue
+            if base:
+                found.add(base)
+            else:  # from book import a, b / from . import a, b: modules or names of __init__
+                found.add("__init__")
+                found.update(alias.name for alias in node.names)
+    return found
+
+
+def _package_graph(package: Path) -> dict[str, set[str] | None]:
+    """module name -> the book modules it imports (None: unparsable, depends on everything)."""
+    return {path.stem: _module_imports(path.read_text(encoding="utf-8"), path.stem)
+            for path in sorted(package.glob("*.py"))}
+
+
+def _closure(start: set[str] | None, graph: dict[str, set[str] | None]) -> set[str]:
+    """Every module reached from ``start`` (all of them where anything fails to parse)."""
+    if start is None:
+        return set(graph)
+    todo, seen = list(start | {"__init__"}), set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in graph:
+            continue  # a name imported from __init__ (setup, glue), not a module
+        seen.add(name)
+        deps = graph[name]
+        if deps is None:
+            return set(graph)
+        todo.extend(deps)
+    return seen
+
+
+def _notebook_source(path: Path) -> str:
+    """The notebook's code cells as one Python source (IPython magics and shell lines dropped)."""
+    cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    lines = []
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        lines += [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    return "\n".join(lines)
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _shared_inputs(srcdir: Path) -> str:
+    """One digest of what every notebook depends on: data files under assets/, library versions."""
+    h = hashlib.sha256()
+    assets = srcdir / "assets"
+    if assets.is_dir():
+        for path in sorted(assets.rglob("*")):
+            rel = path.relative_to(assets)
+            if path.is_file() and rel.parts[0] not in _NOT_DATA:
+                h.update(f"{rel.as_posix()}:{_file_digest(path)}\n".encode())
+    for name in VERSIONED:
+        try:
+            h.update(f"{name}=={metadata.version(name)}\n".encode())
+        except metadata.PackageNotFoundError:
+            h.update(f"{name} missing\n".encode())
+    return h.hexdigest()
+
+
+def notebook_input_hashes(notebooks: dict[str, Path], srcdir: Path,
+                          package: Path = PACKAGE) -> dict[str, str]:
+    """docname -> hash of the inputs of that notebook besides its own source (see above)."""
+    graph = _package_graph(package)
+    modules = {name: _file_digest(package / f"{name}.py") for name in graph}
+    shared = _shared_inputs(srcdir)
+    out = {}
+    for docname, path in notebooks.items():
+        used = _closure(_module_imports(_notebook_source(path), ""), graph)
+        h = hashlib.sha256(shared.encode())
+        for name in sorted(used):
+            h.update(f"{name}:{modules[name]}\n".encode())
+        out[docname] = h.hexdigest()
+    return out
+
+
+def _outdated_notebooks(app, env, added, changed, removed):
+    """``env-get-outdated``: the notebooks whose inputs changed since they were last read."""
+    notebooks = {}
+    for docname in env.found_docs:
+        path = Path(env.doc2path(docname))
+        if path.suffix == ".ipynb":
+            notebooks[docname] = path
+    hashes = notebook_input_hashes(notebooks, Path(app.srcdir))
+    before = getattr(env, "book_notebook_inputs", {})
+    env.book_notebook_inputs = hashes  # pickled with the environment
+    stale = sorted(d for d, h in hashes.items()
+                   if before.get(d) != h and d not in added and d not in changed)
+    if stale and before:
+        print(f"book.sphinxext: inputs changed, re-executing {len(stale)} notebook(s): "
+              + ", ".join(stale))
+    return stale
+
+
 def setup(app):
     app.connect("config-inited", _use_local_mathjax)
+    app.connect("env-get-outdated", _outdated_notebooks)
     app.connect("html-page-context", _add_plotly)
     app.connect("html-page-context", _drop_thebe, priority=900)
     app.connect("build-finished", _copy_vendored)
