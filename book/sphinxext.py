@@ -1,7 +1,12 @@
-"""A small Sphinx extension that makes the HTML book work offline, from ``file://``.
+"""A small Sphinx extension that makes the HTML book work offline, from ``file://``, and light.
 
-* plotly.js is copied from the *installed* plotly package (so the figure JSON and the library
-  always match) into ``_static/vendor/`` and loaded only on pages that hold a plotly figure;
+* plotly.js: the cartesian partial bundle (scatter, heatmap, bar… — all the book's figures use;
+  1.5 MB instead of 4.8 MB), vendored in ``assets/vendor/plotly/`` at the plotly.js version of
+  the *installed* plotly (so the figure JSON and the library always match: the build stops on a
+  mismatch and names the refresh script), copied into ``_static/vendor/`` and loaded only on
+  pages that hold a plotly figure;
+* Font Awesome's 1.5 MB JavaScript (it swaps every ``<i class="fa-…">`` for an inline SVG) is
+  not loaded: the theme's stylesheet already draws the same icons from its web font;
 * MathJax 3 (SVG output: no web fonts to fetch) is copied from the ``django-static-mathjax``
   package into ``_static/vendor/mathjax/``; Sphinx's own mathjax extension loads it only on
   pages with math, via ``mathjax_path``;
@@ -21,22 +26,47 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import re
 import shutil
 from importlib import metadata
 from pathlib import Path
 
-PLOTLY_JS = "vendor/plotly.min.js"
+PLOTLY_JS = "vendor/plotly-cartesian.min.js"
 MATHJAX_JS = "vendor/mathjax/tex-svg.js"
 # MathJax parts the SVG build never loads: the speech engine and the all-in-one bundles.
 _MATHJAX_SKIP = ("sre", "*-full*.js", "*-speech*.js", "node-main.js", "mml-*.js", "*chtml*")
+VENDOR = Path(__file__).resolve().parent.parent / "assets" / "vendor"
+REFRESH = "python assets/vendor/plotly/refresh.py"
+
+
+def bundled_plotlyjs_version() -> str:
+    """The plotly.js version that the installed plotly (Python) generates figures for."""
+    import plotly.offline
+
+    return plotly.offline.get_plotlyjs_version()
+
+
+def vendored_plotlyjs_version(path: Path | None = None) -> str:
+    """The version in the vendored bundle's banner (``plotly.js (cartesian - minified) vX``)."""
+    path = VENDOR / "plotly" / "plotly-cartesian.min.js" if path is None else path
+    head = path.read_bytes()[:300].decode("utf-8", "replace")
+    found = re.search(r"plotly\.js \(cartesian[^)]*\) v(\S+)", head)
+    if not found:
+        raise ValueError(f"{path} does not start with a plotly.js cartesian banner; refresh it "
+                         f"with `{REFRESH}`")
+    return found.group(1)
 
 
 def plotly_js_path() -> Path:
-    import plotly
-
-    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    """The vendored cartesian bundle, after checking it matches the installed plotly."""
+    path = VENDOR / "plotly" / "plotly-cartesian.min.js"
     if not path.is_file():
-        raise FileNotFoundError(f"plotly.min.js not found at {path}; reinstall plotly")
+        raise FileNotFoundError(f"{path} is missing; restore it from git or run `{REFRESH}`")
+    vendored, bundled = vendored_plotlyjs_version(path), bundled_plotlyjs_version()
+    if vendored != bundled:
+        raise RuntimeError(f"the vendored plotly.js cartesian bundle is v{vendored} but the "
+                           f"installed plotly generates figures for plotly.js v{bundled}; run "
+                           f"`{REFRESH}`")
     return path
 
 
@@ -81,7 +111,7 @@ def _copy_vendored(app, exception):
         return
     vendor = Path(app.outdir) / "_static" / "vendor"
     vendor.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(plotly_js_path(), vendor / "plotly.min.js")
+    shutil.copy2(plotly_js_path(), vendor / Path(PLOTLY_JS).name)
     target = vendor / "mathjax"
     if target.exists():
         shutil.rmtree(target)
@@ -90,6 +120,33 @@ def _copy_vendored(app, exception):
 
 def _use_local_mathjax(app, config):
     config.mathjax_path = MATHJAX_JS
+
+
+_FONTAWESOME_JS = re.compile(r"[ \t]*<script[^>]*scripts/fontawesome\.js[^>]*></script>\n?")
+
+
+def _without_fontawesome_js(app, config):
+    """Put first on the template path a copy of the theme's ``static/webpack-macros.html``
+    without its ``fontawesome.js`` script tag (the theme's CSS and web font draw the icons).
+    The copy is made from the installed theme on every build, so its asset digests stay right.
+    """
+    try:
+        import pydata_sphinx_theme
+    except ImportError:
+        return
+    theme = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme"
+    macros = theme / "static" / "webpack-macros.html"
+    if not macros.is_file():
+        return
+    text, n = _FONTAWESOME_JS.subn("", macros.read_text(encoding="utf-8"))
+    if n == 0:
+        return  # a theme version without it: nothing to drop
+    target = Path(app.doctreedir).parent / "book_templates"
+    (target / "static").mkdir(parents=True, exist_ok=True)
+    out = target / "static" / "webpack-macros.html"
+    if not out.is_file() or out.read_text(encoding="utf-8") != text:
+        out.write_text(text, encoding="utf-8")
+    config.templates_path = [str(target), *config.templates_path]
 
 
 # ---- never-stale rebuilds ---------------------------------------------------------------------
@@ -228,6 +285,7 @@ def _outdated_notebooks(app, env, added, changed, removed):
 
 def setup(app):
     app.connect("config-inited", _use_local_mathjax)
+    app.connect("config-inited", _without_fontawesome_js)
     app.connect("env-get-outdated", _outdated_notebooks)
     app.connect("html-page-context", _add_plotly)
     app.connect("html-page-context", _drop_thebe, priority=900)
