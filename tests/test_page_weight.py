@@ -96,3 +96,22 @@ def test_setup_makes_figures_embed_the_slim_template():
         assert len(json.dumps(embedded)) < 3000
     finally:
         pio.templates.default = before
+
+
+@pytest.mark.slow
+def test_built_pages_stay_under_their_weight_limits(built_book):
+    """Weight as Chromium loads each page from file:// (HTML + every local file it fetched).
+    First-paint times are printed (``make bench`` reports them too) but not asserted: on a busy
+    shared machine they measure the machine as much as the page."""
+    import bench_pages
+
+    rows = bench_pages.browser_pages(built_book["html"])
+    bench_pages.report_pages(rows)
+    chapters = [r for r in rows if r["figures"]]
+    assert len(chapters) >= 10, [r["page"] for r in rows]
+    for r in rows:
+        limit = CHAPTER_LIMIT if r["figures"] else PLAIN_LIMIT
+        assert r["bytes"] <= limit, f"{r['page']}: {r['bytes']:,} bytes > {limit:,}"
+        if r["figures"]:
+            assert r["first_ms"] is not None and r["last_ms"] is not None, f"{r['page']}: a " \
+                "figure never painted"
