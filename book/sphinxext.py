@@ -32,7 +32,11 @@ from importlib import metadata
 from pathlib import Path
 
 PLOTLY_JS = "vendor/plotly-cartesian.min.js"
-MATHJAX_JS = "vendor/mathjax/tex-svg.js"
+MATHJAX_JS = "vendor/mathjax/startup.js"
+# MathJax's loader fetches just these components (1.7 MB) instead of the 2.1 MB all-in-one
+# tex-svg.js, which also carries the 0.4 MB right-click menu; the hidden MathML that screen
+# readers read (a11y/assistive-mml) stays.
+MATHJAX_LOAD = ["input/tex", "output/svg", "a11y/assistive-mml"]
 # MathJax parts the SVG build never loads: the speech engine and the all-in-one bundles.
 _MATHJAX_SKIP = ("sre", "*-full*.js", "*-speech*.js", "node-main.js", "mml-*.js", "*chtml*")
 VENDOR = Path(__file__).resolve().parent.parent / "assets" / "vendor"
@@ -106,6 +110,23 @@ def _drop_thebe(app, pagename, templatename, context, doctree):
             context[key][:] = [a for a in context[key] if not _is_thebe(a)]
 
 
+def _is_mathjax(asset) -> bool:
+    name = getattr(asset, "filename", None) or ""
+    body = getattr(asset, "attributes", {}).get("body", "") or ""
+    return name.endswith(MATHJAX_JS) or body.startswith("window.MathJax")
+
+
+def _mathjax_only_with_math(app, pagename, templatename, context, doctree):
+    """Sphinx loads MathJax on a page whose toctree *includes* a page with math (for the
+    single-page builder), so the landing page pulled in 2 MB of MathJax for no formula at all.
+    Keep MathJax only on pages that hold math themselves."""
+    domain = app.env.get_domain("math")
+    if domain.data.get("has_equations", {}).get(pagename, False):
+        return
+    if "script_files" in context:
+        context["script_files"][:] = [a for a in context["script_files"] if not _is_mathjax(a)]
+
+
 def _copy_vendored(app, exception):
     if exception is not None or app.builder.format != "html":
         return
@@ -120,6 +141,16 @@ def _copy_vendored(app, exception):
 
 def _use_local_mathjax(app, config):
     config.mathjax_path = MATHJAX_JS
+
+
+def _mathjax_components(app):
+    """Tell MathJax's loader which components to fetch (merged into the page's MathJax config;
+    done once the other extensions have set theirs)."""
+    conf = dict(app.config.mathjax3_config or {})
+    loader = dict(conf.get("loader") or {})
+    loader.setdefault("load", list(MATHJAX_LOAD))
+    conf["loader"] = loader
+    app.config.mathjax3_config = conf
 
 
 _FONTAWESOME_JS = re.compile(r"[ \t]*<script[^>]*scripts/fontawesome\.js[^>]*></script>\n?")
@@ -285,10 +316,12 @@ def _outdated_notebooks(app, env, added, changed, removed):
 
 def setup(app):
     app.connect("config-inited", _use_local_mathjax)
+    app.connect("builder-inited", _mathjax_components)
     app.connect("config-inited", _without_fontawesome_js)
     app.connect("env-get-outdated", _outdated_notebooks)
     app.connect("html-page-context", _add_plotly)
     app.connect("html-page-context", _drop_thebe, priority=900)
+    app.connect("html-page-context", _mathjax_only_with_math, priority=900)
     app.connect("build-finished", _copy_vendored)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
 

@@ -45,7 +45,7 @@ def test_heavy_scripts_load_only_where_needed(built_book):
         text = page.read_text(encoding="utf-8")
         has_plot = "plotly-graph-div" in text
         assert ("vendor/plotly-cartesian.min.js" in text) == has_plot, page.name
-        if "vendor/mathjax/tex-svg.js" in text:
+        if "vendor/mathjax/startup.js" in text:
             assert re.search(r'class="[^"]*math', text), f"{page.name} loads MathJax for nothing"
 
 

@@ -108,6 +108,8 @@ def test_built_pages_stay_under_their_weight_limits(built_book):
     rows = bench_pages.browser_pages(built_book["html"])
     bench_pages.report_pages(rows)
     chapters = [r for r in rows if r["figures"]]
+    index = (built_book["html"] / "index.html").read_text(encoding="utf-8")
+    assert "vendor/mathjax/" not in index, "the landing page holds no math: no MathJax there"
     assert len(chapters) >= 10, [r["page"] for r in rows]
     for r in rows:
         limit = CHAPTER_LIMIT if r["figures"] else PLAIN_LIMIT
