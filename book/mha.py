@@ -132,7 +132,10 @@ class MultiHeadSelfAttention(nn.Module):
             raise TypeError(f"x has dtype {x.dtype} but the layer's weights are {weight.dtype}; "
                             f"convert one of them, e.g. x.to({weight.dtype}) or "
                             f"layer.to({x.dtype})")
-        if not bool(torch.isfinite(x).all()):
+        # A finite sum implies finite entries (one NaN or inf makes the sum NaN or inf), and one
+        # reduction costs far less than a full boolean map; only a non-finite sum (a bad entry,
+        # or finite entries whose sum overflows) pays for the exact check.
+        if not bool(torch.isfinite(x.detach().sum())) and not bool(torch.isfinite(x).all()):
             raise validate.NonFiniteError(
                 "x contains NaN or infinity; attention needs finite inputs (hide positions "
                 "with a boolean mask, not with -inf entries in x)")
@@ -210,18 +213,102 @@ class MultiHeadSelfAttention(nn.Module):
 class MultiHeadSelfAttentionSDPA(MultiHeadSelfAttention):
     """The same layer (same weights, same masks), with the attention step done by PyTorch's
     fused ``F.scaled_dot_product_attention`` — what production code calls. It cannot return the
-    attention weights (the fused kernels never materialise them)."""
+    attention weights (the fused kernels never materialise them).
+
+    Two things keep it at the fused kernel's speed: at inference the three projections run as
+    one (d_model → 3·d_model) matrix product over the stacked weights ``[W_q; W_k; W_v]`` (the
+    layout of ``nn.MultiheadAttention.in_proj_weight``; the parameters stay ``w_q``, ``w_k``,
+    ``w_v``, so :func:`from_torch_mha` / :func:`copy_to_torch_mha` work unchanged), and a mask
+    equal to ``book.masks.causal_mask(seq_len)`` (with no padding mask) is passed to SDPA as
+    ``is_causal=True`` rather than as an n × n tensor, so the kernel skips the blocked half.
+    Every other mask is checked and passed as it is (a fully masked query row still raises).
+    """
 
     def forward(self, x, mask=None, padding_mask=None, need_weights: bool = False):
         if need_weights:
             raise ValueError("F.scaled_dot_product_attention does not return attention weights; "
                              "use MultiHeadSelfAttention.from_module(layer) for need_weights=True")
-        allowed = self.check_inputs(x, mask, padding_mask)
-        q, k, v = self.split_heads(self.w_q(x)), self.split_heads(self.w_k(x)), \
-            self.split_heads(self.w_v(x))
+        if padding_mask is None and mask is not None and _is_causal_for(mask, x):
+            self.check_inputs(x)  # x alone; a causal mask allows every query its own key
+            allowed, causal = None, True
+        else:
+            allowed, causal = self.check_inputs(x, mask, padding_mask), False
+        q, k, v = self._project_qkv(x)
         context = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=allowed, dropout_p=self.dropout.p if self.training else 0.0)
+            q, k, v, attn_mask=allowed, dropout_p=self.dropout.p if self.training else 0.0,
+            is_causal=causal)
         return self.w_o(self.merge_heads(context))
+
+    def _project_qkv(self, x: torch.Tensor):
+        """q, k, v (batch, heads, seq, d_k) each.
+
+        Without autograd (inference) the three projections run as one matmul over the stacked
+        weights ``[W_q; W_k; W_v]`` (one pass over x instead of three). With autograd they stay
+        three ``nn.Linear`` calls: stacking the weights in every step adds a copy forward and a
+        split backward, which measured slower than the three products (``make bench``).
+        """
+        batch, seq_len, _ = x.shape
+        if torch.is_grad_enabled() and (x.requires_grad or self.w_q.weight.requires_grad):
+            return (self.split_heads(self.w_q(x)), self.split_heads(self.w_k(x)),
+                    self.split_heads(self.w_v(x)))
+        weight, bias = self._stacked_weights()
+        qkv = F.linear(x, weight, bias).view(batch, seq_len, 3, self.n_heads, self.d_k)
+        qkv = qkv.permute(2, 0, 3, 1, 4)  # (3, batch, heads, seq, d_k)
+        return qkv[0], qkv[1], qkv[2]
+
+    def _stacked_weights(self):
+        """``[W_q; W_k; W_v]`` and the stacked biases, rebuilt only when a parameter changed.
+
+        The key holds each parameter's storage, device and in-place version counter, so an
+        optimiser step, ``load_state_dict``, ``.to()`` or assigning ``.data`` all rebuild it.
+        """
+        params = [m.weight for m in (self.w_q, self.w_k, self.w_v)]
+        if self.w_q.bias is not None:
+            params += [m.bias for m in (self.w_q, self.w_k, self.w_v)]
+        key = tuple((p.data_ptr(), p.device, p.dtype, p._version) for p in params)
+        cached = self.__dict__.get("_stacked")
+        if cached is None or cached[0] != key:
+            with torch.no_grad():
+                weight = torch.cat(params[:3])
+                bias = torch.cat(params[3:]) if len(params) > 3 else None
+            cached = self.__dict__["_stacked"] = (key, weight, bias)
+        return cached[1], cached[2]
+
+
+def _is_causal_for(mask, x) -> bool:
+    """Whether ``mask`` is exactly the causal mask for ``x``'s sequence length, shared by the
+    whole batch and every head: (n, n), (1, n, n) or (1, 1, n, n) boolean, lower-triangular
+    ones. Anything else (or any doubt) answers False and takes the general, fully checked path.
+    """
+    if not (isinstance(mask, torch.Tensor) and isinstance(x, torch.Tensor)) or x.ndim != 3:
+        return False
+    n = x.shape[1]
+    if mask.dtype != torch.bool or mask.device != x.device or mask.shape[-2:] != (n, n) \
+            or mask.ndim not in (2, 3, 4) or any(s != 1 for s in mask.shape[:-2]):
+        return False
+    seen = _LAST_CAUSAL.get("mask")
+    if seen is mask and _LAST_CAUSAL["version"] == mask._version:
+        return True  # the same tensor, unchanged since it was found causal
+    if not torch.equal(mask.reshape(n, n), _causal(n, x.device)):
+        return False
+    _LAST_CAUSAL.update(mask=mask, version=mask._version)
+    return True
+
+
+_LAST_CAUSAL: dict = {}  # the last mask found causal and its in-place version counter
+
+
+_CAUSAL_CACHE: dict[tuple[int, str], torch.Tensor] = {}
+
+
+def _causal(n: int, device) -> torch.Tensor:
+    """The (n, n) causal mask, built once per length and device (never handed out)."""
+    key = (n, str(device))
+    if key not in _CAUSAL_CACHE:
+        if len(_CAUSAL_CACHE) >= 16:
+            _CAUSAL_CACHE.clear()
+        _CAUSAL_CACHE[key] = masks.causal_mask(n, device=device)
+    return _CAUSAL_CACHE[key]
 
 
 class MultiHeadSelfAttentionLoop(MultiHeadSelfAttention):

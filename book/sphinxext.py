@@ -1,10 +1,21 @@
-"""A small Sphinx extension that makes the HTML book work offline, from ``file://``.
+"""A small Sphinx extension that makes the HTML book work offline, from ``file://``, and light.
 
-* plotly.js is copied from the *installed* plotly package (so the figure JSON and the library
-  always match) into ``_static/vendor/`` and loaded only on pages that hold a plotly figure;
+* plotly.js: the cartesian partial bundle (scatter, heatmap, bar… — all the book's figures use;
+  1.5 MB instead of 4.8 MB), vendored in ``assets/vendor/plotly/`` at the plotly.js version of
+  the *installed* plotly (so the figure JSON and the library always match: the build stops on a
+  mismatch and names the refresh script), copied into ``_static/vendor/`` and loaded only on
+  pages that hold a plotly figure;
+* Font Awesome's 1.5 MB JavaScript (it swaps every ``<i class="fa-…">`` for an inline SVG) is
+  not loaded: the theme's stylesheet already draws the same icons from its web font;
 * MathJax 3 (SVG output: no web fonts to fetch) is copied from the ``django-static-mathjax``
   package into ``_static/vendor/mathjax/``; Sphinx's own mathjax extension loads it only on
-  pages with math, via ``mathjax_path``.
+  pages with math, via ``mathjax_path``;
+* rebuilds are never stale: Sphinx re-reads (and MyST-NB, in ``force`` mode, re-executes) only
+  the sources that changed, and a notebook's source does not change when the ``book/`` code it
+  calls does. Each notebook's *inputs* — the ``book/`` modules it imports, followed through
+  their own imports, the data files under ``assets/`` and the versions of the libraries that
+  compute its outputs — are hashed into the build environment; a notebook whose hash moved is
+  read (so executed) again. An unchanged tree still rebuilds in seconds.
 
 The vendored trees stay out of ``html_static_path`` on purpose: Jupyter Book adds every ``.js``
 file found there to every page.
@@ -12,23 +23,55 @@ file found there to every page.
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import json
 import os
 import re
 import shutil
+from importlib import metadata
 from pathlib import Path
 
-PLOTLY_JS = "vendor/plotly.min.js"
-MATHJAX_JS = "vendor/mathjax/tex-svg.js"
+PLOTLY_JS = "vendor/plotly-cartesian.min.js"
+MATHJAX_JS = "vendor/mathjax/startup.js"
+# MathJax's loader fetches just these components (1.7 MB) instead of the 2.1 MB all-in-one
+# tex-svg.js, which also carries the 0.4 MB right-click menu; the hidden MathML that screen
+# readers read (a11y/assistive-mml) stays.
+MATHJAX_LOAD = ["input/tex", "output/svg", "a11y/assistive-mml"]
 # MathJax parts the SVG build never loads: the speech engine and the all-in-one bundles.
 _MATHJAX_SKIP = ("sre", "*-full*.js", "*-speech*.js", "node-main.js", "mml-*.js", "*chtml*")
+VENDOR = Path(__file__).resolve().parent.parent / "assets" / "vendor"
+REFRESH = "python assets/vendor/plotly/refresh.py"
+
+
+def bundled_plotlyjs_version() -> str:
+    """The plotly.js version that the installed plotly (Python) generates figures for."""
+    import plotly.offline
+
+    return plotly.offline.get_plotlyjs_version()
+
+
+def vendored_plotlyjs_version(path: Path | None = None) -> str:
+    """The version in the vendored bundle's banner (``plotly.js (cartesian - minified) vX``)."""
+    path = VENDOR / "plotly" / "plotly-cartesian.min.js" if path is None else path
+    head = path.read_bytes()[:300].decode("utf-8", "replace")
+    found = re.search(r"plotly\.js \(cartesian[^)]*\) v(\S+)", head)
+    if not found:
+        raise ValueError(f"{path} does not start with a plotly.js cartesian banner; refresh it "
+                         f"with `{REFRESH}`")
+    return found.group(1)
 
 
 def plotly_js_path() -> Path:
-    import plotly
-
-    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    """The vendored cartesian bundle, after checking it matches the installed plotly."""
+    path = VENDOR / "plotly" / "plotly-cartesian.min.js"
     if not path.is_file():
-        raise FileNotFoundError(f"plotly.min.js not found at {path}; reinstall plotly")
+        raise FileNotFoundError(f"{path} is missing; restore it from git or run `{REFRESH}`")
+    vendored, bundled = vendored_plotlyjs_version(path), bundled_plotlyjs_version()
+    if vendored != bundled:
+        raise RuntimeError(f"the vendored plotly.js cartesian bundle is v{vendored} but the "
+                           f"installed plotly generates figures for plotly.js v{bundled}; run "
+                           f"`{REFRESH}`")
     return path
 
 
@@ -68,12 +111,29 @@ def _drop_thebe(app, pagename, templatename, context, doctree):
             context[key][:] = [a for a in context[key] if not _is_thebe(a)]
 
 
+def _is_mathjax(asset) -> bool:
+    name = getattr(asset, "filename", None) or ""
+    body = getattr(asset, "attributes", {}).get("body", "") or ""
+    return name.endswith(MATHJAX_JS) or body.startswith("window.MathJax")
+
+
+def _mathjax_only_with_math(app, pagename, templatename, context, doctree):
+    """Sphinx loads MathJax on a page whose toctree *includes* a page with math (for the
+    single-page builder), so the landing page pulled in 2 MB of MathJax for no formula at all.
+    Keep MathJax only on pages that hold math themselves."""
+    domain = app.env.get_domain("math")
+    if domain.data.get("has_equations", {}).get(pagename, False):
+        return
+    if "script_files" in context:
+        context["script_files"][:] = [a for a in context["script_files"] if not _is_mathjax(a)]
+
+
 def _copy_vendored(app, exception):
     if exception is not None or app.builder.format != "html":
         return
     vendor = Path(app.outdir) / "_static" / "vendor"
     vendor.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(plotly_js_path(), vendor / "plotly.min.js")
+    shutil.copy2(plotly_js_path(), vendor / Path(PLOTLY_JS).name)
     target = vendor / "mathjax"
     if target.exists():
         shutil.rmtree(target)
@@ -111,14 +171,189 @@ def _glued_role():
     return GluedRole
 
 
+def _mathjax_components(app):
+    """Tell MathJax's loader which components to fetch (merged into the page's MathJax config;
+    done once the other extensions have set theirs)."""
+    conf = dict(app.config.mathjax3_config or {})
+    loader = dict(conf.get("loader") or {})
+    loader.setdefault("load", list(MATHJAX_LOAD))
+    conf["loader"] = loader
+    app.config.mathjax3_config = conf
+
+
+_FONTAWESOME_JS = re.compile(r"[ \t]*<script[^>]*scripts/fontawesome\.js[^>]*></script>\n?")
+
+
+def _without_fontawesome_js(app, config):
+    """Put first on the template path a copy of the theme's ``static/webpack-macros.html``
+    without its ``fontawesome.js`` script tag (the theme's CSS and web font draw the icons).
+    The copy is made from the installed theme on every build, so its asset digests stay right.
+    """
+    try:
+        import pydata_sphinx_theme
+    except ImportError:
+        return
+    theme = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme"
+    macros = theme / "static" / "webpack-macros.html"
+    if not macros.is_file():
+        return
+    text, n = _FONTAWESOME_JS.subn("", macros.read_text(encoding="utf-8"))
+    if n == 0:
+        return  # a theme version without it: nothing to drop
+    target = Path(app.doctreedir).parent / "book_templates"
+    (target / "static").mkdir(parents=True, exist_ok=True)
+    out = target / "static" / "webpack-macros.html"
+    if not out.is_file() or out.read_text(encoding="utf-8") != text:
+        out.write_text(text, encoding="utf-8")
+    config.templates_path = [str(target), *config.templates_path]
+
+
+# ---- never-stale rebuilds ---------------------------------------------------------------------
+
+PACKAGE = Path(__file__).resolve().parent  # the book/ the build (and its kernels) import
+# Libraries whose version changes a notebook's output; a new version re-executes every notebook.
+VERSIONED = ("numpy", "torch", "plotly", "ipywidgets", "anywidget")
+# Under assets/: what the build copies as it is (no notebook reads it to compute an output).
+_NOT_DATA = ("static", "vendor")
+
+
+def _module_imports(source: str, module: str) -> set[str] | None:
+    """Names of the ``book`` modules that ``source`` imports (``None`` if it does not parse).
+
+    ``module`` is the importing module's own name (``""`` for a notebook) so that relative
+    imports (``from . import masks``, ``from .mha import X``) resolve. Imports inside functions
+    count too: the book imports lazily.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "book":
+                    found.add(parts[1] if len(parts) > 1 else "__init__")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: inside the package
+                base = (node.module or "").split(".")[0]
+            elif node.module and node.module.split(".")[0] == "book":
+                parts = node.module.split(".")
+                base = parts[1] if len(parts) > 1 else ""
+            else:
+                continue
+            if base:
+                found.add(base)
+            else:  # from book import a, b / from . import a, b: modules or names of __init__
+                found.add("__init__")
+                found.update(alias.name for alias in node.names)
+    return found
+
+
+def _package_graph(package: Path) -> dict[str, set[str] | None]:
+    """module name -> the book modules it imports (None: unparsable, depends on everything)."""
+    return {path.stem: _module_imports(path.read_text(encoding="utf-8"), path.stem)
+            for path in sorted(package.glob("*.py"))}
+
+
+def _closure(start: set[str] | None, graph: dict[str, set[str] | None]) -> set[str]:
+    """Every module reached from ``start`` (all of them where anything fails to parse)."""
+    if start is None:
+        return set(graph)
+    todo, seen = list(start | {"__init__"}), set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in graph:
+            continue  # a name imported from __init__ (setup, glue), not a module
+        seen.add(name)
+        deps = graph[name]
+        if deps is None:
+            return set(graph)
+        todo.extend(deps)
+    return seen
+
+
+def _notebook_source(path: Path) -> str:
+    """The notebook's code cells as one Python source (IPython magics and shell lines dropped)."""
+    cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    lines = []
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        lines += [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    return "\n".join(lines)
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _shared_inputs(srcdir: Path) -> str:
+    """One digest of what every notebook depends on: data files under assets/, library versions."""
+    h = hashlib.sha256()
+    assets = srcdir / "assets"
+    if assets.is_dir():
+        for path in sorted(assets.rglob("*")):
+            rel = path.relative_to(assets)
+            if path.is_file() and rel.parts[0] not in _NOT_DATA:
+                h.update(f"{rel.as_posix()}:{_file_digest(path)}\n".encode())
+    for name in VERSIONED:
+        try:
+            h.update(f"{name}=={metadata.version(name)}\n".encode())
+        except metadata.PackageNotFoundError:
+            h.update(f"{name} missing\n".encode())
+    return h.hexdigest()
+
+
+def notebook_input_hashes(notebooks: dict[str, Path], srcdir: Path,
+                          package: Path = PACKAGE) -> dict[str, str]:
+    """docname -> hash of the inputs of that notebook besides its own source (see above)."""
+    graph = _package_graph(package)
+    modules = {name: _file_digest(package / f"{name}.py") for name in graph}
+    shared = _shared_inputs(srcdir)
+    out = {}
+    for docname, path in notebooks.items():
+        used = _closure(_module_imports(_notebook_source(path), ""), graph)
+        h = hashlib.sha256(shared.encode())
+        for name in sorted(used):
+            h.update(f"{name}:{modules[name]}\n".encode())
+        out[docname] = h.hexdigest()
+    return out
+
+
+def _outdated_notebooks(app, env, added, changed, removed):
+    """``env-get-outdated``: the notebooks whose inputs changed since they were last read."""
+    notebooks = {}
+    for docname in env.found_docs:
+        path = Path(env.doc2path(docname))
+        if path.suffix == ".ipynb":
+            notebooks[docname] = path
+    hashes = notebook_input_hashes(notebooks, Path(app.srcdir))
+    before = getattr(env, "book_notebook_inputs", {})
+    env.book_notebook_inputs = hashes  # pickled with the environment
+    stale = sorted(d for d, h in hashes.items()
+                   if before.get(d) != h and d not in added and d not in changed)
+    if stale and before:
+        print(f"book.sphinxext: inputs changed, re-executing {len(stale)} notebook(s): "
+              + ", ".join(stale))
+    return stale
+
+
 def setup(app):
     # The build's kernels inherit this: book.glue then glues for the page (MyST-NB) instead of
     # showing figures in place, as it does in JupyterLab.
     os.environ["BOOK_BUILD"] = "1"
     app.add_role("eval", _glued_role()(), override=True)
     app.connect("config-inited", _use_local_mathjax)
+    app.connect("builder-inited", _mathjax_components)
+    app.connect("config-inited", _without_fontawesome_js)
+    app.connect("env-get-outdated", _outdated_notebooks)
     app.connect("html-page-context", _add_plotly)
     app.connect("html-page-context", _drop_thebe, priority=900)
+    app.connect("html-page-context", _mathjax_only_with_math, priority=900)
     app.connect("build-finished", _copy_vendored)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
 

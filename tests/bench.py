@@ -1,4 +1,5 @@
-"""Benchmarks of the book (``make bench``): build time, notebook times, page weight, live latency.
+"""Benchmarks of the book (``make bench``): builds, page weight and first paint, notebook times,
+live latency, the production layer's ratios, chapter 9's sweeps.
 
 Prints tables; asserts nothing. Targets: each notebook ≤ 30 s, each live update ≤ 50 ms (p95).
 """
@@ -7,10 +8,7 @@ from __future__ import annotations
 
 import os
 import platform
-import re
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -21,18 +19,10 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
-
-def cold_build(out: Path) -> float:
-    jb = Path(sys.executable).parent / "jupyter-book"
-    start = time.perf_counter()
-    proc = subprocess.run([str(jb), "build", str(ROOT), "-nW", "--keep-going", "--path-output",
-                           str(out)], capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    if proc.returncode != 0:
-        print(proc.stdout[-3000:], proc.stderr[-3000:])
-        raise SystemExit("the book did not build; see the log above")
-    return seconds
+import bench_layers  # noqa: E402
+import bench_pages  # noqa: E402
 
 
 def notebook_times() -> dict[str, float]:
@@ -44,22 +34,6 @@ def notebook_times() -> dict[str, float]:
                        resources={"metadata": {"path": str(path.parent)}}).execute()
         times[path.name] = time.perf_counter() - start
     return times
-
-
-def page_weights(html_root: Path) -> list[tuple[str, int, int]]:
-    """(page, HTML bytes, bytes of the page plus every local script and stylesheet it loads)."""
-    rows = []
-    for page in sorted(html_root.rglob("*.html")):
-        if "_static" in page.parts:
-            continue
-        text = page.read_text(encoding="utf-8")
-        total = len(text.encode())
-        for ref in re.findall(r'<(?:script|link)[^>]+(?:src|href)="([^"#?]+)', text):
-            asset = (page.parent / ref).resolve()
-            if asset.is_file() and asset.suffix in {".js", ".css"}:
-                total += asset.stat().st_size
-        rows.append((page.relative_to(html_root).as_posix(), len(text.encode()), total))
-    return rows
 
 
 def _stability_explorer():
@@ -212,12 +186,13 @@ def main() -> None:
     if "--long-context" in sys.argv[1:]:  # just this section: python tests/bench.py --long-context
         long_context()
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        seconds = cold_build(Path(tmp))
-        print(f"\ncold build (jupyter-book build -nW, executes every notebook): {seconds:.1f} s")
-        print("\npage weight                      HTML bytes   with local JS/CSS")
-        for page, html, total in page_weights(Path(tmp) / "_build" / "html"):
-            print(f"  {page:30} {html:>12,} {total:>16,}")
+    if "--layers" in sys.argv[1:]:  # just the production-layer ratios (tests/bench_layers.py)
+        bench_layers.main([])
+        return
+    if "--pages" in sys.argv[1:]:  # just builds, page weights, first paint (tests/bench_pages.py)
+        bench_pages.main()
+        return
+    bench_pages.main()
     print("\nnotebook execution, clean kernel (budget 30 s)")
     for name, secs in notebook_times().items():
         print(f"  {name:30} {secs:6.1f} s")
@@ -228,6 +203,7 @@ def main() -> None:
         print(f"  {name:45} {p50:7.1f} {p95:9.1f}  {verdict}")
         if p50 > 50:
             slow.append(name)
+    bench_layers.main([])
     long_context()
     if slow:  # the latency budget lives here, not in unit tests (they flake on a busy machine)
         sys.exit(f"live explorers over the 50 ms budget: {', '.join(slow)}")

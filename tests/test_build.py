@@ -29,7 +29,7 @@ def test_every_chapter_is_a_page(built_book):
 
 def test_vendored_assets_are_copied(built_book):
     static = built_book["html"] / "_static" / "vendor"
-    assert (static / "plotly.min.js").stat().st_size > 1_000_000
+    assert (static / "plotly-cartesian.min.js").stat().st_size > 1_000_000
     assert (static / "mathjax" / "tex-svg.js").is_file()
 
 
@@ -44,8 +44,8 @@ def test_heavy_scripts_load_only_where_needed(built_book):
     for page in pages(built_book["html"]):
         text = page.read_text(encoding="utf-8")
         has_plot = "plotly-graph-div" in text
-        assert ("vendor/plotly.min.js" in text) == has_plot, page.name
-        if "vendor/mathjax/tex-svg.js" in text:
+        assert ("vendor/plotly-cartesian.min.js" in text) == has_plot, page.name
+        if "vendor/mathjax/startup.js" in text:
             assert re.search(r'class="[^"]*math', text), f"{page.name} loads MathJax for nothing"
 
 

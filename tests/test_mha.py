@@ -403,3 +403,109 @@ def test_trace_ends_in_the_layer_output(layer):
 def test_shape_trace_rejects_indivisible_sizes():
     with pytest.raises(ValueError, match="pick n_heads"):
         mha.shape_trace(d_model=10, n_heads=4)
+
+
+# ---- the production layer's fast paths ---------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(5, 5), (1, 5, 5), (1, 1, 5, 5)])
+def test_causal_mask_is_recognised_in_every_shared_layout(shape):
+    x = torch.zeros(2, 5, 8)
+    assert mha._is_causal_for(masks.causal_mask(5).reshape(shape), x)
+
+
+@pytest.mark.parametrize("mask", [
+    masks.causal_mask(4),                                         # another length
+    masks.causal_mask(5).T.contiguous(),                          # anti-causal
+    masks.causal_mask(5).expand(2, 5, 5),                         # per-sequence masks
+    masks.causal_mask(5).reshape(1, 1, 5, 5).expand(1, 2, 5, 5),  # per-head masks
+    masks.causal_mask(5).to(torch.uint8),                         # not boolean: must raise later
+    torch.ones(5, 5, dtype=torch.bool),
+])
+def test_other_masks_are_not_taken_for_causal(mask):
+    assert not mha._is_causal_for(mask, torch.zeros(2, 5, 8))
+
+
+def test_one_changed_entry_is_not_causal():
+    mask = masks.causal_mask(6)
+    mask[5, 2] = False
+    assert not mha._is_causal_for(mask, torch.zeros(1, 6, 8))
+
+
+def test_sdpa_is_told_the_mask_is_causal(layer, monkeypatch):
+    seen = []
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs["attn_mask"] is None, kwargs["is_causal"]))
+        return sdpa(*args, **kwargs)
+
+    monkeypatch.setattr(mha.F, "scaled_dot_product_attention", spy)
+    fast = MultiHeadSelfAttentionSDPA.from_module(layer)
+    x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(0))
+    causal = masks.causal_mask(5)
+    out = fast(x, mask=causal)
+    per_sequence = fast(x, mask=causal.expand(2, 5, 5))    # same mask, general path
+    with_padding = fast(x, mask=causal, padding_mask=masks.padding_mask([5, 5], 5))
+    assert seen == [(True, True), (False, False), (False, False)]
+    for other in (per_sequence, with_padding, layer(x, mask=causal)):
+        torch.testing.assert_close(out, other, **TOL[torch.float32])
+
+
+def test_fused_inference_projection_equals_the_three_linears(layer):
+    fast = MultiHeadSelfAttentionSDPA.from_module(layer).eval()
+    x = torch.randn(3, 4, 8, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        fused = fast(x, mask=masks.causal_mask(4))
+    separate = fast(x.requires_grad_(), mask=masks.causal_mask(4))  # autograd: three linears
+    torch.testing.assert_close(fused, separate.detach(), **TOL[torch.float32])
+
+
+def test_causal_fast_path_still_checks_x(layer):
+    fast = MultiHeadSelfAttentionSDPA.from_module(layer)
+    x = torch.zeros(1, 3, 8)
+    x[0, 1, 2] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        fast(x, mask=masks.causal_mask(3))
+    with pytest.raises(TypeError, match="dtype"):
+        fast(x.double(), mask=masks.causal_mask(3))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_finite_precheck_catches_every_bad_entry(layer, bad):
+    x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(2))
+    x[1, 2, 7] = bad
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        layer.check_inputs(x)
+
+
+def test_finite_entries_whose_sum_overflows_pass(layer):
+    x = torch.full((1, 3, 8), 3e38)  # every entry finite, their float32 sum is inf
+    assert not torch.isfinite(x.sum())
+    assert layer.check_inputs(x) is None  # the exact check runs and finds nothing wrong
+
+
+def test_a_mask_edited_in_place_after_a_causal_call_is_checked_again(layer):
+    fast = MultiHeadSelfAttentionSDPA.from_module(layer)
+    x = torch.zeros(1, 3, 8)
+    mask = masks.causal_mask(3)
+    fast(x, mask=mask)
+    assert mha._is_causal_for(mask, x)
+    mask[2] = False  # query 2 now sees nothing: must raise, not take the cached causal path
+    assert not mha._is_causal_for(mask, x)
+    with pytest.raises(ValueError, match="query 2"):
+        fast(x, mask=mask)
+
+
+def test_stacked_weights_follow_parameter_updates(layer):
+    fast = MultiHeadSelfAttentionSDPA.from_module(layer).eval()
+    x = torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        before = fast(x)
+        fast.w_k.weight.mul_(2.0)  # in place, as an optimiser step does
+        after = fast(x)
+        reference = MultiHeadSelfAttention.from_module(fast)(x)
+    assert not torch.allclose(before, after)
+    torch.testing.assert_close(after, reference, **TOL[torch.float32])
+    fast.load_state_dict(layer.state_dict())
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), before, rtol=0, atol=0)

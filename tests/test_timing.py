@@ -82,3 +82,26 @@ def test_torch_threads_bad_input(n, err):
     with pytest.raises(err):
         with timing.torch_threads(n):
             pass
+
+
+def test_interleaved_times_each_function_once_per_round():
+    result = timing.interleaved({"slow": lambda: time.sleep(0.002), "fast": lambda: None},
+                                rounds=3, min_run_time=0.01)
+    assert set(result) == {"slow", "fast"}
+    assert all(len(v) == 3 and all(t > 0 for t in v) for v in result.values())
+    assert all(f < s for f, s in zip(result["fast"], result["slow"], strict=True))
+    cpu = timing.interleaved({"sleep": lambda: time.sleep(0.002)}, rounds=2, min_run_time=0.01,
+                             clock="cpu")
+    assert max(cpu["sleep"]) < 0.001  # sleeping takes wall time, not CPU time
+
+
+@pytest.mark.parametrize("kwargs,err,text", [
+    ({"fns": {}}, TypeError, "non-empty dict"),
+    ({"fns": {"a": 1}}, TypeError, "must be a function"),
+    ({"fns": {"a": lambda: None}, "rounds": 0}, ValueError, "at least 1"),
+    ({"fns": {"a": lambda: None}, "min_run_time": 0}, ValueError, "at least"),
+    ({"fns": {"a": lambda: None}, "clock": "gpu"}, ValueError, "clock='gpu'"),
+])
+def test_interleaved_bad_input(kwargs, err, text):
+    with pytest.raises(err, match=text):
+        timing.interleaved(**kwargs)

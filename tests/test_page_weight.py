@@ -1,0 +1,135 @@
+"""A light book: the vendored plotly.js cartesian bundle matches the installed plotly and holds
+every trace type the book draws; figures embed a slim template that looks the same.
+
+The built pages' weights (≤ 4 MB per chapter, ≤ 1.5 MB without figures, as Chromium loads them)
+are checked by the slow test at the end and printed by ``make bench``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+from conftest import ROOT
+
+from book import display, sphinxext
+
+BUNDLE = ROOT / "assets" / "vendor" / "plotly" / "plotly-cartesian.min.js"
+CHAPTER_LIMIT, PLAIN_LIMIT = 4_000_000, 1_500_000
+
+
+def test_vendored_plotlyjs_is_the_installed_plotlys_version():
+    import plotly.offline
+
+    assert sphinxext.vendored_plotlyjs_version() == plotly.offline.get_plotlyjs_version(), (
+        "the vendored cartesian bundle differs from the plotly.js that plotly generates figures "
+        "for; run `python assets/vendor/plotly/refresh.py`")
+    source = json.loads((BUNDLE.parent / "SOURCE.json").read_text(encoding="utf-8"))
+    assert source["version"] == sphinxext.vendored_plotlyjs_version()
+    assert source["sha256"] == hashlib.sha256(BUNDLE.read_bytes()).hexdigest()
+    assert "MIT" in (BUNDLE.parent / "LICENSE").read_text(encoding="utf-8")
+
+
+def test_a_mismatched_bundle_stops_the_build(tmp_path, monkeypatch):
+    fake = tmp_path / "plotly" / "plotly-cartesian.min.js"
+    fake.parent.mkdir()
+    fake.write_text("/**\n* plotly.js (cartesian - minified) v0.0.1\n*/\n", encoding="utf-8")
+    monkeypatch.setattr(sphinxext, "VENDOR", tmp_path)
+    with pytest.raises(RuntimeError, match="refresh.py"):
+        sphinxext.plotly_js_path()
+    fake.write_text("not plotly", encoding="utf-8")
+    with pytest.raises(ValueError, match="banner"):
+        sphinxext.vendored_plotlyjs_version(fake)
+
+
+def _bundle_traces() -> set[str]:
+    text = BUNDLE.read_text(encoding="utf-8")
+    return set(re.findall(r'moduleType:"trace",name:"(\w+)"', text))
+
+
+def _traces_in_sources() -> set[str]:
+    """Trace types the book's code and notebooks construct (go.X(...), add_x(...), type=...)."""
+    found = set()
+    sources = [p.read_text(encoding="utf-8") for p in (ROOT / "book").glob("*.py")]
+    sources += [p.read_text(encoding="utf-8") for p in (ROOT / "chapters").glob("*.ipynb")]
+    for text in sources:
+        for name in re.findall(r"\bgo\.([A-Z][A-Za-z0-9]*)\(", text):
+            if name not in {"Figure", "FigureWidget", "Layout"}:
+                found.add(name.lower())
+        found.update(re.findall(r"\.add_(scatter|bar|heatmap|histogram\w*|box|violin|pie|"
+                                r"contour|image|scatter\w+|surface|mesh3d)\(", text))
+        found.update(re.findall(r"""["']type["']\s*:\s*["'](scatter\w*|bar|heatmap|pie|box)""",
+                                text))
+    assert "plotly.express" not in " ".join(sources), "px figures: check their trace types"
+    return found
+
+
+def test_every_trace_type_the_book_draws_is_in_the_bundle_and_the_template():
+    used = _traces_in_sources()
+    assert used >= {"scatter", "heatmap", "bar"}, used  # the scan finds what is there
+    assert used <= _bundle_traces(), f"not in the cartesian bundle: {used - _bundle_traces()}"
+    assert used <= set(display.TEMPLATE_TRACES)
+
+
+def test_slim_template_styles_the_used_traces_like_plotlys_default():
+    full = pio.templates["plotly"]
+    slim = display.slim_template()
+    assert len(json.dumps(slim.to_plotly_json())) < len(json.dumps(full.to_plotly_json())) / 2
+    for trace in display.TEMPLATE_TRACES:
+        assert slim.data[trace] == full.data[trace]
+    for key in ("colorway", "font", "xaxis", "yaxis", "colorscale", "plot_bgcolor",
+                "paper_bgcolor", "hoverlabel", "annotationdefaults"):
+        assert slim.layout[key] == full.layout[key], key
+
+
+def test_setup_makes_figures_embed_the_slim_template():
+    before = pio.templates.default
+    try:
+        display.setup()
+        fig = go.Figure(go.Bar(x=[1, 2], y=[3, 4]))
+        embedded = fig.to_plotly_json()["layout"]["template"]
+        assert embedded == display.slim_template().to_plotly_json()
+        assert len(json.dumps(embedded)) < 3000
+    finally:
+        pio.templates.default = before
+
+
+@pytest.fixture(scope="module")
+def loaded_pages(built_book):
+    """Each built page as Chromium loads it from file:// (see tests/bench_pages.py); printed."""
+    import bench_pages
+
+    rows = bench_pages.browser_pages(built_book["html"])
+    bench_pages.report_pages(rows)
+    return rows
+
+
+@pytest.mark.slow
+def test_pages_without_figures_are_light_and_every_figure_paints(built_book, loaded_pages):
+    """First-paint times are printed (``make bench`` reports them too) but not asserted: on a
+    busy shared machine they measure the machine as much as the page."""
+    index = (built_book["html"] / "index.html").read_text(encoding="utf-8")
+    assert "vendor/mathjax/" not in index, "the landing page holds no math: no MathJax there"
+    chapters = [r for r in loaded_pages if r["figures"]]
+    assert len(chapters) >= 10, [r["page"] for r in loaded_pages]
+    for r in loaded_pages:
+        if not r["figures"]:
+            assert r["bytes"] <= PLAIN_LIMIT, f"{r['page']}: {r['bytes']:,} > {PLAIN_LIMIT:,}"
+        else:
+            assert r["first_ms"] is not None and r["last_ms"] is not None, \
+                f"{r['page']}: a figure never painted"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 13 open item: chapters load 4.2-4.4 MB, 1.7 MB of "
+                   "it MathJax's SVG output (its TeX font alone is 1.07 MB); MathJax's CHTML "
+                   "output (~0.8 MB + the woff fonts a page uses) would bring them to ~3.5 MB. "
+                   "Strict: this fails as soon as the chapters fit, so remove the mark then.")
+def test_chapter_pages_weigh_at_most_4_mb(loaded_pages):
+    for r in loaded_pages:
+        if r["figures"]:
+            assert r["bytes"] <= CHAPTER_LIMIT, f"{r['page']}: {r['bytes']:,} > {CHAPTER_LIMIT:,}"

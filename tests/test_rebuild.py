@@ -1,0 +1,114 @@
+"""Rebuilds are never stale: editing a ``book/`` module (or a data file under ``assets/``)
+re-executes the notebooks that depend on it on the next build; an unchanged tree re-executes
+nothing (book.sphinxext's ``env-get-outdated`` hook).
+
+Runs ``jupyter-book build`` (as ``make book`` does) in a scratch copy of the repository whose
+table of contents is one small probe notebook that imports ``book.scaling`` and prints a value
+of it, so that each build takes seconds instead of the whole book's minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+JB = Path(sys.executable).parent / "jupyter-book"
+PROBE_CELLS = [
+    "import book\nfrom book import scaling\n\nbook.setup()",
+    'print("book from:", book.__file__)\nprint("probe value:", getattr(scaling, "PROBE", '
+    '"original"))',
+    "import uuid\n\nprint('execution id:', uuid.uuid4().hex)  # new on every execution",
+]
+
+
+def _notebook(cells: list[str]) -> str:
+    return json.dumps({
+        "cells": [{"cell_type": "markdown", "metadata": {}, "source": "# Probe"}]
+        + [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": c} for c in cells],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                    "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5})
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    root = tmp_path_factory.mktemp("rebuild")
+    shutil.copytree(ROOT / "book", root / "book",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(ROOT / "assets", root / "assets")
+    shutil.copy2(ROOT / "_config.yml", root / "_config.yml")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: index\nchapters:\n"
+                                   "  - file: chapters/probe\n", encoding="utf-8")
+    (root / "index.md").write_text("# Rebuild probe\n", encoding="utf-8")
+    (root / "chapters").mkdir()
+    (root / "chapters" / "probe.ipynb").write_text(_notebook(PROBE_CELLS), encoding="utf-8")
+    return root
+
+
+def build(root: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(root))  # the kernel and Sphinx import this book/
+    start = time.perf_counter()
+    proc = subprocess.run([str(JB), "build", str(root), "-nW", "--keep-going"], env=env,
+                          capture_output=True, text=True, timeout=600)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    page = (root / "_build" / "html" / "chapters" / "probe.html").read_text(encoding="utf-8")
+    value = re.search(r"probe value: (\w+)", page)
+    run = re.search(r"execution id: (\w+)", page)
+    return {"seconds": time.perf_counter() - start, "log": log, "page": page,
+            "value": value and value.group(1), "run": run and run.group(1)}
+
+
+def test_a_book_edit_re_executes_and_an_unchanged_tree_does_not(scratch):
+    first = build(scratch)
+    assert first["run"] and first["value"] == "original", first["log"][-3000:]
+    assert f"book from: {scratch / 'book'}" in first["page"]  # the scratch copy, not the repo's
+
+    again = build(scratch)  # nothing changed: nothing re-executed
+    assert again["run"] == first["run"], again["log"][-3000:]
+    assert again["value"] == "original"
+
+    with open(scratch / "book" / "scaling.py", "a", encoding="utf-8") as f:
+        f.write('\nPROBE = "edited"\n')
+    edited = build(scratch)
+    assert edited["run"] != again["run"], edited["log"][-3000:]
+    assert edited["value"] == "edited", "the page kept the old output after book/ changed"
+    assert "re-executing 1 notebook(s): chapters/probe" in edited["log"]
+
+    with open(scratch / "book" / "kvcache.py", "a", encoding="utf-8") as f:
+        f.write("\n# an edit to a module the probe never imports\n")
+    unrelated = build(scratch)
+    assert unrelated["run"] == edited["run"], unrelated["log"][-3000:]
+
+    (scratch / "assets" / "probe_data.txt").write_text("new data\n", encoding="utf-8")
+    data = build(scratch)
+    assert data["run"] != unrelated["run"], data["log"][-3000:]
+    print(f"\nprobe builds: cold {first['seconds']:.1f} s, unchanged {again['seconds']:.1f} s, "
+          f"after a book/ edit {edited['seconds']:.1f} s")
+
+
+def test_import_graph_reads_relative_absolute_and_lazy_imports():
+    from book import sphinxext
+
+    source = ("import book\nfrom book import figures, glue\nimport book.masks as m\n"
+              "from book.mha import X\ndef f():\n    from . import timing\n"
+              "    from .orders import Order\n")
+    assert sphinxext._module_imports(source, "") == {"__init__", "figures", "glue", "masks",
+                                                      "mha", "timing", "orders"}
+    assert sphinxext._module_imports("def (:", "") is None
+    graph = {"__init__": {"display"}, "display": set(), "a": {"b"}, "b": set(), "c": None}
+    assert sphinxext._closure({"a"}, graph) == {"__init__", "display", "a", "b"}
+    assert sphinxext._closure({"c"}, graph) == set(graph)  # unparsable: depends on everything
+    assert sphinxext._closure(None, graph) == set(graph)
