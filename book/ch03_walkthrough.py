@@ -41,7 +41,8 @@ def walkthrough_explorer(ex=None) -> go.Figure:
     steps = [{"label": f["name"], "method": "update",
               "args": [_frame_update(f), {"title.text": _frame_title(f)}]} for f in frames]
     fig.update_layout(sliders=[make_slider(steps, "step: ")],
-                      title={"text": _frame_title(frames[0]), "font": {"size": 13}},
+                      title={"text": _frame_title(frames[0]), "font": {"size": 13},
+                             "yref": "paper", "automargin": True},
                       yaxis={"autorange": "reversed", "title": "token (row)"},
                       xaxis={"title": "column", "side": "top"}, height=430,
                       margin={"t": 110, "l": 60, "r": 20, "b": 30})

@@ -40,6 +40,9 @@ def setup(seed: int = SEED) -> None:
         torch.use_deterministic_algorithms(True, warn_only=True)
     _figure_counter = 0
     _register_renderer()
+    from .plotting import use_book_template
+
+    use_book_template()
 
 
 def _register_renderer() -> None:

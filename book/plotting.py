@@ -19,6 +19,17 @@ RUN_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "sol
 # carry ✓ / · as well, so colour is never the only cue.
 MASK_COLORSCALE = [[0.0, "#ededed"], [0.5, "#ededed"], [0.5, "#1f3b73"], [1.0, "#1f3b73"]]
 ILLUSTRATIVE = "illustrative weights, set by hand, not learned"
+# The book's CJK web font first (it covers the CJK ranges only; see book/fonts.py), then
+# plotly's own default stack for everything else.
+FONT_FAMILY = '"Book Noto Sans SC", "Open Sans", verdana, arial, sans-serif'
+
+
+def use_book_template() -> None:
+    """Make every new figure name the book's CJK font (plotly's default look otherwise)."""
+    import plotly.io as pio
+
+    pio.templates["book"] = go.layout.Template(layout={"font": {"family": FONT_FAMILY}})
+    pio.templates.default = "plotly+book"
 
 
 def rounded(a, digits: int = 4):
