@@ -49,7 +49,7 @@ def dk_explorer(d_ks=None) -> go.Figure:
                                 "y": [rounded(data["raw_y"]), rounded(data["scaled_y"])]},
                                {"annotations": annotations}]})
     fig.update_xaxes(ticks="outside", ticklen=6)
-    fig.update_xaxes(title_text="q·k (same axis for every d_k)", range=[-reach, reach],
+    fig.update_xaxes(title_text="q·k", range=[-reach, reach],
                      row=1, col=1)
     fig.update_xaxes(title_text="q·k / √d_k", range=[-4, 4], row=1, col=2)
     fig.update_yaxes(title_text="density", range=[0, top_raw], row=1, col=1)
@@ -82,7 +82,7 @@ def softmax_row_explorer(d_ks=None, n_keys: int = 16) -> go.Figure:
 
 
 def _row_title(data: dict, d_k: int) -> str:
-    return (f"d_k = {d_k}: largest weight {data['none'].max():.2f} unscaled, "
+    return (f"d_k = {d_k}: largest weight<br>{data['none'].max():.2f} unscaled, "
             f"{data['sqrt'].max():.2f} scaled")
 
 
@@ -145,8 +145,8 @@ def exam_figure(d_k: int = 100, n_students: int = 8, seed: int = 5) -> go.Figure
     row = scaling.score_rows(d_k, n_students, 1, seed)[0]
     students = [f"student {i + 1}" for i in range(n_students)]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=[
-        f"'1000-point exam': raw scores (÷1)<br>largest weight {softmax(row).max():.2f}",
-        f"'100-point exam': ÷√{d_k} = ÷{np.sqrt(d_k):g}<br>largest weight "
+        f"'1000-point exam'<br>raw scores (÷1)<br>largest weight {softmax(row).max():.2f}",
+        f"'100-point exam'<br>÷√{d_k} = ÷{np.sqrt(d_k):g}<br>largest weight "
         f"{softmax(row / np.sqrt(d_k)).max():.2f}"])
     fig.add_trace(go.Bar(x=students, y=rounded(softmax(row)), marker_color=SCALE_COLORS["none"],
                          name="raw"), row=1, col=1)
@@ -155,7 +155,7 @@ def exam_figure(d_k: int = 100, n_students: int = 8, seed: int = 5) -> go.Figure
     fig.update_yaxes(title_text="softmax weight", range=[0, 1], row=1, col=1)
     fig.update_yaxes(range=[0, 1], row=1, col=2)
     fig.update_xaxes(tickangle=-45)
-    fig.update_layout(showlegend=False, height=400, margin={"t": 80})
+    fig.update_layout(showlegend=False, height=420, margin={"t": 90})
     fig.update_annotations(font_size=12, yshift=8)
     return fig
 

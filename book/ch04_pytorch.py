@@ -86,13 +86,15 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
     fig.update_xaxes(tickangle=-45, side="bottom")
     fig.update_yaxes(autorange="reversed", title_text="query")
     fig.update_xaxes(title_text="key", row=2, col=1)
-    fig.update_layout(height=820, margin={"l": 60, "r": 20, "t": 110, "b": 40},
-                      title={"text": _mask_figure_title(length, start), "font": {"size": 14},
-                             "x": 0.02, "xanchor": "left", "automargin": True})
+    fig.update_layout(height=840, margin={"l": 60, "r": 20, "t": 130, "b": 40},
+                      title={"text": _mask_figure_title(length, start), "font": {"size": 13},
+                             "x": 0.02, "xanchor": "left", "yref": "container", "y": 0.985,
+                             "yanchor": "top"})
     if len(kinds) > 1:
+        # its own row, above the first panel's title: never over the title or the panel
         fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "down",
-                                        "showactive": True, "x": 1, "xanchor": "right",
-                                        "y": 1.0, "yanchor": "bottom", "pad": {"b": 4}}])
+                                        "showactive": True, "x": 0, "xanchor": "left",
+                                        "y": 1.0, "yanchor": "bottom", "pad": {"b": 28}}])
     if len(seq_lens) > 1:
         fig.update_layout(sliders=[make_slider(steps, "padded length: ",
                                                active=seq_lens.index(start))])
@@ -100,8 +102,7 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
 
 
 def _mask_figure_title(length: int, seq_len: int) -> str:
-    return (f"{length} real tokens of the order, padded to {seq_len}<br>"
-            "<sup>rows = queries, columns = keys</sup>")
+    return f"{length} real tokens, padded to {seq_len} (rows = queries)"
 
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------

@@ -119,7 +119,7 @@ def window_explorer(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
     frames = [longctx.window_data(n, w, cost_ns) for w in windows]
     first = frames[start]
     positions = list(range(n))  # numeric axes: plotly thins the ticks on a narrow screen
-    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.16, row_heights=[0.62, 0.38],
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.12, row_heights=[0.75, 0.25],
                         subplot_titles=_window_titles(first))
     fig.update_annotations(font_size=12)  # before the steps copy the annotations
     fig.add_trace(go.Heatmap(
@@ -156,10 +156,10 @@ def window_explorer(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
     fig.update_yaxes(type="log", title_text="entries (log)", row=2, col=1)
     slider = {**make_slider(steps, "window half-width w = ", active=start),
               "pad": {"t": 0, "b": 34}, "y": 1.0, "yanchor": "bottom"}
-    fig.update_layout(sliders=[slider], height=860,
-                      legend={"orientation": "h", "x": 0, "y": -0.14, "yanchor": "top",
+    fig.update_layout(sliders=[slider], height=880,
+                      legend={"orientation": "h", "x": 0, "y": -0.12, "yanchor": "top",
                               "font": {"size": 12}},
-                      margin={"l": 60, "r": 20, "t": 130, "b": 20})
+                      margin={"l": 60, "r": 20, "t": 120, "b": 10})
     return fig
 
 

@@ -40,6 +40,25 @@ def rounded(a, digits: int = 4):
     return out.tolist()
 
 
+def wrap(text: str, width: int = 46) -> str:
+    """``text`` broken into lines of at most ``width`` characters with plotly's ``<br>`` (at
+    spaces; existing ``<br>`` kept), so a title stays inside a phone-wide figure."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    width = validate.integer("width", width, low=8)
+    out = []
+    for part in text.split("<br>"):
+        line = ""
+        for word in part.split(" "):
+            if line and len(line) + 1 + len(word) > width:
+                out.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        out.append(line)
+    return "<br>".join(out)
+
+
 def make_slider(steps: list[dict], prefix: str, active: int = 0) -> dict:
     return {"active": active, "currentvalue": {"prefix": prefix}, "pad": {"t": 50},
             "steps": steps}

@@ -86,9 +86,12 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells]) => {
     boxes.push({label, kind: kindOf(el), q, font});
   }
   const proj = (q, ax) => { let lo = Infinity, hi = -Infinity;
-    for (const p of q) { const v = p[0] * ax[0] + p[1] * ax[1]; lo = Math.min(lo, v); hi = Math.max(hi, v); }
+    for (const p of q) {
+      const v = p[0] * ax[0] + p[1] * ax[1]; lo = Math.min(lo, v); hi = Math.max(hi, v);
+    }
     return [lo, hi]; };
-  const axes = (q) => [0, 1].map(i => { const dx = q[i + 1][0] - q[i][0], dy = q[i + 1][1] - q[i][1];
+  const axes = (q) => [0, 1].map(i => {
+    const dx = q[i + 1][0] - q[i][0], dy = q[i + 1][1] - q[i][1];
     const n = Math.hypot(dx, dy) || 1; return [-dy / n, dx / n]; });
   const overlap = (a, b) => { let least = Infinity;
     for (const ax of axes(a.q).concat(axes(b.q))) {
@@ -110,19 +113,22 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells]) => {
     if (Math.min(...xs) < frame.left - 1 || Math.max(...xs) > frame.right + 1 ||
         Math.min(...ys) < frame.top - 1 || Math.max(...ys) > frame.bottom + 1)
       out.out_of_bounds.push(`${a.kind} "${a.label}"`);
-    if (a.font < minFont - 0.01) out.tiny_text.push(`${a.kind} "${a.label}" ${a.font.toFixed(1)} px`);
+    if (a.font < minFont - 0.01)
+      out.tiny_text.push(`${a.kind} "${a.label}" ${a.font.toFixed(1)} px`);
   }
   if (checkCells) {
     const fl = gd._fullLayout;
     for (const t of gd._fullData) {
       if (t.type !== 'heatmap' || t.visible !== true || !t.z || !t.z.length) continue;
-      const xa = fl[(t.xaxis || 'x').replace('x', 'xaxis')], ya = fl[(t.yaxis || 'y').replace('y', 'yaxis')];
+      const xa = fl[(t.xaxis || 'x').replace('x', 'xaxis')];
+      const ya = fl[(t.yaxis || 'y').replace('y', 'yaxis')];
       if (!xa || !ya) continue;
       const nx = t.z[0].length, ny = t.z.length;
       const [x0, x1] = xa.range, [y0, y1] = ya.range;
       const w = xa._length / Math.abs(x1 - x0), h = ya._length / Math.abs(y1 - y0);
       if (Math.min(w, h) < minCell)
-        out.small_cells.push(`heatmap "${t.name || ''}" ${ny}×${nx}: cells ${w.toFixed(1)}×${h.toFixed(1)} px`);
+        out.small_cells.push(
+          `heatmap "${t.name || ''}" ${ny}×${nx}: cells ${w.toFixed(1)}×${h.toFixed(1)} px`);
     }
   }
   return out;
@@ -132,7 +138,8 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells]) => {
 SNAPSHOT_JS = r"""(gd) => {
   const data = JSON.stringify(gd._fullData.map(t => [t.visible].concat(
       [t.x, t.y, t.z, t.text].map(v => v == null ? null
-        : Array.from(v, r => (r && r.length !== undefined && typeof r !== 'string') ? Array.from(r) : r)))));
+        : Array.from(v, r => (r && r.length !== undefined && typeof r !== 'string')
+          ? Array.from(r) : r)))));
   const fl = gd._fullLayout;
   const axisTitles = Object.keys(fl).filter(k => /^[xy]axis\d*$/.test(k))
       .map(k => fl[k].title && fl[k].title.text);
