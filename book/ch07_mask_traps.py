@@ -13,11 +13,16 @@ from plotly.subplots import make_subplots
 from . import masks, masktraps
 from .checks import NotAnswered, exercise, number
 from .live import LiveExplorer
-from .plotting import COLORSCALE, MASK_COLORSCALE, rounded
+from .plotting import MASK_COLORSCALE, rounded
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
 BUG_TEXT_UP_TO = 10  # cells are labelled with their value up to this many tokens
+# A NaN weight is drawn (plotly leaves a null cell blank: an all-NaN row, or panel, would be
+# empty): it gets the value NAN_Z, past the weights' 0…1, in a red of its own on the scale.
+NAN_Z = 1.25
+WEIGHT_NAN_COLORSCALE = [[0.0, "#f7fbff"], [0.2, "#c6dbef"], [0.4, "#6baed6"],
+                         [0.6, "#2171b5"], [0.8, "#08306b"], [0.8, "#b3261e"], [1.0, "#b3261e"]]
 
 
 def _bug_title(data: dict) -> str:
@@ -44,8 +49,9 @@ def _bug_traces(data: dict) -> dict:
     if not show:
         mask_text = [[""] * n for _ in range(n)]
         weight_text = [["NaN" if t == "NaN" else "" for t in row] for row in weight_text]
+    z = np.where(np.isfinite(w), w, NAN_Z)
     return {"x": [data["labels"]] * 2, "y": [data["labels"]] * 2,
-            "z": [allowed.astype(int).tolist(), rounded(w)], "text": [mask_text, weight_text]}
+            "z": [allowed.astype(int).tolist(), rounded(z)], "text": [mask_text, weight_text]}
 
 
 def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure:
@@ -69,9 +75,10 @@ def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure
         row=1, col=1)
     fig.add_trace(go.Heatmap(
         x=first["x"][1], y=first["y"][1], z=first["z"][1], text=first["text"][1],
-        texttemplate="%{text}", zmin=0, zmax=1, colorscale=COLORSCALE,
-        colorbar={"title": {"text": "weight"}, "len": 0.8},
-        hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"),
+        texttemplate="%{text}", zmin=0, zmax=NAN_Z, colorscale=WEIGHT_NAN_COLORSCALE,
+        colorbar={"title": {"text": "weight", "side": "right"}, "len": 0.8,
+                  "tickvals": [0, 0.5, 1, NAN_Z], "ticktext": ["0", "0.5", "1", "NaN"]},
+        hovertemplate="query %{y}<br>key %{x}<br>weight %{text}<extra></extra>"),
         row=1, col=2)
     buttons = []
     for bug, data in zip(bugs, frames, strict=True):

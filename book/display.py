@@ -52,7 +52,10 @@ def _register_renderer() -> None:
     class BookRenderer(MimetypeRenderer):
         def to_mimebundle(self, fig_dict):
             global _figure_counter
+            from .plotting import tidy
+
             _figure_counter += 1
+            tidy(fig_dict)  # short title lines, no text under 10 px (legible on a phone)
             payload = pio.to_json(fig_dict, validate=False)
             digest = hashlib.sha1(payload.encode()).hexdigest()[:8]
             div_id = f"fig-{_figure_counter}-{digest}"  # deterministic: same output twice
