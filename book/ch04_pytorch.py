@@ -75,7 +75,7 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
     for i, kind in enumerate(kinds):
         visible = [j // 2 == i for j in range(2 * len(kinds))]
         annotations = [dict(a, text=t) for a, t in zip(base, _mask_titles(kind), strict=True)]
-        buttons.append({"label": kind, "method": "update",
+        buttons.append({"label": f"mask: {kind}", "method": "update",
                         "args": [{"visible": visible}, {"annotations": annotations}]})
     steps = []
     for n in seq_lens:
