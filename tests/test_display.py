@@ -93,7 +93,7 @@ def test_tidy_wraps_titles_and_lifts_tiny_fonts():
 
     from book.plotting import TITLE_WIDTH, tidy, wrap
 
-    assert wrap("a b c", 3) == "a b<br>c" and wrap("x<br>y z", 8) == "x<br>y z"
+    assert wrap("aaaa bbbb cccc", 9) == "aaaa bbbb<br>cccc" and wrap("x<br>y z", 8) == "x<br>y z"
     with pytest.raises(TypeError):
         wrap(3)
     fig = make_subplots(rows=1, cols=2, subplot_titles=["a long panel title " * 2, "b"])
