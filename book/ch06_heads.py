@@ -60,7 +60,7 @@ def _head_maps_title(data: dict) -> str:
 def _head_grid(n_heads: int) -> tuple[int, int]:
     """(rows, columns) of the panels for ``n_heads`` heads: as few columns as fill the figure,
     so one head gets one large map and 16 heads a 4 × 4 grid."""
-    cols = 1 if n_heads == 1 else 2 if n_heads <= 4 else HEAD_GRID[1]
+    cols = 1 if n_heads == 1 else 2 if n_heads <= 4 else 3 if n_heads <= 9 else HEAD_GRID[1]
     return -(-n_heads // cols), cols
 
 
@@ -99,7 +99,8 @@ def _head_axes_visible(n_heads: int) -> dict:
         out[f"yaxis{suffix}.domain"] = [round(y1 - height, 4), round(y1, 4)] if shown else [0, 0.01]
         # keys under the panels with none below them, while a label per key fits
         out[f"xaxis{suffix}.showticklabels"] = shown and n_cols <= 2 and h + n_cols >= n_heads
-        out[f"yaxis{suffix}.showticklabels"] = shown and c == 0
+        # 16 heads: the grid needs the width for 12 px cells; the tokens are in the hover
+        out[f"yaxis{suffix}.showticklabels"] = shown and c == 0 and n_cols <= 3
     return out
 
 
@@ -161,7 +162,7 @@ def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go
                       title={"text": _head_maps_title(frames[start]), "font": {"size": 13},
                              "x": 0, "xanchor": "left", "yref": "paper", "automargin": True,
                              "pad": {"b": 22}},
-                      margin={"l": 44, "r": 10, "t": 20, "b": 10})
+                      margin={"l": 8, "r": 8, "t": 20, "b": 10})
     return fig
 
 

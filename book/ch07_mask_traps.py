@@ -91,13 +91,14 @@ def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure
     fig.update_yaxes(title_text="query", row=1, col=1)
     fig.update_annotations(font_size=12)
     fig.update_layout(
-        height=560, margin={"l": 50, "r": 20, "t": 130, "b": 40},
-        title={"text": _bug_title(frames[0]), "font": {"size": 13}, "x": 0.02,
-               "xanchor": "left", "y": 0.98, "yanchor": "top"})
+        height=620, margin={"l": 50, "r": 20, "t": 40, "b": 40},
+        title={"text": _bug_title(frames[0]), "font": {"size": 13}, "x": 0,
+               "xanchor": "left", "yref": "paper", "automargin": True, "pad": {"b": 30}})
     if len(bugs) > 1:
-        fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "down",
+        # under the panels: the title above grows to as many lines as a phone needs
+        fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "up",
                                         "showactive": True, "x": 0, "xanchor": "left",
-                                        "y": 1.1, "yanchor": "bottom"}])
+                                        "y": 0, "yanchor": "top", "pad": {"t": 90}}])
     return fig
 
 

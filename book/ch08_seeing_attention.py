@@ -72,13 +72,14 @@ def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go
                             {"title.text": _head_label(layer, head)}]}
                   for layer in range(n_layers) for head in range(n_heads)]
     fig.update_layout(
-        updatemenus=[{"buttons": order_buttons, "direction": "down", "showactive": True,
-                      "x": 0, "xanchor": "left", "y": 1.17, "yanchor": "bottom"}],
+        updatemenus=[{"buttons": order_buttons, "direction": "up", "showactive": True,
+                      "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
+                      "pad": {"t": 210}}],
         sliders=[{**make_slider(head_steps, "head shown (L = layer, H = head): ",
                             active=layer0 * n_heads + head0), "pad": {"t": 60}}],
         annotations=[caption], height=680,
-        title={"text": _head_label(layer0, head0), "font": {"size": 13}, "x": 1,
-               "xanchor": "right", "y": 0.985, "yanchor": "top", "yref": "container"},
+        title={"text": _head_label(layer0, head0), "font": {"size": 13}, "x": 0,
+               "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
         xaxis={"title": "key (attended to)", "tickangle": -90, "categoryorder": "array",
                **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("xaxis")}},
         yaxis={"title": "query (attending)", "categoryorder": "array", "automargin": True,
@@ -137,11 +138,11 @@ def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
              for layer in range(n_layers)]
     fig.update_layout(annotations=base + [caption], height=860,
                       title={"text": f"layer {start_layer}: its {n_heads} heads",
-                             "font": {"size": 13}, "x": 1, "xanchor": "right", "y": 0.985,
+                             "font": {"size": 13}, "x": 0, "xanchor": "left", "y": 0.99,
                              "yanchor": "top", "yref": "container"},
-                      updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True,
-                                    "x": 0, "xanchor": "left", "y": 1.16,
-                                    "yanchor": "bottom"}],
+                      updatemenus=[{"buttons": buttons, "direction": "up", "showactive": True,
+                                    "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
+                                    "pad": {"t": 200}}],
                       sliders=[{**make_slider(steps, "", active=start_layer), "pad": {"t": 60}}],
                       margin={"l": 40, "r": 20, "t": 170, "b": 40})
     return fig

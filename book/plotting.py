@@ -135,6 +135,8 @@ def tidy(fig_dict: dict) -> dict:
             font = value.get("tickfont")
             if isinstance(font, dict) and font.get("size", MIN_FONT) < MIN_FONT:
                 font["size"] = MIN_FONT
+            if value.get("type") == "log" and "tickvals" not in value and "dtick" not in value:
+                value["dtick"] = 1  # decades only: plotly's 2 and 5 in between are 9 px
     layout.setdefault("uniformtext", {"minsize": MIN_FONT, "mode": "hide"})
     for trace in fig_dict.get("data", []):
         if trace.get("type") == "heatmap" and trace.get("texttemplate"):

@@ -284,7 +284,7 @@ def main(argv: list[str]) -> int:
         results = []
         for path in paths:
             for width in (DESKTOP, PHONE):
-                r = check_page(b, path, width, shots, name=path.name)
+                r = check_page(b, path, width, shots, name=f"{path.parent.name}/{path.name}")
                 results.append(r)
                 seen = set()
                 for f in r["findings"]:
