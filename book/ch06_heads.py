@@ -101,6 +101,7 @@ def _head_axes_visible(n_heads: int) -> dict:
         out[f"xaxis{suffix}.showticklabels"] = shown and n_cols <= 2 and h + n_cols >= n_heads
         # 16 heads: the grid needs the width for 12 px cells; the tokens are in the hover
         out[f"yaxis{suffix}.showticklabels"] = shown and c == 0 and n_cols <= 3
+    out["margin.l"] = 8 if n_cols > 3 else 44  # room for the query labels when shown
     return out
 
 

@@ -66,7 +66,8 @@ def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure
         raise ValueError("mask_bug_explorer needs at least one bug from book.masktraps.BUGS")
     frames = [masktraps.bug_data(b, length, padding) for b in bugs]
     first = _bug_traces(frames[0])
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+    # stacked: both grids keep cells wide enough for their numbers on a phone
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.14,
                         subplot_titles=["mask the layer applies", "attention weights"])
     fig.add_trace(go.Heatmap(
         x=first["x"][0], y=first["y"][0], z=first["z"][0], text=first["text"][0],
@@ -76,10 +77,10 @@ def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure
     fig.add_trace(go.Heatmap(
         x=first["x"][1], y=first["y"][1], z=first["z"][1], text=first["text"][1],
         texttemplate="%{text}", zmin=0, zmax=NAN_Z, colorscale=WEIGHT_NAN_COLORSCALE,
-        colorbar={"title": {"text": "weight", "side": "right"}, "len": 0.8,
+        colorbar={"title": {"text": "weight", "side": "right"}, "len": 0.42, "y": 0.21,
                   "tickvals": [0, 0.5, 1, NAN_Z], "ticktext": ["0", "0.5", "1", "NaN"]},
         hovertemplate="query %{y}<br>key %{x}<br>weight %{text}<extra></extra>"),
-        row=1, col=2)
+        row=2, col=1)
     buttons = []
     for bug, data in zip(bugs, frames, strict=True):
         t = _bug_traces(data)
@@ -88,10 +89,10 @@ def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure
                                  {"title.text": _bug_title(data)}]})
     fig.update_xaxes(title_text="key", side="bottom")
     fig.update_yaxes(autorange="reversed")
-    fig.update_yaxes(title_text="query", row=1, col=1)
+    fig.update_yaxes(title_text="query")
     fig.update_annotations(font_size=12)
     fig.update_layout(
-        height=620, margin={"l": 50, "r": 20, "t": 40, "b": 40},
+        height=860, margin={"l": 50, "r": 20, "t": 40, "b": 40},
         title={"text": _bug_title(frames[0]), "font": {"size": 13}, "x": 0,
                "xanchor": "left", "yref": "paper", "automargin": True, "pad": {"b": 30}})
     if len(bugs) > 1:
