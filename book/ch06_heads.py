@@ -163,7 +163,8 @@ def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go
                       title={"text": _head_maps_title(frames[start]), "font": {"size": 13},
                              "x": 0, "xanchor": "left", "yref": "paper", "automargin": True,
                              "pad": {"b": 22}},
-                      margin={"l": 8, "r": 8, "t": 20, "b": 10})
+                      margin={"l": _head_axes_visible(frames[start]["n_heads"])["margin.l"],
+                              "r": 8, "t": 20, "b": 10})
     return fig
 
 
@@ -204,9 +205,10 @@ def ablation_explorer(ablations: dict, start: int = 0) -> go.Figure:
              for h in keys]
     fig.update_layout(sliders=[make_slider(steps, "number of heads: ", active=start)],
                       title={"text": _ablation_title(keys[start], ablations[keys[start]]),
-                             "font": {"size": 13}},
-                      yaxis={"autorange": "reversed"}, xaxis={"side": "top"}, height=340,
-                      margin={"l": 70, "r": 20, "t": 90, "b": 20})
+                             "font": {"size": 13}, "yref": "paper", "automargin": True,
+                             "pad": {"b": 30}},
+                      yaxis={"autorange": "reversed"}, xaxis={"side": "bottom"}, height=380,
+                      margin={"l": 70, "r": 20, "t": 40, "b": 20})
     return fig
 
 
