@@ -10,26 +10,38 @@ from plotly.subplots import make_subplots
 from . import attention, orders_example
 from .checks import call, close_array, exercise, number
 from .live import LiveExplorer
-from .plotting import COLORSCALE, ILLUSTRATIVE, SCALE_COLORS, make_slider, rounded
+from .plotting import COLORSCALE, ILLUSTRATIVE, SCALE_COLORS, make_slider, rounded, wrap
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+
+def _heads_titles(n_heads: int) -> tuple[list[str], str, dict]:
+    """Short panel titles and a figure title that lists what each head links."""
+    data = orders_example.heads_data(n_heads)
+    kinds = orders_example.relation_kinds_per_head(n_heads)
+    panels = [f"head {i + 1}" if i < n_heads else f"head {i + 1} (none)"
+              for i in range(orders_example.MAX_HEADS)]
+    lines = [wrap(f"head {i + 1}: " + ", ".join(kinds[i]), 46) for i in range(n_heads)]
+    title = (wrap(f"{n_heads} head{'s' if n_heads > 1 else ''} on 一碗牛肉面，不要香菜，多加辣 "
+                  f"({ILLUSTRATIVE})", 46) + "<br>" + "<br>".join(lines))
+    return panels, title, data
 
 
 def heads_explorer() -> go.Figure:
     """Static explorer: a slider over the number of heads (1–3), one heatmap per head."""
     labels = orders_example.labels()
     keys = orders_example.labels(short=True)
+    panels, title, first = _heads_titles(1)
     fig = make_subplots(rows=1, cols=orders_example.MAX_HEADS, horizontal_spacing=0.04,
-                        subplot_titles=orders_example.heads_data(1)["titles"])
-    fig.update_annotations(font_size=12, yshift=8)
+                        subplot_titles=panels)
+    fig.update_annotations(font_size=11, yshift=4)  # before the steps copy the annotations
     n = len(labels)
     empty = [[None] * n for _ in range(n)]
-    first = orders_example.heads_data(1)
     for i in range(orders_example.MAX_HEADS):
         z = rounded(first["z"][i]) if first["z"][i] is not None else empty
         fig.add_trace(go.Heatmap(z=z, x=keys, y=labels, zmin=0, zmax=1, colorscale=COLORSCALE,
                                  showscale=i == orders_example.MAX_HEADS - 1,
-                                 colorbar={"title": {"text": "weight"}},
+                                 colorbar={"title": {"text": "weight"}, "thickness": 12},
                                  hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}"
                                                "<extra></extra>"), row=1, col=i + 1)
         fig.update_yaxes(autorange="reversed", showticklabels=i == 0, row=1, col=i + 1)
@@ -37,18 +49,18 @@ def heads_explorer() -> go.Figure:
     base_annotations = [a.to_plotly_json() for a in fig.layout.annotations]
     steps = []
     for h in range(1, orders_example.MAX_HEADS + 1):
-        data = orders_example.heads_data(h)
+        panels, title, data = _heads_titles(h)
         zs = [rounded(z) if z is not None else empty for z in data["z"]]
-        annotations = [dict(a, text=t) for a, t in zip(base_annotations, data["titles"],
-                                                       strict=True)]
+        annotations = [dict(a, text=t) for a, t in zip(base_annotations, panels, strict=True)]
         steps.append({"label": str(h), "method": "update",
-                      "args": [{"z": zs}, {"annotations": annotations}]})
+                      "args": [{"z": zs}, {"annotations": annotations, "title.text": title}]})
     fig.update_yaxes(title_text="query", row=1, col=1)
     slider = {**make_slider(steps, "number of heads: "), "pad": {"t": 80}}
-    fig.update_layout(sliders=[slider], height=620,
-                      title={"text": f"一碗牛肉面，不要香菜，多加辣 — {ILLUSTRATIVE}",
-                             "font": {"size": 14}},
-                      margin={"l": 40, "r": 20, "t": 110, "b": 40})
+    _, title, _ = _heads_titles(1)
+    fig.update_layout(sliders=[slider], height=640,
+                      title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left",
+                             "yref": "paper", "automargin": True, "pad": {"b": 20}},
+                      margin={"l": 40, "r": 20, "t": 30, "b": 40})
     return fig
 
 
@@ -71,10 +83,11 @@ def heads_explorer_live() -> LiveExplorer:
     empty = [[None] * n for _ in range(n)]
 
     def redraw(fig, n_heads):
-        data = orders_example.heads_data(n_heads)
+        panels, title, data = _heads_titles(n_heads)
         for i, z in enumerate(data["z"]):
             fig.data[i].z = rounded(z) if z is not None else empty
-            fig.layout.annotations[i].text = data["titles"][i]
+            fig.layout.annotations[i].text = panels[i]
+        fig.layout.title.text = title
 
     controls = {"n_heads": widgets.IntSlider(value=1, min=1, max=orders_example.MAX_HEADS,
                                              description="heads")}

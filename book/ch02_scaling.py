@@ -19,8 +19,8 @@ LIVE_MAX_D_K = 512  # the live sliders' top: every redraw stays under 50 ms on 2
 
 
 def _dk_titles(data: dict, d_k: int) -> list[str]:
-    return [f"raw q·k (d_k = {d_k}): variance {data['raw_var']:.1f}",
-            f"q·k / √d_k: variance {data['scaled_var']:.2f}"]
+    return [f"raw q·k, d_k = {d_k}<br>variance {data['raw_var']:.1f}",
+            f"q·k / √d_k<br>variance {data['scaled_var']:.2f}"]
 
 
 def dk_explorer(d_ks=None) -> go.Figure:
@@ -33,21 +33,29 @@ def dk_explorer(d_ks=None) -> go.Figure:
                          marker_color=SCALE_COLORS["none"]), row=1, col=1)
     fig.add_trace(go.Bar(x=rounded(first["scaled_x"]), y=rounded(first["scaled_y"]),
                          name="scaled", marker_color=SCALE_COLORS["sqrt"]), row=1, col=2)
+    fig.update_annotations(yshift=8)
     base = [a.to_plotly_json() for a in fig.layout.annotations]
+    frames = [first if d_k == d_ks[0] else scaling.dk_data(d_k) for d_k in d_ks]
+    # one x range and one y range for every d_k: the raw histogram visibly widens and flattens
+    # as d_k grows, instead of the axis rescaling to hide it
+    reach = max(float(data["range"]) for data in frames)
+    top_raw = 1.05 * max(float(np.max(data["raw_y"])) for data in frames)
+    top_scaled = 1.05 * max(float(np.max(data["scaled_y"])) for data in frames)
     steps = []
-    for d_k in d_ks:
-        data = first if d_k == d_ks[0] else scaling.dk_data(d_k)
+    for d_k, data in zip(d_ks, frames, strict=True):
         annotations = [dict(a, text=t) for a, t in zip(base, _dk_titles(data, d_k), strict=True)]
         steps.append({"label": str(d_k), "method": "update",
                       "args": [{"x": [rounded(data["raw_x"]), rounded(data["scaled_x"])],
                                 "y": [rounded(data["raw_y"]), rounded(data["scaled_y"])]},
-                               {"annotations": annotations,
-                                "xaxis.range": [-data["range"], data["range"]]}]})
-    fig.update_xaxes(title_text="q·k", range=[-first["range"], first["range"]], row=1, col=1)
+                               {"annotations": annotations}]})
+    fig.update_xaxes(ticks="outside", ticklen=6)
+    fig.update_xaxes(title_text="q·k", range=[-reach, reach],
+                     row=1, col=1)
     fig.update_xaxes(title_text="q·k / √d_k", range=[-4, 4], row=1, col=2)
-    fig.update_yaxes(title_text="density", row=1, col=1)
+    fig.update_yaxes(title_text="density", range=[0, top_raw], row=1, col=1)
+    fig.update_yaxes(range=[0, top_scaled], row=1, col=2)
     fig.update_layout(sliders=[make_slider(steps, "d_k = ")], showlegend=False, bargap=0.05,
-                      height=430, margin={"t": 60, "b": 40})
+                      height=460, margin={"t": 70, "b": 40})
     return fig
 
 
@@ -74,13 +82,14 @@ def softmax_row_explorer(d_ks=None, n_keys: int = 16) -> go.Figure:
 
 
 def _row_title(data: dict, d_k: int) -> str:
-    return (f"d_k = {d_k}: largest weight {data['none'].max():.2f} unscaled, "
+    return (f"d_k = {d_k}: largest weight<br>{data['none'].max():.2f} unscaled, "
             f"{data['sqrt'].max():.2f} scaled")
 
 
 def _log2_axis(d_ks) -> dict:
-    return {"type": "log", "title": "d_k (log scale)", "tickvals": list(d_ks),
-            "ticktext": [str(d) for d in d_ks]}
+    shown = list(d_ks)[::2] if len(d_ks) > 6 else list(d_ks)  # room for each label on a phone
+    return {"type": "log", "title": "d_k (log scale)", "tickvals": shown,
+            "ticktext": [str(d) for d in shown]}
 
 
 def variance_figure(sweep: dict) -> go.Figure:
@@ -136,9 +145,9 @@ def exam_figure(d_k: int = 100, n_students: int = 8, seed: int = 5) -> go.Figure
     d_k = validate.integer("d_k", d_k, low=1, high=scaling.MAX_D_K)
     row = scaling.score_rows(d_k, n_students, 1, seed)[0]
     students = [f"student {i + 1}" for i in range(n_students)]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=[
-        f"'1000-point exam': raw scores (÷1) → largest weight {softmax(row).max():.2f}",
-        f"'100-point exam': ÷√{d_k} = ÷{np.sqrt(d_k):g} → largest weight "
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=[
+        f"'1000-point exam'<br>raw scores (÷1)<br>largest weight {softmax(row).max():.2f}",
+        f"'100-point exam'<br>÷√{d_k} = ÷{np.sqrt(d_k):g}<br>largest weight "
         f"{softmax(row / np.sqrt(d_k)).max():.2f}"])
     fig.add_trace(go.Bar(x=students, y=rounded(softmax(row)), marker_color=SCALE_COLORS["none"],
                          name="raw"), row=1, col=1)
@@ -146,8 +155,9 @@ def exam_figure(d_k: int = 100, n_students: int = 8, seed: int = 5) -> go.Figure
                          marker_color=SCALE_COLORS["sqrt"], name="scaled"), row=1, col=2)
     fig.update_yaxes(title_text="softmax weight", range=[0, 1], row=1, col=1)
     fig.update_yaxes(range=[0, 1], row=1, col=2)
-    fig.update_layout(showlegend=False, height=380)
-    fig.update_annotations(font_size=12)
+    fig.update_xaxes(tickangle=-45)
+    fig.update_layout(showlegend=False, height=420, margin={"t": 90})
+    fig.update_annotations(font_size=12, yshift=8)
     return fig
 
 
@@ -162,14 +172,15 @@ def dk_explorer_live() -> LiveExplorer:
         for annotation, title in zip(fig.layout.annotations, _dk_titles(data, d_k),
                                      strict=True):
             annotation.text = title
-        fig.layout.xaxis.range = [-data["range"], data["range"]]
 
     controls = {"d_k": widgets.IntSlider(value=64, min=1, max=LIVE_MAX_D_K, description="d_k"),
                 "n": widgets.IntSlider(value=2000, min=100, max=3000, step=100,
                                        description="samples")}
-    fig = dk_explorer([64])
+    fig = dk_explorer([1, LIVE_MAX_D_K])  # the axes fixed for every d_k the sliders reach
     fig.layout.sliders = []
-    return LiveExplorer(fig, controls, redraw)
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer
 
 
 def softmax_row_live() -> LiveExplorer:

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from . import attention, norms, walkthrough
 from .checks import call, close_array, exercise, number
 from .live import LiveExplorer
-from .plotting import SIGNED_COLORSCALE, make_slider, rounded
+from .plotting import SIGNED_COLORSCALE, make_slider, rounded, wrap
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
@@ -25,7 +25,7 @@ def _frame_update(frame: dict) -> dict:
 
 def _frame_title(frame: dict) -> str:
     r, c = np.shape(frame["values"])
-    return f"<b>{frame['name']}</b> ({r}×{c})<br>{frame['description']}"
+    return f"<b>{frame['name']}</b> ({r}×{c})<br>{wrap(frame['description'], 56)}"
 
 
 def walkthrough_explorer(ex=None) -> go.Figure:
@@ -35,15 +35,17 @@ def walkthrough_explorer(ex=None) -> go.Figure:
     fig = go.Figure(go.Heatmap(
         z=first["z"][0], x=first["x"][0], y=first["y"][0], text=first["text"][0],
         texttemplate="%{text}", zmin=first["zmin"][0], zmax=first["zmax"][0],
-        colorscale=SIGNED_COLORSCALE, colorbar={"title": {"text": "value"}},
+        colorscale=SIGNED_COLORSCALE, colorbar={"title": {"text": "value", "side": "right"}},
         hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>"))
     steps = [{"label": f["name"], "method": "update",
               "args": [_frame_update(f), {"title.text": _frame_title(f)}]} for f in frames]
     fig.update_layout(sliders=[make_slider(steps, "step: ")],
-                      title={"text": _frame_title(frames[0]), "font": {"size": 13}},
+                      title={"text": _frame_title(frames[0]), "font": {"size": 13},
+                             "x": 0, "xanchor": "left", "yref": "paper", "automargin": True,
+                             "pad": {"b": 16}},
                       yaxis={"autorange": "reversed", "title": "token (row)"},
-                      xaxis={"title": "column", "side": "top"}, height=430,
-                      margin={"t": 110, "l": 60, "r": 20, "b": 30})
+                      xaxis={"title": "column", "side": "bottom"}, height=460,
+                      margin={"t": 30, "l": 60, "r": 20, "b": 30})
     return fig
 
 

@@ -53,8 +53,10 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
     if start not in seq_lens:
         raise ValueError(f"start={start} is not one of the padded lengths {seq_lens}")
     traces = {n: [_mask_traces(masktraps.mask_data(k, length, n)) for k in kinds] for n in seq_lens}
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+    # stacked, not side by side: both grids stay readable on a phone
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.12,
                         subplot_titles=_mask_titles(kinds[0]))
+    fig.update_annotations(font_size=13, x=0, xanchor="left")  # before the buttons copy them
     for i, t in enumerate(traces[start]):
         visible = i == 0
         fig.add_trace(go.Heatmap(
@@ -65,9 +67,9 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
         fig.add_trace(go.Heatmap(
             x=t["x"][1], y=t["y"][1], z=t["z"][1], text=t["text"][1], texttemplate="%{text}",
             zmin=0, zmax=1, colorscale=COLORSCALE, visible=visible,
-            colorbar={"title": {"text": "weight"}, "len": 0.9},
+            colorbar={"title": {"text": "weight"}, "len": 0.42, "y": 0.21},
             hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"),
-            row=1, col=2)
+            row=2, col=1)
     base = [a.to_plotly_json() for a in fig.layout.annotations]
     buttons = []
     for i, kind in enumerate(kinds):
@@ -79,22 +81,28 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
     for n in seq_lens:
         restyle = {key: [t[key][p] for t in traces[n] for p in (0, 1)]
                    for key in ("x", "y", "z", "text")}
-        steps.append({"label": str(n), "method": "restyle", "args": [restyle]})
-    fig.update_xaxes(title_text="key", tickangle=-45, side="bottom")
-    fig.update_yaxes(autorange="reversed")
-    fig.update_yaxes(title_text="query", row=1, col=1)
-    fig.update_layout(height=540, margin={"l": 50, "r": 20, "t": 130, "b": 40},
-                      title={"text": f"{length} real tokens of the order, padded<br>"
-                                     "<sup>rows = queries, columns = keys</sup>",
-                             "font": {"size": 14}, "x": 0.02, "xanchor": "left"})
+        steps.append({"label": str(n), "method": "update",
+                      "args": [restyle, {"title.text": _mask_figure_title(length, n)}]})
+    fig.update_xaxes(tickangle=-45, side="bottom")
+    fig.update_yaxes(autorange="reversed", title_text="query")
+    fig.update_xaxes(title_text="key", row=2, col=1)
+    fig.update_layout(height=840, margin={"l": 60, "r": 20, "t": 130, "b": 40},
+                      title={"text": _mask_figure_title(length, start), "font": {"size": 13},
+                             "x": 0.02, "xanchor": "left", "yref": "container", "y": 0.985,
+                             "yanchor": "top"})
     if len(kinds) > 1:
+        # its own row, above the first panel's title: never over the title or the panel
         fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "down",
-                                        "showactive": True, "x": 1, "xanchor": "right",
-                                        "y": 1.3, "yanchor": "top"}])
+                                        "showactive": True, "x": 0, "xanchor": "left",
+                                        "y": 1.0, "yanchor": "bottom", "pad": {"b": 28}}])
     if len(seq_lens) > 1:
         fig.update_layout(sliders=[make_slider(steps, "padded length: ",
-                                           active=seq_lens.index(start))])
+                                               active=seq_lens.index(start))])
     return fig
+
+
+def _mask_figure_title(length: int, seq_len: int) -> str:
+    return f"{length} real tokens, padded to {seq_len} (rows = queries)"
 
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
@@ -114,9 +122,7 @@ def mask_explorer_live() -> LiveExplorer:
         for annotation, title in zip(fig.layout.annotations, _mask_titles(kind),
                                      strict=True):
             annotation.text = title
-        fig.layout.title.text = (f"{length} real tokens + {padding} padding = padded length "
-                                 f"{length + padding}<br><sup>rows = queries, columns = keys"
-                                 "</sup>")
+        fig.layout.title.text = _mask_figure_title(length, length + padding)
 
     controls = {
         "kind": widgets.Dropdown(options=list(masktraps.MASK_KINDS), value="causal + padding",

@@ -41,8 +41,8 @@ def heads_sweep_figure(runs) -> go.Figure:
     fig.add_trace(go.Bar(x=x, y=rounded(loss, 4), marker_color="#7a7a7a",
                          text=[f"{v:.3f}" for v in loss], textposition="outside",
                          hovertemplate="%{x}: %{y:.3f}<extra></extra>"), row=1, col=2)
-    low = max(0.0, min(acc) - 15)
-    fig.update_yaxes(range=[low, min(100, max(acc) + 6)], row=1, col=1)
+    # from 0: a bar's length is its accuracy, so a spread the text calls noise looks like one
+    fig.update_yaxes(range=[0, 108], row=1, col=1)
     fig.update_yaxes(range=[0, 1.2 * max(loss)], row=1, col=2)
     fig.update_annotations(font_size=12)
     fig.update_layout(height=400, showlegend=False,
@@ -52,28 +52,56 @@ def heads_sweep_figure(runs) -> go.Figure:
 
 def _head_maps_title(data: dict) -> str:
     n = data["n_heads"]
-    js = "" if n == 1 else f"; mean JS divergence between its heads {data['js']:.3f} nats"
+    js = "" if n == 1 else f": JS divergence {data['js']:.3f} nats"
     return (f"{n} head{'s' if n > 1 else ''}, layer {data['layer']}{js}"
-            f"<br><sup>{data['text']} — rows = queries, columns = keys</sup>")
+            f"<br>{data['text']}<br>weight: white 0 → dark blue 1")
+
+
+def _head_grid(n_heads: int) -> tuple[int, int]:
+    """(rows, columns) of the panels for ``n_heads`` heads: as few columns as fill the figure,
+    so one head gets one large map and 16 heads a 4 × 4 grid."""
+    cols = 1 if n_heads == 1 else 2 if n_heads <= 4 else 3 if n_heads <= 9 else HEAD_GRID[1]
+    return -(-n_heads // cols), cols
 
 
 def _head_maps_update(data: dict) -> dict:
-    """z, x, y of the 16 panels; the panels of heads the model does not have are empty."""
+    """z, x, y of the 16 panels; the panels of heads the model does not have are empty. With
+    two columns or fewer the query axis shows each token with its English gloss."""
     used = range(data["n_heads"])
+    rows = data["glossed"] if _head_grid(data["n_heads"])[1] <= 2 else data["labels"]
     return {"z": [rounded(data["maps"][h], 3) if h in used else [] for h in range(MAX_GRID_HEADS)],
             "x": [data["labels"] if h in used else [] for h in range(MAX_GRID_HEADS)],
-            "y": [data["labels"] if h in used else [] for h in range(MAX_GRID_HEADS)]}
+            "y": [rows if h in used else [] for h in range(MAX_GRID_HEADS)],
+            "customdata": [[[g] * len(rows) for g in data["glossed"]] if h in used else []
+                           for h in range(MAX_GRID_HEADS)]}
+
+
+GRID_GAP = (0.02, 0.025)  # between panels (x, y), in fractions of the plot area
 
 
 def _head_axes_visible(n_heads: int) -> dict:
-    """Layout updates for a model with ``n_heads`` heads: hide the axes of the panels it has
-    no head for, and label the keys (x axis) under the last row of heads only."""
+    """Layout updates for a model with ``n_heads`` heads: lay its panels out on the grid of
+    :func:`_head_grid` (the others hidden), queries labelled in the first column, keys under
+    the last row while there is room for one label per key (two columns or fewer)."""
     out = {}
-    last_row = (n_heads - 1) // HEAD_GRID[1]
+    n_rows, n_cols = _head_grid(n_heads)
+    gx, gy = GRID_GAP
+    bottom = 0.1 if n_cols <= 2 else 0.0  # room for the key labels under the last row
+    width = (1 - gx * (n_cols - 1)) / n_cols
+    height = (1 - bottom - gy * (n_rows - 1)) / n_rows
     for h in range(MAX_GRID_HEADS):
         suffix = "" if h == 0 else str(h + 1)
-        out[f"xaxis{suffix}.visible"] = out[f"yaxis{suffix}.visible"] = h < n_heads
-        out[f"xaxis{suffix}.showticklabels"] = h // HEAD_GRID[1] == last_row
+        shown = h < n_heads
+        out[f"xaxis{suffix}.visible"] = out[f"yaxis{suffix}.visible"] = shown
+        r, c = divmod(h, n_cols) if shown else (0, 0)
+        x0, y1 = c * (width + gx), 1 - r * (height + gy)
+        out[f"xaxis{suffix}.domain"] = [round(x0, 4), round(x0 + width, 4)] if shown else [0, 0.01]
+        out[f"yaxis{suffix}.domain"] = [round(y1 - height, 4), round(y1, 4)] if shown else [0, 0.01]
+        # keys under the panels with none below them, while a label per key fits
+        out[f"xaxis{suffix}.showticklabels"] = shown and n_cols <= 2 and h + n_cols >= n_heads
+        # 16 heads: the grid needs the width for 12 px cells; the tokens are in the hover
+        out[f"yaxis{suffix}.showticklabels"] = shown and c == 0 and n_cols <= 3
+    out["margin.l"] = 8 if n_cols > 3 else 44  # room for the query labels when shown
     return out
 
 
@@ -81,49 +109,62 @@ def _head_panel_titles(n_heads: int) -> list[str]:
     return [f"head {h}" if h < n_heads else "" for h in range(MAX_GRID_HEADS)]
 
 
+def _head_panel_annotations(n_heads: int) -> list[dict]:
+    """The panel titles, each above its panel's top-left corner (wherever the grid puts it)."""
+    axes = _head_axes_visible(n_heads)
+    out = []
+    for h, text in enumerate(_head_panel_titles(n_heads)):
+        suffix = "" if h == 0 else str(h + 1)
+        x0 = axes[f"xaxis{suffix}.domain"][0]
+        y1 = axes[f"yaxis{suffix}.domain"][1]
+        out.append({"text": text, "x": x0, "y": y1, "xref": "paper", "yref": "paper",
+                    "xanchor": "left", "yanchor": "bottom", "showarrow": False,
+                    "font": {"size": 12}, "yshift": 1})
+    return out
+
+
 def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go.Figure:
-    """Static explorer: a slider over (number of heads, layer); a 4 × 4 grid shows each head's
-    attention map for ``order`` (``models``: {n_heads: TinyEncoder}, at most 16 heads)."""
+    """Static explorer: a slider over (number of heads, layer); the heads' attention maps for
+    ``order`` on a grid sized to the head count (``models``: {n_heads: TinyEncoder}, at most
+    16 heads)."""
     models = dict(models)
     if not models:
         raise ValueError("models is empty: pass {n_heads: trained TinyEncoder}")
     frames = [heads.head_maps_data(m, order, layer) for m in models.values() for layer in layers]
     start = validate.integer("start", start, low=0, high=len(frames) - 1)
     rows, cols = HEAD_GRID
-    fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.03, vertical_spacing=0.035,
-                        subplot_titles=_head_panel_titles(MAX_GRID_HEADS))
+    fig = make_subplots(rows=rows, cols=cols)
     first = _head_maps_update(frames[start])
     for h in range(MAX_GRID_HEADS):
         fig.add_trace(go.Heatmap(
-            z=first["z"][h], x=first["x"][h], y=first["y"][h], zmin=0, zmax=1,
-            colorscale=COLORSCALE, showscale=h == 0, colorbar={"title": {"text": "weight"},
-                                                               "len": 0.5, "y": 0.75},
-            hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}}<br>"
+            z=first["z"][h], x=first["x"][h], y=first["y"][h], customdata=first["customdata"][h],
+            # no colour bar: it would take the width the 16-head grid needs for 12 px cells;
+            # the title names the scale and the hover gives each weight
+            zmin=0, zmax=1, colorscale=COLORSCALE, showscale=False,
+            hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}} (%{{customdata}})<br>"
                           "weight %{z:.3f}<extra></extra>"),
             row=h // cols + 1, col=h % cols + 1)
-    fig.update_yaxes(autorange="reversed", showticklabels=False, tickfont_size=9,
-                     showgrid=False, zeroline=False, dtick=1)
-    fig.update_xaxes(tickfont_size=9, tickangle=-90, showgrid=False, zeroline=False)
-    fig.update_yaxes(showticklabels=True, col=1)
-    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    fig.update_yaxes(autorange="reversed", showticklabels=False, tickfont_size=11,
+                     showgrid=False, zeroline=False, dtick=1, automargin=True)
+    fig.update_xaxes(tickfont_size=11, tickangle=-90, showgrid=False, zeroline=False, dtick=1,
+                     automargin=True)
     steps = []
     for data in frames:
-        annotations = [dict(a, text=t, yshift=-2) for a, t in
-                       zip(base, _head_panel_titles(data["n_heads"]), strict=True)]
-        steps.append({"label": f"{data['n_heads']} · layer {data['layer']}", "method": "update",
+        steps.append({"label": f"{data['n_heads']}·{data['layer']}", "method": "update",
                       "args": [_head_maps_update(data),
-                               {"annotations": annotations, "title.text":
-                                _head_maps_title(data), **_head_axes_visible(data["n_heads"])}]})
-    fig.update_annotations(font_size=11)
-    for a, t in zip(fig.layout.annotations, _head_panel_titles(frames[start]["n_heads"]),
-                    strict=True):
-        a.text = t
+                               {"annotations": _head_panel_annotations(data["n_heads"]),
+                                "title.text": _head_maps_title(data),
+                                **_head_axes_visible(data["n_heads"])}]})
     fig.update_layout(_head_axes_visible(frames[start]["n_heads"]))
-    slider = {**make_slider(steps, "heads · layer: ", active=start), "pad": {"t": 70}}
-    fig.update_layout(sliders=[slider], height=860, plot_bgcolor="#ffffff",
+    fig.update_layout(annotations=_head_panel_annotations(frames[start]["n_heads"]))
+    slider = {**make_slider(steps, "heads · layer = ", active=start), "pad": {"t": 8},
+              "font": {"size": 11}}
+    fig.update_layout(sliders=[slider], height=880, plot_bgcolor="#ffffff",
                       title={"text": _head_maps_title(frames[start]), "font": {"size": 13},
-                             "x": 0.02, "xanchor": "left"},
-                      margin={"l": 50, "r": 20, "t": 95, "b": 20})
+                             "x": 0, "xanchor": "left", "yref": "paper", "automargin": True,
+                             "pad": {"b": 22}},
+                      margin={"l": _head_axes_visible(frames[start]["n_heads"])["margin.l"],
+                              "r": 8, "t": 20, "b": 10})
     return fig
 
 
@@ -164,9 +205,10 @@ def ablation_explorer(ablations: dict, start: int = 0) -> go.Figure:
              for h in keys]
     fig.update_layout(sliders=[make_slider(steps, "number of heads: ", active=start)],
                       title={"text": _ablation_title(keys[start], ablations[keys[start]]),
-                             "font": {"size": 13}},
-                      yaxis={"autorange": "reversed"}, xaxis={"side": "top"}, height=340,
-                      margin={"l": 70, "r": 20, "t": 90, "b": 20})
+                             "font": {"size": 13}, "yref": "paper", "automargin": True,
+                             "pad": {"b": 30}},
+                      yaxis={"autorange": "reversed"}, xaxis={"side": "bottom"}, height=380,
+                      margin={"l": 70, "r": 20, "t": 40, "b": 20})
     return fig
 
 
@@ -229,18 +271,21 @@ def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
             return
         # numpy arrays skip plotly's per-element validation, and only what changed is sent:
         # a redraw of 16 heads stays well under 50 ms
-        relabel = data["labels"] != shown["labels"]
+        relabel = data["labels"] != shown["labels"] or data["n_heads"] != shown["heads"]
+        panel = _head_maps_update(data)
         for h, trace in enumerate(fig.data):
             if h < data["n_heads"]:
                 trace.z = np.round(data["maps"][h], 3)
                 if relabel or h >= shown["heads"]:
-                    trace.x, trace.y = data["labels"], data["labels"]
+                    trace.x, trace.y = panel["x"][h], panel["y"][h]
+                    trace.customdata = panel["customdata"][h]
             elif h < shown["heads"]:   # a panel this model has no head for: empty it
                 trace.z, trace.x, trace.y = None, [], []
         titles = _head_panel_titles(data["n_heads"])
         if titles != shown["titles"]:
-            for annotation, title in zip(fig.layout.annotations, titles, strict=True):
-                annotation.text = title
+            for annotation, new in zip(fig.layout.annotations,
+                                       _head_panel_annotations(data["n_heads"]), strict=True):
+                annotation.update(text=new["text"], x=new["x"], y=new["y"])
             axes = _head_axes_visible(data["n_heads"])
             for key, value in axes.items():   # only the axis properties that change
                 if shown["axes"].get(key) != value:

@@ -13,11 +13,16 @@ from plotly.subplots import make_subplots
 from . import masks, masktraps
 from .checks import NotAnswered, exercise, number
 from .live import LiveExplorer
-from .plotting import COLORSCALE, MASK_COLORSCALE, rounded
+from .plotting import MASK_COLORSCALE, rounded
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
 BUG_TEXT_UP_TO = 10  # cells are labelled with their value up to this many tokens
+# A NaN weight is drawn (plotly leaves a null cell blank: an all-NaN row, or panel, would be
+# empty): it gets the value NAN_Z, past the weights' 0…1, in a red of its own on the scale.
+NAN_Z = 1.25
+WEIGHT_NAN_COLORSCALE = [[0.0, "#f7fbff"], [0.2, "#c6dbef"], [0.4, "#6baed6"],
+                         [0.6, "#2171b5"], [0.8, "#08306b"], [0.8, "#b3261e"], [1.0, "#b3261e"]]
 
 
 def _bug_title(data: dict) -> str:
@@ -44,8 +49,9 @@ def _bug_traces(data: dict) -> dict:
     if not show:
         mask_text = [[""] * n for _ in range(n)]
         weight_text = [["NaN" if t == "NaN" else "" for t in row] for row in weight_text]
+    z = np.where(np.isfinite(w), w, NAN_Z)
     return {"x": [data["labels"]] * 2, "y": [data["labels"]] * 2,
-            "z": [allowed.astype(int).tolist(), rounded(w)], "text": [mask_text, weight_text]}
+            "z": [allowed.astype(int).tolist(), rounded(z)], "text": [mask_text, weight_text]}
 
 
 def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure:
@@ -60,7 +66,8 @@ def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure
         raise ValueError("mask_bug_explorer needs at least one bug from book.masktraps.BUGS")
     frames = [masktraps.bug_data(b, length, padding) for b in bugs]
     first = _bug_traces(frames[0])
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+    # stacked: both grids keep cells wide enough for their numbers on a phone
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.14,
                         subplot_titles=["mask the layer applies", "attention weights"])
     fig.add_trace(go.Heatmap(
         x=first["x"][0], y=first["y"][0], z=first["z"][0], text=first["text"][0],
@@ -69,10 +76,11 @@ def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure
         row=1, col=1)
     fig.add_trace(go.Heatmap(
         x=first["x"][1], y=first["y"][1], z=first["z"][1], text=first["text"][1],
-        texttemplate="%{text}", zmin=0, zmax=1, colorscale=COLORSCALE,
-        colorbar={"title": {"text": "weight"}, "len": 0.8},
-        hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"),
-        row=1, col=2)
+        texttemplate="%{text}", zmin=0, zmax=NAN_Z, colorscale=WEIGHT_NAN_COLORSCALE,
+        colorbar={"title": {"text": "weight", "side": "right"}, "len": 0.42, "y": 0.21,
+                  "tickvals": [0, 0.5, 1, NAN_Z], "ticktext": ["0", "0.5", "1", "NaN"]},
+        hovertemplate="query %{y}<br>key %{x}<br>weight %{text}<extra></extra>"),
+        row=2, col=1)
     buttons = []
     for bug, data in zip(bugs, frames, strict=True):
         t = _bug_traces(data)
@@ -81,16 +89,17 @@ def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure
                                  {"title.text": _bug_title(data)}]})
     fig.update_xaxes(title_text="key", side="bottom")
     fig.update_yaxes(autorange="reversed")
-    fig.update_yaxes(title_text="query", row=1, col=1)
+    fig.update_yaxes(title_text="query")
     fig.update_annotations(font_size=12)
     fig.update_layout(
-        height=560, margin={"l": 50, "r": 20, "t": 130, "b": 40},
-        title={"text": _bug_title(frames[0]), "font": {"size": 13}, "x": 0.02,
-               "xanchor": "left", "y": 0.98, "yanchor": "top"})
+        height=860, margin={"l": 50, "r": 20, "t": 40, "b": 40},
+        title={"text": _bug_title(frames[0]), "font": {"size": 13}, "x": 0,
+               "xanchor": "left", "yref": "paper", "automargin": True, "pad": {"b": 30}})
     if len(bugs) > 1:
-        fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "down",
+        # under the panels: the title above grows to as many lines as a phone needs
+        fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "up",
                                         "showactive": True, "x": 0, "xanchor": "left",
-                                        "y": 1.1, "yanchor": "bottom"}])
+                                        "y": 0, "yanchor": "top", "pad": {"t": 90}}])
     return fig
 
 

@@ -68,16 +68,21 @@ def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go
                                {**_order_axes(d), "annotations": [dict(caption,
                                                                        text=_caption(d))]}]}
                      for i, (name, d) in enumerate(zip(names, data, strict=True))]
-    head_steps = [{"label": f"L{layer} H{head}", "method": "restyle",
-                   "args": [{"z": [rounded(d["maps"][layer, head], 3) for d in data]}]}
+    head_steps = [{"label": f"L{layer} H{head}", "method": "update",
+                   "args": [{"z": [rounded(d["maps"][layer, head], 3) for d in data]},
+                            {"title.text": _head_label(layer, head)}]}
                   for layer in range(n_layers) for head in range(n_heads)]
     fig.update_layout(
-        updatemenus=[{"buttons": order_buttons, "direction": "down", "showactive": True,
-                      "x": 0, "xanchor": "left", "y": 1.17, "yanchor": "bottom"}],
-        sliders=[{**make_slider(head_steps, "head shown (L = layer, H = head): ",
+        updatemenus=[{"buttons": order_buttons, "direction": "up", "showactive": True,
+                      "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
+                      "pad": {"t": 210}}],
+        sliders=[{**make_slider(head_steps, "layer, head: ",
                             active=layer0 * n_heads + head0), "pad": {"t": 60}}],
         annotations=[caption], height=680,
+        title={"text": _head_label(layer0, head0), "font": {"size": 13}, "x": 0,
+               "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
         xaxis={"title": "key (attended to)", "tickangle": -90, "categoryorder": "array",
+               "automargin": True,
                **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("xaxis")}},
         yaxis={"title": "query (attending)", "categoryorder": "array", "automargin": True,
                **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("yaxis")}},
@@ -85,9 +90,10 @@ def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go
     return fig
 
 
-def model_view(model, orders_, names=None) -> go.Figure:
-    """Static model view: every layer × head of one order as a grid; a dropdown picks the
-    order (each button redraws all the maps)."""
+def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
+    """Static model view: the heads of one layer of one order, on a two-column grid (cells
+    large enough to read); a slider picks the layer, a dropdown the order (each button
+    redraws every map of every layer, so the two controls combine)."""
     orders_ = list(orders_)
     if not orders_:
         raise ValueError("model_view needs at least one order")
@@ -96,41 +102,50 @@ def model_view(model, orders_, names=None) -> go.Figure:
         raise ValueError(f"got {len(orders_)} orders but {len(names)} names")
     data = [attention_roles.order_view_data(model, o) for o in orders_]
     n_layers, n_heads = data[0]["maps"].shape[:2]
-    fig = make_subplots(rows=n_layers, cols=n_heads, horizontal_spacing=0.03,
-                        vertical_spacing=0.1,
-                        subplot_titles=[_head_label(layer, head) for layer in range(n_layers)
-                                        for head in range(n_heads)])
-    first = data[0]
-    for layer in range(n_layers):
-        for head in range(n_heads):
-            fig.add_trace(go.Heatmap(
-                z=rounded(first["maps"][layer, head], 3), x=first["cols"], y=first["cols"],
-                zmin=0, zmax=1, colorscale=COLORSCALE, showscale=layer == head == 0,
-                colorbar={"title": {"text": "weight"}, "len": 0.5, "y": 0.75},
-                hovertemplate=f"{_head_label(layer, head)}<br>query %{{y}}<br>key %{{x}}"
-                              "<br>weight %{z:.3f}<extra></extra>"),
-                row=layer + 1, col=head + 1)
-    fig.update_yaxes(autorange="reversed", tickfont_size=9, showticklabels=False)
-    fig.update_yaxes(showticklabels=True, col=1)
-    fig.update_xaxes(tickfont_size=9, tickangle=-90, showticklabels=False)
-    fig.update_xaxes(showticklabels=True, row=n_layers)
+    start_layer = validate.integer("start_layer", start_layer, low=0, high=n_layers - 1)
+    cols = min(2, n_heads)
+    rows = -(-n_heads // cols)
+    fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.04, vertical_spacing=0.07,
+                        subplot_titles=[f"head {head}" for head in range(n_heads)])
     fig.update_annotations(font_size=12)
+    first = data[0]
+    traces = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+    for layer, head in traces:
+        fig.add_trace(go.Heatmap(
+            z=rounded(first["maps"][layer, head], 3), x=first["cols"], y=first["cols"],
+            zmin=0, zmax=1, colorscale=COLORSCALE, showscale=(layer, head) == (0, 0),
+            visible=layer == start_layer,
+            colorbar={"title": {"text": "weight", "side": "right"}, "len": 0.5, "y": 0.75},
+            hovertemplate=f"{_head_label(layer, head)}<br>query %{{y}}<br>key %{{x}}"
+                          "<br>weight %{z:.3f}<extra></extra>"),
+            row=head // cols + 1, col=head % cols + 1)
+    fig.update_yaxes(autorange="reversed", tickfont_size=10, showticklabels=False, dtick=1)
+    fig.update_yaxes(showticklabels=True, col=1)
+    fig.update_xaxes(tickfont_size=10, tickangle=-90, showticklabels=False, dtick=1)
+    fig.update_xaxes(showticklabels=True, row=rows)
     base = [a.to_plotly_json() for a in fig.layout.annotations]
     caption = {"text": _caption(first), "x": 0, "xref": "paper", "xanchor": "left",
                "y": 1.06, "yref": "paper", "yanchor": "bottom", "showarrow": False,
                "align": "left", "font": {"size": 11}}
     buttons = []
     for name, d in zip(names, data, strict=True):
-        traces = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
         buttons.append({"label": name, "method": "update",
                         "args": [{"z": [rounded(d["maps"][lh], 3) for lh in traces],
                                   "x": [d["cols"]] * len(traces),
                                   "y": [d["cols"]] * len(traces)},
                                  {"annotations": base + [dict(caption, text=_caption(d))]}]})
-    fig.update_layout(annotations=base + [caption], height=330 * n_layers + 170,
-                      updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True,
-                                    "x": 0, "xanchor": "left", "y": 1.16,
-                                    "yanchor": "bottom"}],
+    steps = [{"label": f"layer {layer}", "method": "update",
+              "args": [{"visible": [lh[0] == layer for lh in traces]},
+                       {"title.text": f"layer {layer}: its {n_heads} heads"}]}
+             for layer in range(n_layers)]
+    fig.update_layout(annotations=base + [caption], height=860,
+                      title={"text": f"layer {start_layer}: its {n_heads} heads",
+                             "font": {"size": 13}, "x": 0, "xanchor": "left", "y": 0.99,
+                             "yanchor": "top", "yref": "container"},
+                      updatemenus=[{"buttons": buttons, "direction": "up", "showactive": True,
+                                    "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
+                                    "pad": {"t": 200}}],
+                      sliders=[{**make_slider(steps, "", active=start_layer), "pad": {"t": 60}}],
                       margin={"l": 40, "r": 20, "t": 170, "b": 40})
     return fig
 

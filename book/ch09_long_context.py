@@ -101,15 +101,15 @@ def _window_titles(data: dict) -> list[str]:
     big, full, banded = data["cost_ns"][-1], data["full"][-1], data["banded"][-1]
     return [f"w = {data['window']}: a query sees at most {data['keys'].max()} of "
             f"{data['n']} keys",
-            f"score entries per head (n = {big}: {full / banded:.0f}× fewer banded)"]
+            f"score entries per head; banded: {full / banded:.0f}× fewer at n = {big}"]
 
 
 def window_explorer(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
                     cost_ns=longctx.WINDOW_COST_NS, start: int = 2) -> go.Figure:
     """Static explorer: a slider over the window half-width w.
 
-    Left: which (query, key) pairs a window of w allows, and which cells the banded version
-    computes anyway (its blocks of queries meet whole slabs of keys). Right: how many score
+    Top: which (query, key) pairs a window of w allows, and which cells the banded version
+    computes anyway (its blocks of queries meet whole slabs of keys). Bottom: how many score
     entries full (or masked) attention and the banded version compute, against n.
     """
     windows = [validate.integer("window", w, low=0) for w in windows]
@@ -118,19 +118,21 @@ def window_explorer(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
     start = validate.integer("start", start, low=0, high=len(windows) - 1)
     frames = [longctx.window_data(n, w, cost_ns) for w in windows]
     first = frames[start]
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, column_widths=[0.45, 0.55],
+    positions = list(range(n))  # numeric axes: plotly thins the ticks on a narrow screen
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.12, row_heights=[0.75, 0.25],
                         subplot_titles=_window_titles(first))
+    fig.update_annotations(font_size=12)  # before the steps copy the annotations
     fig.add_trace(go.Heatmap(
-        z=first["levels"].tolist(), x=first["labels"], y=first["labels"], zmin=0, zmax=2,
+        z=first["levels"].tolist(), x=positions, y=positions, zmin=0, zmax=2,
         colorscale=WINDOW_COLORSCALE, xgap=1, ygap=1, showscale=False,
         hovertemplate="query %{y}<br>key %{x}<br>%{z}: 2 = may attend, 1 = computed then "
                       "masked, 0 = skipped<extra></extra>"), row=1, col=1)
     fig.add_trace(go.Scatter(x=first["cost_ns"], y=first["full"], mode="lines+markers",
                              name="full, or window as a mask: n²", legendgroup="cost",
-                             line={"color": METHOD_COLORS["full"]}), row=1, col=2)
+                             line={"color": METHOD_COLORS["full"]}), row=2, col=1)
     fig.add_trace(go.Scatter(x=first["cost_ns"], y=first["banded"], mode="lines+markers",
                              name="banded: ≈ n · (block + 2w)", legendgroup="cost",
-                             line={"color": METHOD_COLORS["banded"]}), row=1, col=2)
+                             line={"color": METHOD_COLORS["banded"]}), row=2, col=1)
     for level in (2, 1, 0):  # legend keys for the heatmap's three colours
         fig.add_trace(go.Scatter(
             x=[None], y=[None], mode="markers", name=WINDOW_LEVELS[level], legendgroup="grid",
@@ -143,19 +145,21 @@ def window_explorer(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
         annotations = [dict(a, text=t) for a, t in zip(base, _window_titles(data), strict=True)]
         steps.append({"label": str(w), "method": "update",
                       "args": [{"z": [data["levels"].tolist(), None],
-                                "y": [data["labels"], data["banded"]]},
+                                "y": [positions, data["banded"]]},
                                {"annotations": annotations}, [0, 2]]})
-    fig.update_xaxes(title_text="key position", tickfont_size=10, row=1, col=1)
+    fig.update_xaxes(title_text="key position", tickfont_size=10, showgrid=False,
+                     zeroline=False, constrain="domain", scaleanchor="y", row=1, col=1)
     fig.update_yaxes(title_text="query position", autorange="reversed", tickfont_size=10,
-                     row=1, col=1)
-    fig.update_xaxes(row=1, col=2, **_log2_n_axis(cost_ns, "sequence length n (log scale)"),
+                     showgrid=False, zeroline=False, row=1, col=1)
+    fig.update_xaxes(row=2, col=1, **_log2_n_axis(cost_ns, "sequence length n (log scale)"),
                      tickangle=-45)
-    fig.update_yaxes(type="log", title_text="score entries per head (log scale)", row=1, col=2)
-    fig.update_annotations(font_size=12)
-    slider = {**make_slider(steps, "window half-width w = ", active=start), "pad": {"t": 170}}
-    fig.update_layout(sliders=[slider], height=720,
-                      legend={"orientation": "h", "x": 0, "y": -0.2, "font": {"size": 12}},
-                      margin={"l": 50, "r": 20, "t": 60, "b": 40})
+    fig.update_yaxes(type="log", title_text="entries (log)", row=2, col=1)
+    slider = {**make_slider(steps, "window half-width w = ", active=start),
+              "pad": {"t": 0, "b": 34}, "y": 1.0, "yanchor": "bottom"}
+    fig.update_layout(sliders=[slider], height=880,
+                      legend={"orientation": "h", "x": 0, "y": -0.12, "yanchor": "top",
+                              "font": {"size": 12}},
+                      margin={"l": 60, "r": 20, "t": 120, "b": 10})
     return fig
 
 
@@ -238,7 +242,8 @@ def window_explorer_live() -> LiveExplorer:
     def redraw(fig, window, n):
         data = longctx.window_data(n, window)
         heat = fig.data[0]
-        heat.z, heat.x, heat.y = data["levels"].tolist(), data["labels"], data["labels"]
+        positions = list(range(n))
+        heat.z, heat.x, heat.y = data["levels"].tolist(), positions, positions
         fig.data[2].y = data["banded"]
         for annotation, title in zip(fig.layout.annotations, _window_titles(data),
                                      strict=True):

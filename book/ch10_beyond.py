@@ -17,39 +17,54 @@ PATTERN_KINDS = ("full", "window", "dilated", "hybrid")
 
 
 def _pattern_title(kind: str, window: int, data: dict) -> str:
-    return (f"{kind}, w = {window}: a query sees {data['mean_keys']:.1f} of {data['n']} keys "
+    return (f"{kind}, w = {window}: a query sees {data['mean_keys']:.1f} of {data['n']} keys<br>"
             f"on average (at most {data['max_keys']})")
 
 
+def _pattern_steps(kind: str, windows, n: int) -> list[dict]:
+    """The slider's steps for one variant: each step redraws the grid and its title."""
+    steps = []
+    for w in windows:
+        data = beyond.pattern_data(kind, w, n)
+        steps.append({"label": str(w), "method": "update",
+                      "args": [{"z": [data["z"].tolist()]},
+                               {"title.text": _pattern_title(kind, w, data)}]})
+    return steps
+
+
 def pattern_explorer(windows=(1, 2, 3, 4), n: int = beyond.PATTERN_N) -> go.Figure:
-    """Static explorer: a dropdown over the variants and a slider over the window size."""
+    """Static explorer: a dropdown over the variants and a slider over the window size.
+
+    One heatmap; the dropdown swaps in its variant's grid, title and slider steps (and puts the
+    slider back at the first window), so the title always names what is drawn."""
     windows = list(windows)
-    labels = [f"t{i}" for i in range(n)]
-    fig = go.Figure()
-    for i, kind in enumerate(PATTERN_KINDS):
+    if not windows:
+        raise ValueError("windows must hold at least one window size, e.g. (1, 2, 3, 4)")
+    positions = list(range(n))
+    first = beyond.pattern_data("window", windows[0], n)
+    fig = go.Figure(go.Heatmap(z=first["z"].tolist(), x=positions, y=positions, zmin=0, zmax=1,
+                               colorscale=[[0, "#f4f4f4"], [1, "#1a3d6e"]], showscale=False,
+                               xgap=1, ygap=1,
+                               hovertemplate="query %{y}, key %{x}: %{z}<extra></extra>"))
+    menu = []
+    for kind in PATTERN_KINDS:
         data = beyond.pattern_data(kind, windows[0], n)
-        fig.add_trace(go.Heatmap(z=data["z"], x=labels, y=labels, zmin=0, zmax=1,
-                                 colorscale=[[0, "#f4f4f4"], [1, "#1a3d6e"]], showscale=False,
-                                 visible=i == 1, name=kind,
-                                 hovertemplate="query %{y}, key %{x}: %{z}<extra></extra>"))
-    menu = [{"label": kind, "method": "update",
-             "args": [{"visible": [k == kind for k in PATTERN_KINDS]},
-                      {"title.text": _pattern_title(kind, windows[0],
-                                                    beyond.pattern_data(kind, windows[0], n))}]}
-            for kind in PATTERN_KINDS]
-    steps = [{"label": str(w), "method": "restyle",
-              "args": [{"z": [beyond.pattern_data(kind, w, n)["z"].tolist()
-                              for kind in PATTERN_KINDS]}]} for w in windows]
+        menu.append({"label": kind, "method": "update",
+                     "args": [{"z": [data["z"].tolist()]},
+                              {"title.text": _pattern_title(kind, windows[0], data),
+                               "sliders[0].steps": _pattern_steps(kind, windows, n),
+                               "sliders[0].active": 0}]})
+    axis = {"tickmode": "array", "tickvals": positions, "tickfont": {"size": 10},
+            "showgrid": False, "zeroline": False, "constrain": "domain"}
     fig.update_layout(
-        updatemenus=[{"buttons": menu, "active": 1, "x": 1.0, "xanchor": "right", "y": 1.16,
-                      "yanchor": "top"}],
-        sliders=[make_slider(steps, "window w = ")],
-        title={"text": _pattern_title("window", windows[0],
-                                      beyond.pattern_data("window", windows[0], n)),
-               "font": {"size": 13}},
-        yaxis={"autorange": "reversed", "title": "query", "showticklabels": False},
-        xaxis={"title": "key", "showticklabels": False}, height=520,
-        margin={"t": 90, "l": 50, "r": 20, "b": 40})
+        updatemenus=[{"buttons": menu, "active": 1, "x": 0, "xanchor": "left", "y": 1.0,
+                      "yanchor": "bottom", "pad": {"b": 8}}],
+        sliders=[make_slider(_pattern_steps("window", windows, n), "window w = ")],
+        title={"text": _pattern_title("window", windows[0], first), "font": {"size": 13},
+               "x": 0.02, "xanchor": "left", "y": 0.98, "yanchor": "top"},
+        yaxis={**axis, "autorange": "reversed", "title": "query position"},
+        xaxis={**axis, "title": "key position", "tickangle": -90},
+        height=680, margin={"t": 120, "l": 60, "r": 20, "b": 20})
     return fig
 
 
@@ -73,9 +88,12 @@ def pattern_live() -> LiveExplorer:
     """Any variant, window, dilation, number of global tokens and length (up to 128)."""
     def redraw(fig, kind, window, dilation, n_global, n):
         data = beyond.pattern_data(kind, window, n, dilation, min(n_global, n))
-        labels = [f"t{i}" for i in range(n)]
+        positions = list(range(n))
         trace = fig.data[0]
-        trace.z, trace.x, trace.y = data["z"], labels, labels
+        trace.z, trace.x, trace.y = data["z"], positions, positions
+        ticks = positions if n <= beyond.PATTERN_N else None  # longer: plotly picks the ticks
+        fig.layout.xaxis.tickvals = fig.layout.yaxis.tickvals = ticks
+        fig.layout.xaxis.tickmode = fig.layout.yaxis.tickmode = "array" if ticks else "auto"
         fig.layout.title.text = _pattern_title(kind, window, data)
         # a slider that changes nothing for this variant is greyed out, not left to mislead
         controls["dilation"].disabled = kind != "dilated"

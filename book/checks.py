@@ -30,8 +30,12 @@ class Result:
         return self.status == "ok"
 
     def __str__(self) -> str:
-        icon = {"ok": "✅", "bad": "❌", "todo": "✍️"}[self.status]
-        return f"{icon} {self.message}"
+        # the icon always comes with words: without an emoji font it may render as a box
+        icon, word = {"ok": ("✅", "Correct"), "bad": ("❌", "Not yet"),
+                      "todo": ("✍️", "Not answered yet")}[self.status]
+        if self.message.lower().startswith(word.lower()):
+            return f"{icon} {self.message}"
+        return f"{icon} {word}: {self.message}"
 
     def __repr__(self) -> str:
         return str(self)

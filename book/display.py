@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from . import validate
+from .plotting import FONT_FAMILY
 
 # The config of the plotly mimetype bundle (what JupyterLab, Notebook 7 and VS Code render).
 # Never "responsive": there the output area has no height of its own, so a responsive figure's
@@ -55,7 +56,10 @@ def _register_renderer() -> None:
     class BookRenderer(MimetypeRenderer):
         def to_mimebundle(self, fig_dict):
             global _figure_counter
+            from .plotting import tidy
+
             _figure_counter += 1
+            tidy(fig_dict)  # short title lines, no text under 10 px (legible on a phone)
             payload = pio.to_json(fig_dict, validate=False)
             digest = hashlib.sha1(payload.encode()).hexdigest()[:8]
             div_id = f"fig-{_figure_counter}-{digest}"  # deterministic: same output twice
@@ -91,6 +95,7 @@ def slim_template():
     full = pio.templates["plotly"].to_plotly_json()
     data = {k: v for k, v in full["data"].items() if k in TEMPLATE_TRACES}
     layout = {k: v for k, v in full["layout"].items() if k not in _TEMPLATE_LAYOUT_DROP}
+    layout["font"] = {**layout.get("font", {}), "family": FONT_FAMILY}  # the book's CJK font
     return go.layout.Template(data=data, layout=layout)
 
 

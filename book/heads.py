@@ -233,7 +233,8 @@ MAX_MAP_HEADS = 16  # the head-maps explorer draws at most this many heads (a 4 
 
 def head_maps_data(model, order, layer: int) -> dict:
     """Every head's attention map of ``layer`` for one order (text, tokens or an Order):
-    ``maps`` (H, n, n), unique token ``labels``, and ``js``, the mean Jensen–Shannon
+    ``maps`` (H, n, n), unique token ``labels`` (``glossed``: the same with English glosses),
+    and ``js``, the mean Jensen–Shannon
     divergence between the heads' rows on this order (NaN for one head)."""
 
     model = check_encoder(model)
@@ -246,5 +247,6 @@ def head_maps_data(model, order, layer: int) -> dict:
     n = model.n_heads
     js = pairwise(maps, "js")[~np.eye(n, dtype=bool)].mean() if n > 1 else float("nan")
     labels = orders_example.labels(order.tokens, order.tokens, short=True)
-    return {"maps": maps, "labels": labels, "n_heads": n, "layer": layer, "js": float(js),
-            "text": order.text}
+    glossed = orders_example.labels(order.tokens, order.glosses)
+    return {"maps": maps, "labels": labels, "glossed": glossed, "n_heads": n, "layer": layer,
+            "js": float(js), "text": order.text}

@@ -20,6 +20,9 @@ RUN_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "sol
 MASK_COLORSCALE = [[0.0, "#ededed"], [0.5, "#ededed"], [0.5, "#1f3b73"], [1.0, "#1f3b73"]]
 SIGNED_COLORSCALE = "Cividis"  # monotonic lightness: negative = dark, positive = light
 ILLUSTRATIVE = "illustrative weights, set by hand, not learned"
+# The book's CJK web font first (it covers the CJK ranges only; see book/fonts.py), then
+# plotly's own default stack for everything else.
+FONT_FAMILY = '"Book Noto Sans SC", "Open Sans", verdana, arial, sans-serif'
 
 
 def rounded(a, digits: int = 4):
@@ -28,6 +31,27 @@ def rounded(a, digits: int = 4):
     out = np.round(arr, digits).astype(object)
     out[~np.isfinite(arr)] = None
     return out.tolist()
+
+
+def wrap(text: str, width: int = 46) -> str:
+    """``text`` broken into lines of at most ``width`` characters with plotly's ``<br>`` (at
+    spaces; existing ``<br>`` kept), so a title stays inside a phone-wide figure."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    width = validate.integer("width", width, low=8)
+    if "<span" in text or "<a " in text:  # tags with spaces inside: leave as written
+        return text
+    out = []
+    for part in text.split("<br>"):
+        line = ""
+        for word in part.split(" "):
+            if line and len(line) + 1 + len(word) > width:
+                out.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        out.append(line)
+    return "<br>".join(out)
 
 
 def make_slider(steps: list[dict], prefix: str, active: int = 0) -> dict:
@@ -58,3 +82,61 @@ def attention_heatmap(weights, row_labels, col_labels=None, title: str = "",
     return fig
 
 
+
+
+TITLE_WIDTH = 46  # characters per title line: fits a 390 px wide figure at 13 px
+MIN_FONT = 10     # px: no figure text below this
+
+
+def _panel_width(annotations: list) -> int:
+    """Characters per line for subplot titles: the title width shared by the panels of a row."""
+    rows: dict = {}
+    for a in annotations:
+        if isinstance(a, dict) and a.get("yref", "paper") == "paper" and "y" in a:
+            rows[round(float(a["y"]), 2)] = rows.get(round(float(a["y"]), 2), 0) + 1
+    per_row = max(rows.values(), default=1)
+    return max(14, TITLE_WIDTH // per_row)
+
+
+def _tidy_layout(layout: dict, width: int | None = None) -> None:
+    title = layout.get("title")
+    if isinstance(title, dict) and isinstance(title.get("text"), str):
+        title["text"] = wrap(title["text"], TITLE_WIDTH)
+    elif isinstance(title, str):
+        layout["title"] = wrap(title, TITLE_WIDTH)
+    if isinstance(layout.get("title.text"), str):
+        layout["title.text"] = wrap(layout["title.text"], TITLE_WIDTH)
+    annotations = layout.get("annotations")
+    if isinstance(annotations, list):
+        width = width or _panel_width(annotations)
+        for a in annotations:
+            if isinstance(a, dict) and isinstance(a.get("text"), str):
+                a["text"] = wrap(a["text"], width)
+
+
+def tidy(fig_dict: dict) -> dict:
+    """Make a figure (as a dict, before it is rendered) legible at phone width, in place:
+    titles and subplot titles wrapped into short lines (the steps of its sliders and menus
+    too), no tick label or cell text under 10 px, bar labels hidden rather than shrunk."""
+    if not isinstance(fig_dict, dict):
+        raise TypeError(f"tidy takes a figure dict (fig.to_dict()), got {type(fig_dict).__name__}")
+    layout = fig_dict.setdefault("layout", {})
+    width = _panel_width(layout.get("annotations") or [])
+    _tidy_layout(layout, width)
+    for key, value in layout.items():
+        if key.startswith(("xaxis", "yaxis")) and isinstance(value, dict):
+            font = value.get("tickfont")
+            if isinstance(font, dict) and font.get("size", MIN_FONT) < MIN_FONT:
+                font["size"] = MIN_FONT
+            if value.get("type") == "log" and "tickvals" not in value and "dtick" not in value:
+                value["dtick"] = 1  # decades only: plotly's 2 and 5 in between are 9 px
+    layout.setdefault("uniformtext", {"minsize": MIN_FONT, "mode": "hide"})
+    for trace in fig_dict.get("data", []):
+        if trace.get("type") == "heatmap" and trace.get("texttemplate"):
+            trace.setdefault("textfont", {}).setdefault("size", 11)
+    for control in (layout.get("sliders") or []) + (layout.get("updatemenus") or []):
+        for entry in control.get("steps", []) + control.get("buttons", []):
+            for arg in entry.get("args") or []:
+                if isinstance(arg, dict):
+                    _tidy_layout(arg, width)
+    return fig_dict

@@ -2,16 +2,21 @@
 
 Asserts per page: no console error, no request that leaves the machine, no failed local load,
 MathJax output wherever the page has math, every plotly figure painted, and on every static
-explorer, moving a slider or choosing a dropdown entry changes the drawn data.
+explorer, moving a slider or choosing a dropdown entry changes the drawn data. Then the
+legibility check of tests/legibility.py on every figure in every state, at 1280 and 390 px, and
+the page checks (code blocks that overflow, chapters over 15 screens); and every CJK character
+the pages and figures use is in the book's own subset font.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
+import legibility
 import pytest
 from test_build import pages
 
@@ -150,3 +155,38 @@ def exercise_controls(page, fig, rel: str, i: int) -> int:
         assert after != before, f"{rel}: figure {i} dropdown {m} changed nothing"
         moved += 1
     return moved
+
+
+def test_every_figure_is_legible(built_book, browser, tmp_path):
+    """No colliding or clipped text, no text under 10 px, heatmap cells >= 12 px, titles that
+    follow their data, in every state of every figure at both widths; no wide code blocks and no
+    overlong chapters. A failure names page, figure, state and the two texts, with screenshots."""
+    html_root = built_book["html"]
+    shots = Path(SCREENSHOTS or tmp_path) / "legibility"
+    results = []
+    for rel in _page_ids(html_root):
+        for width in (legibility.DESKTOP, legibility.PHONE):
+            results.append(legibility.check_page(browser, html_root / rel, width, shots, rel))
+    totals = legibility.totals(results)
+    print(f"\nlegibility: {json.dumps(totals)}")
+    findings = [f for r in results for f in r["findings"]]
+    listed = "\n".join(legibility.describe(f) for f in findings[:40])
+    assert not findings, (f"{len(findings)} legibility findings {totals} (screenshots in "
+                          f"{shots}):\n{listed}")
+
+
+def test_cjk_characters_are_in_the_book_font(built_book):
+    """Every CJK character that a page or a figure shows has a glyph in the shipped subset."""
+    from book import fonts
+
+    have = fonts.subset_chars(built_book["html"] / "_static" / "fonts" / fonts.SUBSET.name)
+    missing = {}
+    for page in pages(built_book["html"]):
+        text = page.read_text(encoding="utf-8")
+        # figure JSON may spell characters as \\uXXXX escapes
+        text = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
+        lacking = fonts.cjk_chars(text) - have
+        if lacking:
+            missing[page.name] = "".join(sorted(lacking))
+    assert not missing, (f"characters missing from the book font: {missing}; regenerate it "
+                         "with `python -m book.fonts NotoSansCJK-Regular.ttc`")

@@ -74,3 +74,12 @@ def test_function_left_blank_is_todo(key):
 
     result = checks.check(key, blank)
     assert result.status == "todo", result
+
+
+def test_icons_come_with_words():
+    from book.checks import Result
+
+    assert str(Result("k", "ok", "a 10 × 10 grid.")) == "✅ Correct: a 10 × 10 grid."
+    assert str(Result("k", "ok", "Correct, and stable.")) == "✅ Correct, and stable."
+    assert str(Result("k", "bad", "Divide by √d_k.")) == "❌ Not yet: Divide by √d_k."
+    assert str(Result("k", "todo", "Not answered yet: fill in")).startswith("✍️ Not answered")

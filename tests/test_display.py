@@ -98,3 +98,29 @@ def test_glue_all_and_table():
         display.table(["a", "b"], [(1,)])
     with pytest.raises(ValueError, match="one format spec per column"):
         display.table(["a", "b"], [(1, 2)], [".1f"])
+
+
+def test_tidy_wraps_titles_and_lifts_tiny_fonts():
+    from plotly.subplots import make_subplots
+
+    from book.plotting import TITLE_WIDTH, tidy, wrap
+
+    assert wrap("aaaa bbbb cccc", 9) == "aaaa bbbb<br>cccc" and wrap("x<br>y z", 8) == "x<br>y z"
+    with pytest.raises(TypeError):
+        wrap(3)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["a long panel title " * 2, "b"])
+    fig.add_trace(go.Heatmap(z=[[1]], texttemplate="%{z}"))
+    fig.update_layout(title="word " * 20, xaxis={"tickfont": {"size": 8}},
+                      sliders=[{"steps": [{"method": "update", "args": [
+                          {}, {"title.text": "step " * 20}]}]}])
+    out = tidy(fig.to_dict())
+    lines = out["layout"]["title"]["text"].split("<br>")
+    assert len(lines) > 1 and all(len(line) <= TITLE_WIDTH for line in lines)
+    assert all(len(line) <= TITLE_WIDTH // 2
+               for line in out["layout"]["annotations"][0]["text"].split("<br>"))
+    assert out["layout"]["xaxis"]["tickfont"]["size"] == 10
+    assert out["data"][0]["textfont"]["size"] == 11
+    step_title = out["layout"]["sliders"][0]["steps"][0]["args"][1]["title.text"]
+    assert "<br>" in step_title
+    with pytest.raises(TypeError, match="figure dict"):
+        tidy(fig)

@@ -130,8 +130,16 @@ def test_pattern_explorer_controls_change_the_pattern():
     assert [b.label for b in fig.layout.updatemenus[0].buttons] == list(ch10_beyond.PATTERN_KINDS)
     steps = fig.layout.sliders[0].steps
     assert steps[0].args[0]["z"] != steps[-1].args[0]["z"]
-    visible = [b.args[0]["visible"] for b in fig.layout.updatemenus[0].buttons]
-    assert all(sum(v) == 1 for v in visible)
+    # each variant's button swaps in its grid, its title and its own slider steps, so the
+    # title names what is drawn whichever control moved last
+    buttons = fig.layout.updatemenus[0].buttons
+    assert len({json.dumps(b.args[0]["z"]) for b in buttons}) == len(buttons)
+    for kind, button in zip(ch10_beyond.PATTERN_KINDS, buttons, strict=True):
+        layout = button.args[1]
+        assert layout["title.text"].startswith(f"{kind}, w = 1")
+        assert [s["args"][1]["title.text"].split(":")[0] for s in layout["sliders[0].steps"]] \
+            == [f"{kind}, w = {w}" for w in (1, 2, 3, 4)]
+        assert layout["sliders[0].active"] == 0
 
 
 def test_pattern_data_counts_keys():

@@ -81,9 +81,12 @@ def test_slim_template_styles_the_used_traces_like_plotlys_default():
     assert len(json.dumps(slim.to_plotly_json())) < len(json.dumps(full.to_plotly_json())) / 2
     for trace in display.TEMPLATE_TRACES:
         assert slim.data[trace] == full.data[trace]
-    for key in ("colorway", "font", "xaxis", "yaxis", "colorscale", "plot_bgcolor",
+    for key in ("colorway", "xaxis", "yaxis", "colorscale", "plot_bgcolor",
                 "paper_bgcolor", "hoverlabel", "annotationdefaults"):
         assert slim.layout[key] == full.layout[key], key
+    # the one change: the font family names the book's CJK subset font first
+    assert slim.layout.font.color == full.layout.font.color
+    assert slim.layout.font.family.startswith('"Book Noto Sans SC"')
 
 
 def test_setup_makes_figures_embed_the_slim_template():

@@ -219,10 +219,9 @@ def test_head_maps_explorer_steps(models):
     order = ch06_heads.HEAD_MAPS_ORDER
     fig = ch06_heads.head_maps_explorer(models, order, start=3)
     steps = fig.layout.sliders[0].steps
-    assert [s.label for s in steps] == [f"{h} · layer {layer}" for h in models
-                                        for layer in (0, 1)]
+    assert [s.label for s in steps] == [f"{h}·{layer}" for h in models for layer in (0, 1)]
     for step in steps:
-        h, layer = int(step.label.split()[0]), int(step.label[-1])
+        h, layer = (int(v) for v in step.label.split("·"))
         restyle, relayout = step.args
         maps = train.attention_maps(models[h], order)[layer]
         assert np.allclose(np.asarray(restyle["z"][h - 1], dtype=float), maps[h - 1], atol=1e-3)
@@ -231,6 +230,9 @@ def test_head_maps_explorer_steps(models):
         if h < ch06_heads.MAX_GRID_HEADS:
             assert relayout[f"xaxis{h + 1}.visible"] is False
         assert relayout["annotations"][h - 1]["text"] == f"head {h - 1}"
+        # the grid is sized to the head count: the last head's panel ends at the right edge
+        # for 1, 2 and 4 heads (one or two columns), at 16 heads in the fourth column
+        assert relayout[f"xaxis{h}.domain" if h > 1 else "xaxis.domain"][1] == 1.0
     labels = fig.data[0].y
     assert len(set(labels)) == len(labels)       # repeated tokens (，) are numbered
     with pytest.raises(ValueError, match="at most 16"):

@@ -1,0 +1,301 @@
+"""What a reader sees: the legibility check of every plotly figure on a page, in every state.
+
+For each figure: its initial state, up to six steps of each slider (both ends and between) and
+every entry of each dropdown or button menu. In each state one ``page.evaluate`` collects every
+visible text box of the figure (titles, subplot titles and annotations, axis titles, tick labels,
+legend, slider and menu labels, colorbar, cell text) as a rotated rectangle and reports
+
+* ``collision``: two text boxes that overlap (by more than 1.5 px each way),
+* ``out_of_bounds``: a text box that leaves the figure's svg,
+* ``tiny_text``: visible text under 10 px,
+* ``small_cells``: heatmap cells under 12 px on screen (checked at the desktop width only),
+* ``stale_title``: a control changed the drawn data but no title, subplot title or axis title
+  changed with it.
+
+Per page: ``code_overflow`` (a code block wider than its column, at the desktop width) and
+``too_long`` (a chapter over 15 screens at the desktop width).
+
+Used by tests/test_browser.py on the built book and by ``python tests/legibility.py PAGE.html``
+while iterating on one figure.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+DESKTOP, PHONE = 1280, 390
+SCREEN_HEIGHT = 900
+MAX_SCREENS = 15
+MIN_FONT_PX = 10
+MIN_CELL_PX = 12
+MAX_STEPS = 6
+KINDS = ("collision", "out_of_bounds", "tiny_text", "small_cells", "stale_title",
+         "code_overflow", "too_long")
+
+# One state of one figure: every visible text as a quad in page pixels, checked in the page.
+STATE_JS = r"""([gd, minFont, minCell, checkCells]) => {
+  const svg = gd.querySelector('.main-svg');
+  if (!svg) return {error: 'no svg'};
+  const frame = svg.getBoundingClientRect();
+  const kindOf = (el) => {
+    const pairs = [['.gtitle', 'title'], ['.g-gtitle', 'title'], ['.annotation', 'annotation'],
+      ['.slider-container', 'slider'], ['.updatemenu-container', 'menu'],
+      ['.colorbar', 'colorbar'], ['.legend', 'legend'], ['.g-xtitle', 'axis title'],
+      ['.g-ytitle', 'axis title'], ['[class*="title"]', 'axis title'], ['.xtick', 'x tick'],
+      ['.ytick', 'y tick'], ['[class$="tick"]', 'tick'], ['.textpoint', 'cell text'],
+      ['.hm', 'cell text'], ['.trace', 'trace text']];
+    for (const [sel, name] of pairs) if (el.closest(sel)) return name;
+    return 'text';
+  };
+  const hidden = (el) => {
+    for (let e = el; e && e !== gd; e = e.parentElement) {
+      const cs = getComputedStyle(e);
+      if (cs.display === 'none' || cs.visibility === 'hidden' || parseFloat(cs.opacity) === 0)
+        return true;
+    }
+    return false;
+  };
+  const boxes = [];
+  // a menu's button box hides what is under it, like text does
+  for (const el of gd.querySelectorAll('.updatemenu-container rect.updatemenu-item-rect')) {
+    if (hidden(el)) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    const label = 'box of ' + ((el.parentElement.textContent || '').trim() || 'a menu button');
+    boxes.push({label, kind: 'menu', q: [[r.left, r.top], [r.right, r.top], [r.right, r.bottom],
+                [r.left, r.bottom]], font: 99});
+  }
+  for (const el of gd.querySelectorAll('svg text')) {
+    if (el.closest('.hoverlayer') || el.closest('.modebar')) continue;
+    const label = (el.textContent || '').trim();
+    if (!label || hidden(el)) continue;
+    let bb;
+    try { bb = el.getBBox(); } catch (e) { continue; }
+    if (!bb || bb.width === 0 || bb.height === 0) continue;
+    const m = el.getScreenCTM();
+    if (!m) continue;
+    const pt = (x, y) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f];
+    // the glyph box, less a little of the line box above and below the letters
+    const pad = Math.min(1.5, bb.height / 6);
+    const q = [pt(bb.x, bb.y + pad), pt(bb.x + bb.width, bb.y + pad),
+               pt(bb.x + bb.width, bb.y + bb.height - pad), pt(bb.x, bb.y + bb.height - pad)];
+    const scale = Math.hypot(m.a, m.b);
+    const font = parseFloat(getComputedStyle(el).fontSize) * scale;
+    boxes.push({label, kind: kindOf(el), q, font});
+  }
+  const proj = (q, ax) => { let lo = Infinity, hi = -Infinity;
+    for (const p of q) {
+      const v = p[0] * ax[0] + p[1] * ax[1]; lo = Math.min(lo, v); hi = Math.max(hi, v);
+    }
+    return [lo, hi]; };
+  const axes = (q) => [0, 1].map(i => {
+    const dx = q[i + 1][0] - q[i][0], dy = q[i + 1][1] - q[i][1];
+    const n = Math.hypot(dx, dy) || 1; return [-dy / n, dx / n]; });
+  const overlap = (a, b) => { let least = Infinity;
+    for (const ax of axes(a.q).concat(axes(b.q))) {
+      const [a0, a1] = proj(a.q, ax), [b0, b1] = proj(b.q, ax);
+      least = Math.min(least, Math.min(a1, b1) - Math.max(a0, b0));
+      if (least <= 1.5) return false;
+    }
+    return true; };
+  const out = {collision: [], out_of_bounds: [], tiny_text: [], small_cells: []};
+  for (let i = 0; i < boxes.length; i++) {
+    const a = boxes[i];
+    for (let j = i + 1; j < boxes.length; j++) {
+      const b = boxes[j];
+      if (a.kind === 'cell text' && b.kind === 'cell text') continue;  // cells tile the grid
+      if (a.kind === 'menu' && b.kind === 'menu') continue;  // a button and its own label
+      if (overlap(a, b)) out.collision.push(`${a.kind} "${a.label}" × ${b.kind} "${b.label}"`);
+    }
+    const xs = a.q.map(p => p[0]), ys = a.q.map(p => p[1]);
+    if (Math.min(...xs) < frame.left - 1 || Math.max(...xs) > frame.right + 1 ||
+        Math.min(...ys) < frame.top - 1 || Math.max(...ys) > frame.bottom + 1)
+      out.out_of_bounds.push(`${a.kind} "${a.label}"`);
+    if (a.font < minFont - 0.01)
+      out.tiny_text.push(`${a.kind} "${a.label}" ${a.font.toFixed(1)} px`);
+  }
+  if (checkCells) {
+    const fl = gd._fullLayout;
+    for (const t of gd._fullData) {
+      if (t.type !== 'heatmap' || t.visible !== true || !t.z || !t.z.length) continue;
+      const xa = fl[(t.xaxis || 'x').replace('x', 'xaxis')];
+      const ya = fl[(t.yaxis || 'y').replace('y', 'yaxis')];
+      if (!xa || !ya) continue;
+      const nx = t.z[0].length, ny = t.z.length;
+      const [x0, x1] = xa.range, [y0, y1] = ya.range;
+      const w = xa._length / Math.abs(x1 - x0), h = ya._length / Math.abs(y1 - y0);
+      if (Math.min(w, h) < minCell)
+        out.small_cells.push(
+          `heatmap "${t.name || ''}" ${ny}×${nx}: cells ${w.toFixed(1)}×${h.toFixed(1)} px`);
+    }
+  }
+  return out;
+}"""
+
+# What the figure draws now (its data) and what its titles say.
+SNAPSHOT_JS = r"""(gd) => {
+  const data = JSON.stringify(gd._fullData.map(t => [t.visible].concat(
+      [t.x, t.y, t.z, t.text].map(v => v == null ? null
+        : Array.from(v, r => (r && r.length !== undefined && typeof r !== 'string')
+          ? Array.from(r) : r)))));
+  const fl = gd._fullLayout;
+  const axisTitles = Object.keys(fl).filter(k => /^[xy]axis\d*$/.test(k))
+      .map(k => fl[k].title && fl[k].title.text);
+  const titles = JSON.stringify([fl.title && fl.title.text,
+      (fl.annotations || []).map(a => a.text), axisTitles]);
+  return {data, titles};
+}"""
+
+# Put a slider or menu at one entry, as a click on it would (plotly runs the step's method).
+APPLY_JS = r"""async ([gd, kind, idx, k]) => {
+  const ctl = gd.layout[kind][idx];
+  const entry = (kind === 'sliders' ? ctl.steps : ctl.buttons)[k];
+  await Plotly.relayout(gd, {[`${kind}[${idx}].active`]: k});
+  if (entry.method && entry.method !== 'skip')
+    await Plotly[entry.method](gd, ...(entry.args || []));
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+}"""
+
+PAGE_JS = r"""([screen]) => {
+  const wide = [];
+  for (const pre of document.querySelectorAll('div.highlight pre, .cell_output pre')) {
+    if (pre.scrollWidth > pre.clientWidth + 2) {
+      const line = (pre.textContent.split('\n').sort((a, b) => b.length - a.length)[0] || '');
+      wide.push(`${pre.scrollWidth - pre.clientWidth} px too wide: "${line.trim().slice(0, 60)}…"`);
+    }
+  }
+  const height = document.documentElement.scrollHeight;
+  return {wide, screens: height / screen};
+}"""
+
+
+def steps_to_try(n: int, most: int = MAX_STEPS) -> list[int]:
+    """Both ends and evenly spaced steps between, at most ``most`` of ``n``."""
+    if n <= most:
+        return list(range(n))
+    return sorted({round(i * (n - 1) / (most - 1)) for i in range(most)})
+
+
+def figure_states(page, fig):
+    """Yield (state name, findings) for a figure: initial, each slider step, each menu entry."""
+    handle = fig.element_handle()
+    yield "initial", None
+    layout = fig.evaluate("gd => ({s: (gd.layout.sliders || []).map(s => s.steps.length),"
+                          " m: (gd.layout.updatemenus || []).map(m => (m.buttons || []).length),"
+                          " sl: (gd.layout.sliders || []).map(s => s.active || 0),"
+                          " ml: (gd.layout.updatemenus || []).map(m => m.active || 0)})")
+    for kind, key, counts in (("sliders", "slider", layout["s"]),
+                              ("updatemenus", "menu", layout["m"])):
+        for idx, n in enumerate(counts):
+            for k in steps_to_try(n) if kind == "sliders" else range(n):
+                page.evaluate(APPLY_JS, [handle, kind, idx, k])
+                yield f"{key} {idx} at step {k}", (kind, idx, k)
+
+
+def check_figure(page, fig, width: int) -> tuple[list[dict], int]:
+    """Every finding for one figure (dicts: kind, state, what) and the number of states."""
+    handle = fig.element_handle()
+    findings = []
+    previous = None
+    n_states = 0
+    for state, control in figure_states(page, fig):
+        n_states += 1
+        found = page.evaluate(STATE_JS, [handle, MIN_FONT_PX, MIN_CELL_PX, width == DESKTOP])
+        if "error" in found:
+            findings.append({"kind": "out_of_bounds", "state": state, "what": found["error"]})
+            continue
+        for kind, items in found.items():
+            for what in dict.fromkeys(items):  # each distinct finding once per state
+                findings.append({"kind": kind, "state": state, "what": what})
+        snap = page.evaluate(SNAPSHOT_JS, handle)
+        if previous is not None and control is not None:
+            # the same control moved from its previous entry: data changed, titles did not
+            if snap["data"] != previous["data"] and snap["titles"] == previous["titles"]:
+                findings.append({"kind": "stale_title", "state": state,
+                                 "what": "the data changed, no title did"})
+        previous = snap
+    return findings, n_states
+
+
+def check_page(browser, path: Path, width: int, shots: Path | None = None,
+               name: str | None = None) -> dict:
+    """Open ``path`` at ``width`` px and run the check on every figure and on the page."""
+    name = name or path.name
+    context = browser.new_context(viewport={"width": width, "height": SCREEN_HEIGHT})
+    page = context.new_page()
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(
+        ("file://", "data:", "blob:")) else r.abort())
+    try:
+        page.goto(path.as_uri(), wait_until="load")
+        page.evaluate("document.fonts.ready.then(() => 0)")
+        findings = []
+        figures = page.locator("div.plotly-graph-div")
+        n = figures.count()
+        states = 0
+        for i in range(n):
+            fig = figures.nth(i)
+            fig.scroll_into_view_if_needed()
+            page.wait_for_function("gd => gd._fullLayout && gd.querySelector('.main-svg')",
+                                   arg=fig.element_handle(), timeout=20_000)
+            fig_id = fig.evaluate("gd => gd.id")
+            found, n_states = check_figure(page, fig, width)
+            states += n_states
+            for f in found:
+                f.update(page=name, figure=f"figure {i} ({fig_id})", width=width)
+            if found and shots is not None:
+                shots.mkdir(parents=True, exist_ok=True)
+                fig.screenshot(path=str(shots / f"{name.replace('/', '_')}-{width}-fig{i}.png"))
+            findings += found
+        if width == DESKTOP:
+            info = page.evaluate(PAGE_JS, [SCREEN_HEIGHT])
+            findings += [{"kind": "code_overflow", "page": name, "figure": "-", "state": "-",
+                          "width": width, "what": w} for w in info["wide"]]
+            if info["screens"] > MAX_SCREENS and "chapters/" in name:
+                findings.append({"kind": "too_long", "page": name, "figure": "-", "state": "-",
+                                 "width": width,
+                                 "what": f"{info['screens']:.1f} screens of {SCREEN_HEIGHT} px"})
+        return {"figures": n, "states": states, "findings": findings}
+    finally:
+        context.close()
+
+
+def totals(results: list[dict]) -> dict:
+    out = {"figures": sum(r["figures"] for r in results),
+           "states": sum(r["states"] for r in results)}
+    for kind in KINDS:
+        out[kind] = sum(1 for r in results for f in r["findings"] if f["kind"] == kind)
+    return out
+
+
+def describe(f: dict) -> str:
+    return f"{f['page']} @ {f['width']} px, {f['figure']}, {f['state']}: {f['kind']}: {f['what']}"
+
+
+def main(argv: list[str]) -> int:
+    from playwright.sync_api import sync_playwright
+
+    paths = [Path(a).resolve() for a in argv if not a.startswith("--")]
+    shots = next((Path(a.split("=", 1)[1]) for a in argv if a.startswith("--shots=")), None)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                              args=["--no-sandbox", "--disable-gpu"])
+        results = []
+        for path in paths:
+            for width in (DESKTOP, PHONE):
+                r = check_page(b, path, width, shots, name=f"{path.parent.name}/{path.name}")
+                results.append(r)
+                seen = set()
+                for f in r["findings"]:
+                    key = (f["figure"], f["kind"], f["what"][:40])
+                    if key not in seen:
+                        seen.add(key)
+                        print(describe(f))
+        b.close()
+    print(json.dumps(totals(results)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
