@@ -261,7 +261,8 @@ def _class_excerpt(cls, members: Sequence[str]) -> str:
         lines += ["", textwrap.indent(textwrap.dedent(inspect.getsource(vars(cls)[name])),
                                       "    ").rstrip()]
     if others:
-        lines += ["", f"    # also defined, not shown: {', '.join(others)}"]
+        lines += [""] + textwrap.wrap(f"also defined, not shown: {', '.join(others)}", 88,
+                                      initial_indent="    # ", subsequent_indent="    #   ")
     return "\n".join(lines)
 
 

@@ -173,6 +173,16 @@ class MultiHeadSelfAttention(nn.Module):
                 "converted with book.masks.from_torch_attn_mask / from_torch_key_padding_mask.")
         return allowed
 
+    def attend_heads(self, q, k, v, allowed=None, need_weights: bool = False):
+        """Steps 2–6 of ``forward`` on heads already split (B, h, n, d_k), for subclasses
+        that change how q, k and v are made (rotary positions, a latent KV)."""
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+        if allowed is not None:
+            scores = scores.masked_fill(~allowed, float("-inf"))
+        weights = self.dropout(torch.softmax(scores, dim=-1))
+        out = self.w_o(self.merge_heads(weights @ v))
+        return (out, weights) if need_weights else out
+
     def split_heads(self, t: torch.Tensor) -> torch.Tensor:
         """(batch, seq, d_model) → (batch, heads, seq, d_k)."""
         self._check_width("t", t, 3, "(batch, seq, d_model)", self.d_model)

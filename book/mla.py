@@ -65,12 +65,7 @@ class LatentAttention(MultiHeadSelfAttention):
         c = self.latent(x)                                    # (B, T, d_latent)
         q = self.split_heads(self.w_q(x))                     # (B, h, T, d_k)
         k, v = self.split_heads(self.w_uk(c)), self.split_heads(self.w_uv(c))
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
-        if allowed is not None:
-            scores = scores.masked_fill(~allowed, float("-inf"))
-        weights = self.dropout(torch.softmax(scores, dim=-1))
-        out = self.w_o(self.merge_heads(weights @ v))
-        return (out, weights) if need_weights else out
+        return self.attend_heads(q, k, v, allowed, need_weights)
 
     def attend_absorbed(self, x, c, mask=None):
         """The same output computed from cached latents ``c`` (batch, S, d_latent) without ever

@@ -16,8 +16,6 @@ Shapes: a sequence is (…, n, d); RoPE needs an even d (features are rotated in
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import nn
 
@@ -195,12 +193,7 @@ class RopeSelfAttention(MultiHeadSelfAttention):
         q = rope(self.split_heads(self.w_q(x)))  # (B, h, T, d_k), rotated by position
         k = rope(self.split_heads(self.w_k(x)))
         v = self.split_heads(self.w_v(x))        # values are not rotated
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
-        if allowed is not None:
-            scores = scores.masked_fill(~allowed, float("-inf"))
-        weights = self.dropout(torch.softmax(scores, dim=-1))
-        out = self.w_o(self.merge_heads(weights @ v))
-        return (out, weights) if need_weights else out
+        return self.attend_heads(q, k, v, allowed, need_weights)
 
 
 def positional_encoder(kind: str, **model_kw):
