@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HTML := _build/html/index.html
 
-.PHONY: setup book test quick lint bench clean browser-deps assignments grade grade-demo \
+.PHONY: setup book gettext test quick lint bench clean browser-deps assignments grade grade-demo \
 	grade-check git-filter test-jupyter
 
 $(STAMP): requirements-base.txt requirements.txt requirements-dev.txt requirements-model.txt \
@@ -30,11 +30,22 @@ git-filter: $(STAMP)
 	  git config filter.nbstripout.smudge cat && \
 	  git config diff.ipynb.textconv '$(NBSTRIPOUT) -t'; fi
 
+# Both editions: English at _build/html, Chinese (prose from locale/zh_CN, figures drawn in
+# Chinese) built under _build/zh and published to _build/html/zh (book/editions.py).
+JB := $(VENV)/bin/jupyter-book
 book: setup
-	$(VENV)/bin/jupyter-book build . -nW --keep-going
+	$(JB) build . -nW --keep-going
+	$(JB) build . -nW --keep-going --config $$($(PY) -m book.editions config zh) --path-output _build/zh
+	@$(PY) -m book.editions publish >/dev/null
 	@echo
 	@echo "The book is built. Open it in a browser:"
-	@echo "  file://$(CURDIR)/$(HTML)"
+	@echo "  English: file://$(CURDIR)/$(HTML)"
+	@echo "  中文:    file://$(CURDIR)/_build/html/zh/index.html"
+
+# After editing the prose: new messages land in locale/zh_CN/LC_MESSAGES/**.po, empty (to be
+# translated), changed ones marked fuzzy; tests/test_editions.py fails until both are 0.
+gettext: setup
+	$(PY) -m book.editions gettext
 
 browser-deps:
 	@command -v chromium >/dev/null || { echo "Installing Debian's chromium for the browser tests"; \

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import i18n
+
 
 @dataclass(frozen=True)
 class Result:
@@ -31,8 +33,8 @@ class Result:
 
     def __str__(self) -> str:
         # the icon always comes with words: without an emoji font it may render as a box
-        icon, word = {"ok": ("✅", "Correct"), "bad": ("❌", "Not yet"),
-                      "todo": ("✍️", "Not answered yet")}[self.status]
+        icon = {"ok": "✅", "bad": "❌", "todo": "✍️"}[self.status]
+        word = i18n.tr(f"common.check_{self.status}")
         if self.message.lower().startswith(word.lower()):
             return f"{icon} {self.message}"
         return f"{icon} {word}: {self.message}"

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import torch
 
-from . import validate
+from . import i18n, validate
 from .plotting import FONT_FAMILY
 
 # The config of the plotly mimetype bundle (what JupyterLab, Notebook 7 and VS Code render).
@@ -30,8 +30,12 @@ _figure_counter = 0
 _glued: dict[str, object] = {}  # every value glued in this kernel, for book.glued()
 
 
-def setup(seed: int = SEED) -> None:
-    """Seed python, numpy and torch, and make plotly figures render in Jupyter *and* the book.
+def setup(seed: int = SEED, language: str | None = None) -> str:
+    """Seed python, numpy and torch, choose the language of figures and messages, and make
+    plotly figures render in Jupyter *and* the book.
+
+    ``language`` is "en" or "zh"; None takes the build's (BOOK_LANG, set by the Chinese
+    edition's build), English by default. Returns the language in use.
 
     Plotly's default renderer under nbclient emits only ``application/vnd.plotly.v1+json``,
     which MyST-NB does not render. The ``book`` renderer adds a ``text/html`` bundle that
@@ -45,8 +49,10 @@ def setup(seed: int = SEED) -> None:
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True, warn_only=True)
     _figure_counter = 0
+    chosen = i18n.set_language(language)
     _register_renderer()
     _use_slim_template()
+    return chosen
 
 
 def _register_renderer() -> None:

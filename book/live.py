@@ -17,10 +17,12 @@ import numpy as np
 import plotly.graph_objects as go
 from IPython.display import HTML, display
 
-from . import validate
+from . import i18n, validate
 
-STALE_HINT = ("Live explorer (needs this notebook's running kernel). If it shows \"Error "
-              "displaying widget\" or nothing, run this cell to bring the explorer back.")
+
+def stale_hint() -> str:
+    """What the static page says under a live explorer (it needs a running kernel)."""
+    return i18n.tr("common.stale_hint")
 
 
 class LiveExplorer:
@@ -80,7 +82,7 @@ class LiveExplorer:
         without the widget's model shows: GitHub, nbviewer, a reopened notebook in VS Code)."""
         bundle = self.widget._repr_mimebundle_()
         data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
-        data["text/plain"] = STALE_HINT
+        data["text/plain"] = stale_hint()
         return data
 
     def _ipython_display_(self):
@@ -88,7 +90,7 @@ class LiveExplorer:
         # JupyterLab shows "Error displaying widget: model not found" for a widget saved from
         # an earlier kernel, and never the text/plain twin: say so under the explorer.
         display(HTML(f'<div class="book-live-hint" style="font-size: 12px; color: #555">'
-                     f"{STALE_HINT}</div>"))
+                     f"{stale_hint()}</div>"))
 
 
 def latency(explorer: LiveExplorer, values: list[dict], repeats: int = 3) -> np.ndarray:

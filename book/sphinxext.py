@@ -27,10 +27,13 @@ import ast
 import hashlib
 import json
 import os
+import posixpath
 import re
 import shutil
 from importlib import metadata
 from pathlib import Path
+
+from . import editions
 
 PLOTLY_JS = "vendor/plotly-cartesian.min.js"
 MATHJAX_JS = "vendor/mathjax/startup.js"
@@ -166,6 +169,13 @@ def _glued_role():
                     "in the prose; glue the value in a code cell (book.glue) and write "
                     "{eval}`book.glued(\"name:.2f\")`", self.document, self.line)]
             self.text = match.group("key")
+            env = getattr(self.document.settings, "env", None)
+            if "nb_renderer" not in self.document and env is not None:
+                # A translated paragraph (the Chinese edition): Sphinx re-parses the msgstr as a
+                # document of its own, without the notebook's glue data, so the key is looked
+                # up as a reference to this page's own notebook, resolved after reading.
+                own = posixpath.basename(str(env.doc2path(env.docname, False)))
+                self.text = f"{own}::{self.text}"
             return super().run()
 
     return GluedRole
@@ -347,6 +357,7 @@ def setup(app):
     # showing figures in place, as it does in JupyterLab.
     os.environ["BOOK_BUILD"] = "1"
     app.add_role("eval", _glued_role()(), override=True)
+    editions.setup_sphinx(app)
     app.connect("config-inited", _use_local_mathjax)
     app.connect("builder-inited", _mathjax_components)
     app.connect("config-inited", _without_fontawesome_js)

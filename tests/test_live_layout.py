@@ -29,14 +29,14 @@ def test_rows_must_name_every_control_once():
 def test_stale_hint_is_the_text_twin_and_shown_under_the_explorer(monkeypatch):
     explorer = _explorer()
     bundle = explorer._repr_mimebundle_()
-    assert bundle["text/plain"] == live.STALE_HINT and "run this cell" in live.STALE_HINT
+    assert bundle["text/plain"] == live.stale_hint() and "run this cell" in live.stale_hint()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     shown = []
     monkeypatch.setattr(live, "display",
                         lambda obj, raw=False: shown.append((obj, raw)))
     explorer._ipython_display_()
     assert shown[0] == (bundle, True)
-    assert live.STALE_HINT in shown[1][0].data
+    assert live.stale_hint() in shown[1][0].data
 
 
 def test_walkthrough_controls_in_two_rows():
