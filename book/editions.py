@@ -12,6 +12,7 @@ Command line (used by the Makefile)::
     python -m book.editions config zh     # writes _build/zh/_config.yml from _config.yml
     python -m book.editions gettext        # .pot from the sources, then .po updated
     python -m book.editions publish        # _build/zh/_build/html -> _build/html/zh
+    python -m book.editions preview zh chapters/02_scaling   # one chapter, quickly
 """
 from __future__ import annotations
 
@@ -129,6 +130,23 @@ def gettext() -> None:
                     "-w", "0"], check=True)
 
 
+def preview(edition: str, chapters: list[str]) -> Path:
+    """Build the landing page and the given chapters alone (e.g. ``chapters/02_scaling``) in
+    one edition, for a quick look while translating: warnings about the chapters left out are
+    expected. Returns the HTML folder."""
+    config = write_config(edition)
+    names = [c.removesuffix(".ipynb").removesuffix(".md") for c in chapters]
+    out = ROOT / "_build" / f"preview-{edition}"
+    out.mkdir(parents=True, exist_ok=True)
+    toc = out / "_toc.yml"
+    toc.write_text(yaml.safe_dump({"format": "jb-book", "root": "index",
+                                   "chapters": [{"file": n} for n in names]}),
+                   encoding="utf-8")
+    subprocess.run([_jupyter_book(), "build", str(ROOT), "--config", str(config), "--toc",
+                    str(toc), "--path-output", str(out), "--all"], check=True)
+    return out / "_build" / "html"
+
+
 def publish() -> Path:
     """Copy the Chinese edition's HTML to _build/html/zh (the English edition's folder)."""
     source = ROOT / ZH_BUILD / "_build" / "html"
@@ -149,11 +167,16 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("config").add_argument("edition", choices=sorted(EDITIONS))
     sub.add_parser("gettext")
     sub.add_parser("publish")
+    view = sub.add_parser("preview")
+    view.add_argument("edition", choices=sorted(EDITIONS))
+    view.add_argument("chapters", nargs="+")
     args = parser.parse_args(argv)
     if args.command == "config":
         print(write_config(args.edition))
     elif args.command == "gettext":
         gettext()
+    elif args.command == "preview":
+        print(preview(args.edition, args.chapters))
     else:
         print(publish())
     return 0
