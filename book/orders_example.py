@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import validate
+from . import i18n, validate
 from .attention import scaled_dot_product_attention, softmax
 
 TOKENS = ["一碗", "牛肉面", "，", "不要", "香菜", "，", "多加", "辣"]
@@ -35,7 +35,8 @@ def _strings(name: str, values) -> list[str]:
 
 def labels(tokens=None, glosses=None, *, short: bool = False) -> list[str]:
     """Unique axis labels "token (gloss)" (``short``: the token alone); repeated tokens get a
-    subscript so that plotly keeps them apart."""
+    subscript so that plotly keeps them apart. The Chinese edition reads the tokens natively:
+    there every label is the token alone."""
     tokens = TOKENS if tokens is None else _strings("tokens", tokens)
     glosses = GLOSSES if glosses is None else _strings("glosses", glosses)
     validate.boolean("short", short)
@@ -49,7 +50,8 @@ def labels(tokens=None, glosses=None, *, short: bool = False) -> list[str]:
         seen[tok] = seen.get(tok, 0) + 1
         count = tokens.count(tok)
         name = tok if count == 1 else tok + "".join(subscripts[int(c)] for c in str(seen[tok]))
-        out.append(name if short or gloss in ("", tok, ",") else f"{name} ({gloss})")
+        bare = short or i18n.language() == "zh" or gloss in ("", tok, ",")
+        out.append(name if bare else f"{name} ({gloss})")
     return out
 
 
