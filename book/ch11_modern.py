@@ -12,20 +12,30 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from . import flash, gqa, positions, validate
+from . import flash, gqa, i18n, positions, validate
 from .checks import NotAnswered, exercise, number
 from .live import LiveExplorer
 from .plotting import SIGNED_COLORSCALE, rounded
 
 GRID_N = 16  # positions in the RoPE score grid (cells stay ≥ 12 px at 390 px wide)
 GRID_KINDS = ("none", "sinusoidal", "rope")
-GRID_NAMES = {"none": "no positions", "sinusoidal": "sinusoidal table added",
-              "rope": "RoPE (rotated q and k)"}
 FLASH_N_KEYS = 16
 FLASH_TILE = 4
 LIVE_MAX_KEYS = 64
 COLORS = {"dark": "#1f3b73", "mid": "#6f8fc4", "light": "#d5deee", "red": "#b3261e",
           "grey": "#7a7a7a"}
+
+
+def text(msg_id: str, **values) -> str:
+    """The chapter's message ``msg_id`` (book/strings/ch11.toml) in the book's language, e.g.
+    the sentences the notebook prints: ``print(text("print_gap", plain=..., sin=...))``."""
+    return i18n.tr(f"ch11.{msg_id}", **values)
+
+
+def grid_name(kind: str) -> str:
+    """The score grid's name of position scheme ``kind`` (one of :data:`GRID_KINDS`)."""
+    validate.choice("kind", kind, GRID_KINDS)
+    return text(f"grid_{kind}")
 
 
 # --- positions: the score of one query/key pair at every (m, n) --------------------------------
@@ -46,8 +56,8 @@ def score_grid_data(kind: str, n: int = GRID_N, seed: int = 0, d: int = 16) -> d
 
 
 def _grid_title(kind: str, data: dict) -> str:
-    return (f"{GRID_NAMES[kind]}<br>along a diagonal (one offset m − n)<br>the score varies "
-            f"by ≤ {data['max_spread']:.1e} (span {data['score_range']:.1f})")
+    return text("grid_title", name=grid_name(kind), spread=data["max_spread"],
+                span=data["score_range"])
 
 
 def score_grid_explorer(n: int = GRID_N, seed: int = 0) -> go.Figure:
@@ -60,10 +70,11 @@ def score_grid_explorer(n: int = GRID_N, seed: int = 0) -> go.Figure:
         zmax = float(np.abs(datas[kind]["z"]).max())  # each face uses its whole scale
         fig.add_trace(go.Heatmap(
             z=rounded(datas[kind]["z"], 3), x=labels, y=labels, zmin=-zmax, zmax=zmax,
-            colorscale=SIGNED_COLORSCALE, visible=kind == "rope", name=GRID_NAMES[kind],
+            colorscale=SIGNED_COLORSCALE, visible=kind == "rope", name=grid_name(kind),
             colorbar={"title": {"text": "q·k"}},
-            hovertemplate="query at %{y}, key at %{x}<br>score %{z:.3f}<extra></extra>"))
-    buttons = [{"label": GRID_NAMES[kind], "method": "update",
+            hovertemplate=text("grid_hover", y="%{y}", x="%{x}", z="%{z:.3f}")
+            + "<extra></extra>"))
+    buttons = [{"label": grid_name(kind), "method": "update",
                 "args": [{"visible": [k == kind for k in GRID_KINDS]},
                          {"title.text": _grid_title(kind, datas[kind])}]} for kind in GRID_KINDS]
     fig.update_layout(
@@ -71,8 +82,8 @@ def score_grid_explorer(n: int = GRID_N, seed: int = 0) -> go.Figure:
                       "xanchor": "left", "y": 1.02, "yanchor": "bottom"}],
         title={"text": _grid_title("rope", datas["rope"]), "font": {"size": 13}, "y": 0.97,
                "yanchor": "top"},
-        xaxis={"title": "key position n", "side": "bottom", "tickfont": {"size": 11}},
-        yaxis={"title": "query position m", "autorange": "reversed", "tickfont": {"size": 11}},
+        xaxis={"title": text("grid_x"), "side": "bottom", "tickfont": {"size": 11}},
+        yaxis={"title": text("grid_y"), "autorange": "reversed", "tickfont": {"size": 11}},
         height=640, margin={"t": 150, "l": 60, "r": 20, "b": 50})
     return fig
 
@@ -94,10 +105,66 @@ def accuracy_figure(results: dict, names: dict, title: str, baseline: float | No
                       annotation_text=baseline_name, annotation_position="bottom right",
                       annotation_font_size=11)
     fig.update_layout(title={"text": title, "font": {"size": 13}}, height=120 + 45 * len(keys),
-                      xaxis={"title": "held-out token accuracy (%)", "range": [0, 100]},
+                      xaxis={"title": text("acc_x"), "range": [0, 100]},
                       yaxis={"autorange": "reversed", "automargin": True},
                       margin={"t": 60, "l": 20, "r": 30, "b": 50})
     return fig
+
+
+def positions_accuracy_figure(accuracy: dict, steps: int, layers: int = 1) -> go.Figure:
+    """:func:`accuracy_figure` of the position schemes (keys of :data:`book.positions.KINDS`)
+    after ``steps`` training steps of a ``layers``-layer encoder."""
+    names = {kind: text(f"pos_{kind}") for kind in positions.KINDS}
+    unknown = sorted(set(accuracy) - set(names)) if isinstance(accuracy, dict) else []
+    if unknown:
+        raise ValueError(f"accuracy has unknown position schemes {unknown}; use keys of "
+                         f"book.positions.KINDS {list(positions.KINDS)}")
+    layers = validate.integer("layers", layers, low=1)
+    title = (text("pos_title_1", steps=steps) if layers == 1
+             else text("pos_title_n", layers=layers, steps=steps))
+    return accuracy_figure(accuracy, names, title)
+
+
+def gqa_accuracy_figure(accuracy: dict, n_heads: int, steps: int) -> go.Figure:
+    """:func:`accuracy_figure` of encoders with ``n_heads`` query heads and each number of
+    key/value heads in ``accuracy`` (its keys) after ``steps`` training steps."""
+    n_heads = validate.integer("n_heads", n_heads, low=1)
+    if not isinstance(accuracy, dict) or not accuracy:
+        raise TypeError("accuracy must be a non-empty dict of key/value heads -> accuracy "
+                        "(0..1)")
+    names = {}
+    for n_kv in accuracy:
+        gqa.check_groups(n_heads, n_kv)
+        kind = "MHA" if n_kv == n_heads else "GQA"
+        names[n_kv] = text("gqa_kv_1") if n_kv == 1 else text("gqa_kv_n", n=n_kv, kind=kind)
+    return accuracy_figure(accuracy, names, text("gqa_title", heads=n_heads, steps=steps))
+
+
+def _markdown_table(header: str, rows: list[str]) -> str:
+    columns = header.count("|") - 1
+    return header + "\n" + "|---" * columns + "|\n" + "".join(f"{r}\n" for r in rows)
+
+
+def kv_cache_table(rows: list[tuple[int, int]], n_heads: int) -> str:
+    """A Markdown table of (key/value heads, bytes of one sequence's KV cache) rows, each named
+    multi-head (``n_heads`` KV heads), multi-query (1) or grouped-query (between)."""
+    if not rows:
+        raise ValueError("rows must hold at least one (n_kv_heads, bytes) pair, e.g. from "
+                         "book.gqa.kv_cache_bytes")
+    lines = []
+    for n_kv, nbytes in rows:
+        kind = ("ll_mha" if n_kv == n_heads else "ll_mqa" if n_kv == 1 else "ll_gqa")
+        lines.append(f"| {n_kv} | {text(kind)} | {nbytes / 2**30:.3f} GiB |")
+    return _markdown_table(text("ll_header"), lines)
+
+
+def mla_table(rows: list[dict]) -> str:
+    """A Markdown table of latent widths: numbers cached per token and layer, and the largest
+    difference to the multi-head layer (rows with keys d_latent, cached, vs_mha)."""
+    if not rows:
+        raise ValueError("rows must hold at least one dict with d_latent, cached and vs_mha")
+    lines = [f"| {r['d_latent']} | {r['cached']} | {r['vs_mha']:.1e} |" for r in rows]
+    return _markdown_table(text("mla_header"), lines)
 
 
 # --- grouped-query attention ----------------------------------------------------------------
@@ -110,20 +177,24 @@ def kv_figure(rows: list[dict], seconds: bool = True) -> go.Figure:
     labels = [str(r["n_kv_heads"]) for r in rows]
     cols = 2 if seconds else 1
     fig = make_subplots(rows=1, cols=cols, horizontal_spacing=0.18,
-                        subplot_titles=["KV cache (KiB)", "ms per new token"][:cols])
+                        subplot_titles=[text("kv_panel_cache"),
+                                        text("kv_panel_time")][:cols])
     fig.add_trace(go.Bar(x=labels, y=[r["cache_bytes"] / 1024 for r in rows],
-                         name="cache tensors", marker_color=COLORS["dark"],
-                         hovertemplate="%{x} KV heads: %{y:.0f} KiB<extra></extra>"), 1, 1)
+                         name=text("kv_cache_name"), marker_color=COLORS["dark"],
+                         hovertemplate=text("kv_hover_cache", x="%{x}", y="%{y:.0f}")
+                         + "<extra></extra>"), 1, 1)
     fig.add_trace(go.Scatter(x=labels, y=[r["formula_bytes"] / 1024 for r in rows],
-                             mode="markers", name="formula", marker={
+                             mode="markers", name=text("kv_formula_name"), marker={
                                  "symbol": "x", "size": 12, "color": COLORS["red"]},
-                             hovertemplate="formula: %{y:.0f} KiB<extra></extra>"), 1, 1)
+                             hovertemplate=text("kv_hover_formula", y="%{y:.0f}")
+                             + "<extra></extra>"), 1, 1)
     if seconds:
         fig.add_trace(go.Bar(x=labels, y=[1e3 * r["seconds_per_token"] for r in rows],
-                             name="decode time", marker_color=COLORS["mid"],
-                             hovertemplate="%{x} KV heads: %{y:.2f} ms<extra></extra>"), 1, 2)
-        fig.update_xaxes(title_text="key/value heads", type="category", row=1, col=2)
-    fig.update_xaxes(title_text="key/value heads", type="category", row=1, col=1)
+                             name=text("kv_time_name"), marker_color=COLORS["mid"],
+                             hovertemplate=text("kv_hover_time", x="%{x}", y="%{y:.2f}")
+                             + "<extra></extra>"), 1, 2)
+        fig.update_xaxes(title_text=text("kv_x"), type="category", row=1, col=2)
+    fig.update_xaxes(title_text=text("kv_x"), type="category", row=1, col=1)
     fig.update_layout(height=420, legend={"orientation": "h", "y": -0.3},
                       margin={"t": 60, "l": 50, "r": 20, "b": 60})
     return fig
@@ -131,19 +202,21 @@ def kv_figure(rows: list[dict], seconds: bool = True) -> go.Figure:
 
 # --- FlashAttention: memory and the step-through explorer -----------------------------------
 
-def flash_memory_figure(sweep: dict, exponents: dict) -> go.Figure:
-    """Log-log peak memory of textbook vs tiled attention with the fitted exponents."""
+def flash_memory_figure(sweep: dict, exponents: dict, *, heads: int = 4,
+                        d: int = 32) -> go.Figure:
+    """Log-log peak memory of textbook vs tiled attention with the fitted exponents
+    (``heads`` and ``d``: the shape :func:`book.flash.memory_sweep` measured, for the title)."""
     ns = sweep["n"]
-    names = {"full": "textbook (n × n scores)", "tiled": "tiled, online softmax"}
+    names = {"full": text("mem_full"), "tiled": text("mem_tiled")}
     colors = {"full": COLORS["red"], "tiled": COLORS["dark"]}
     fig = go.Figure([go.Scatter(
         x=ns, y=rounded(np.asarray(sweep[m]) / 2**20, 4), mode="lines+markers",
-        name=f"{names[m]}: ∝ n^{exponents[m]:.2f}", line={"color": colors[m]},
+        name=text("mem_name", name=names[m], exp=exponents[m]), line={"color": colors[m]},
         hovertemplate="n = %{x}: %{y:.2f} MiB<extra></extra>") for m in ("full", "tiled")])
-    fig.update_layout(xaxis={"type": "log", "title": "sequence length n", "tickvals": ns,
+    fig.update_layout(xaxis={"type": "log", "title": text("mem_x"), "tickvals": ns,
                              "ticktext": [str(n) for n in ns]},
-                      yaxis={"type": "log", "title": "peak memory (MiB)"}, height=420,
-                      title={"text": "Peak memory of one attention call (4 heads, d = 32)",
+                      yaxis={"type": "log", "title": text("mem_y")}, height=420,
+                      title={"text": text("mem_title", heads=heads, d=d),
                              "font": {"size": 13}},
                       legend={"orientation": "h", "y": -0.25},
                       margin={"t": 60, "l": 60, "r": 20, "b": 60})
@@ -164,9 +237,9 @@ def flash_step_data(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS, seed: in
 def _flash_title(data: dict, i: int) -> str:
     s = data["steps"][i]
     last = i == len(data["steps"]) - 1
-    return (f"tile {i + 1} of {len(data['steps'])} (keys {s['start']}–{s['stop'] - 1})<br>"
-            f"max m = {s['m']:.2f}, sum ℓ = {s['ell']:.2f}, old terms × {s['rescale']:.2f}<br>"
-            f"largest |output − exact| = {s['error']:.1e}" + (": exact" if last else ""))
+    return text("flash_title", i=i + 1, n=len(data["steps"]), start=s["start"],
+                stop=s["stop"] - 1, m=s["m"], ell=s["ell"], rescale=s["rescale"],
+                error=s["error"], exact=text("flash_exact") if last else "")
 
 
 def _flash_traces(data: dict, i: int) -> dict:
@@ -192,29 +265,34 @@ def flash_explorer(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS,
     keys = list(range(n_keys))
     d_v = len(data["exact"])
     fig = make_subplots(rows=3, cols=1, vertical_spacing=0.11,
-                        subplot_titles=["scores of one query row, and the running max m",
-                                        "weights so far (bars) vs softmax over all keys (×)",
-                                        "output so far (bars) vs exact output (×)"])
+                        subplot_titles=[text("flash_p1"), text("flash_p2"),
+                                        text("flash_p3")])
     first = _flash_traces(data, 0)
     fig.add_trace(go.Bar(x=keys, y=first["y"][0], marker_color=first["marker.color"][0],
-                         name="score", showlegend=False,
-                         hovertemplate="key %{x}: score %{y:.2f}<extra></extra>"), 1, 1)
-    fig.add_trace(go.Scatter(x=first["x"][1], y=first["y"][1], mode="lines", name="running max",
+                         name=text("flash_score_name"), showlegend=False,
+                         hovertemplate=text("flash_hover_score", x="%{x}", y="%{y:.2f}")
+                         + "<extra></extra>"), 1, 1)
+    fig.add_trace(go.Scatter(x=first["x"][1], y=first["y"][1], mode="lines",
+                             name=text("flash_max_name"),
                              line={"color": COLORS["red"], "dash": "dash"}, showlegend=False,
                              hovertemplate="m = %{y:.2f}<extra></extra>"), 1, 1)
     fig.add_trace(go.Bar(x=keys, y=first["y"][2], marker_color=first["marker.color"][2],
                          showlegend=False,
-                         hovertemplate="key %{x}: weight so far %{y:.3f}<extra></extra>"), 2, 1)
+                         hovertemplate=text("flash_hover_weight", x="%{x}", y="%{y:.3f}")
+                         + "<extra></extra>"), 2, 1)
     fig.add_trace(go.Scatter(x=keys, y=first["y"][3], mode="markers", showlegend=False,
                              marker={"symbol": "x", "color": COLORS["red"], "size": 9},
-                             hovertemplate="key %{x}: exact %{y:.3f}<extra></extra>"), 2, 1)
+                             hovertemplate=text("flash_hover_exact", x="%{x}", y="%{y:.3f}")
+                             + "<extra></extra>"), 2, 1)
     comps = [f"o[{j}]" for j in range(d_v)]
     fig.add_trace(go.Bar(x=comps, y=first["y"][4], marker_color=COLORS["dark"],
                          showlegend=False,
-                         hovertemplate="%{x} so far %{y:.3f}<extra></extra>"), 3, 1)
+                         hovertemplate=text("flash_hover_out", x="%{x}", y="%{y:.3f}")
+                         + "<extra></extra>"), 3, 1)
     fig.add_trace(go.Scatter(x=comps, y=first["y"][5], mode="markers", showlegend=False,
                              marker={"symbol": "x", "color": COLORS["red"], "size": 11},
-                             hovertemplate="%{x} exact %{y:.3f}<extra></extra>"), 3, 1)
+                             hovertemplate=text("flash_hover_out_exact", x="%{x}",
+                                                y="%{y:.3f}") + "<extra></extra>"), 3, 1)
     steps = []
     for i in range(len(data["steps"])):
         tr = _flash_traces(data, i)
@@ -227,15 +305,16 @@ def flash_explorer(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS,
     wmax = float(max(data["exact_weights"].max(), max(s["weights"].max()
                                                       for s in data["steps"])))
     omax = float(max(np.abs(s["output"]).max() for s in data["steps"]))
-    fig.update_yaxes(title_text="score", row=1, col=1)
-    fig.update_yaxes(title_text="weight", range=[0, 1.1 * wmax], row=2, col=1)
-    fig.update_yaxes(title_text="value", range=[-1.15 * omax, 1.15 * omax], row=3, col=1)
+    fig.update_yaxes(title_text=text("flash_y_score"), row=1, col=1)
+    fig.update_yaxes(title_text=text("flash_y_weight"), range=[0, 1.1 * wmax], row=2, col=1)
+    fig.update_yaxes(title_text=text("flash_y_value"), range=[-1.15 * omax, 1.15 * omax],
+                     row=3, col=1)
     for row in (1, 2):
-        fig.update_xaxes(title_text="key", dtick=1 if n_keys <= 24 else None,
+        fig.update_xaxes(title_text=text("flash_x_key"), dtick=1 if n_keys <= 24 else None,
                          range=[-0.5, n_keys - 0.5], row=row, col=1)
     fig.update_annotations(font_size=12)
     fig.update_layout(
-        sliders=[{"active": 0, "currentvalue": {"prefix": f"tiles of {tile} keys processed: "},
+        sliders=[{"active": 0, "currentvalue": {"prefix": text("flash_slider", tile=tile)},
                   "pad": {"t": 40}, "steps": steps}],
         title={"text": _flash_title(data, 0), "font": {"size": 12}},
         height=860, margin={"t": 120, "l": 60, "r": 20, "b": 40})
@@ -269,11 +348,13 @@ def flash_live() -> LiveExplorer:
         fig.layout.title.text = _flash_title(data, i)
 
     controls = {
-        "tile": widgets.IntSlider(value=FLASH_TILE, min=1, max=32, description="tile"),
-        "step": widgets.IntSlider(value=1, min=1, max=LIVE_MAX_KEYS, description="step"),
+        "tile": widgets.IntSlider(value=FLASH_TILE, min=1, max=32,
+                                  description=text("live_tile")),
+        "step": widgets.IntSlider(value=1, min=1, max=LIVE_MAX_KEYS,
+                                  description=text("live_step")),
         "n_keys": widgets.IntSlider(value=FLASH_N_KEYS, min=2, max=LIVE_MAX_KEYS,
-                                    description="keys"),
-        "seed": widgets.IntSlider(value=0, min=0, max=20, description="seed"),
+                                    description=text("live_keys")),
+        "seed": widgets.IntSlider(value=0, min=0, max=20, description=text("live_seed")),
     }
     explorer = LiveExplorer(fig, controls, redraw)
     explorer.update()
@@ -288,12 +369,9 @@ def flash_live() -> LiveExplorer:
 def _ch11_kv_head(answer):
     value = number(answer)
     if value == 13 % 8:
-        return False, ("That deals the heads out in turn (head mod groups). Here the groups are "
-                       "blocks of consecutive query heads: which block holds that head?")
+        return False, text("ex_kv_head_mod")
     ok = value == gqa.kv_head_of(13, 32, 8)
-    return ok, ("Correct: four consecutive query heads share each key/value head." if ok else
-                "Each key/value head serves n_heads / n_kv_heads consecutive query heads, "
-                "counted from head 0: divide and round down.")
+    return ok, text("ex_kv_head_ok" if ok else "ex_kv_head_hint")
 
 
 def _llama_bytes_per_token() -> int:
@@ -310,16 +388,13 @@ def _ch11_kv_bytes(answer):
     value = number(answer)
     want = _llama_bytes_per_token()
     if value == 4 * want:
-        return False, ("That is the multi-head cache: only the key/value heads are stored, "
-                       "not every query head.")
+        return False, text("ex_bytes_mha")
     if value == want // 2:
-        return False, "Keys *and* values are cached: count both."
+        return False, text("ex_bytes_half")
     if value == 2 * want:
-        return False, "The numbers are 16-bit: two bytes each, not four."
+        return False, text("ex_bytes_double")
     ok = value == want
-    return ok, ("Correct: keys and values × layers × KV heads × head width × bytes." if ok else
-                "Multiply: 2 (K and V) × layers × key/value heads × head width × bytes per "
-                "number, for one token.")
+    return ok, text("ex_bytes_ok" if ok else "ex_bytes_hint")
 
 
 MERGE_CASES = ((1.0, 2.5, 3.0, 1.2), (2.0, 1.0, -1.0, 4.0), (0.0, 1.0, 0.0, 1.0),
@@ -340,22 +415,19 @@ def _merge_reference(m1, l1, m2, l2):
                             "merge"])
 def _ch11_online_merge(func):
     if not callable(func):
-        return False, "Pass the function itself (merge), not its result."
+        return False, text("ex_merge_callable")
     for m1, l1, m2, l2 in MERGE_CASES:
         got = func(m1, l1, m2, l2)
         if got is None:
             raise NotAnswered
         if not isinstance(got, (tuple, list)) or len(got) != 2:
-            return False, "Return two numbers: the merged maximum and the merged sum."
+            return False, text("ex_merge_two")
         want = _merge_reference(m1, l1, m2, l2)
         if not np.isclose(float(got[0]), want[0]):
-            return False, ("The merged maximum is wrong: it is the larger of the two running "
-                           "maxima.")
+            return False, text("ex_merge_max")
         if not np.isclose(float(got[1]), want[1], rtol=1e-9):
-            return False, (f"The merged sum is wrong for m1={m1}, l1={l1}, m2={m2}, l2={l2}: "
-                           "each sum was taken relative to its own maximum; rescale it by "
-                           "exp(old max − new max) before adding.")
-    return True, "Correct: this is the whole trick — every tile's sum is rescaled, nothing lost."
+            return False, text("ex_merge_sum", m1=m1, l1=l1, m2=m2, l2=l2)
+    return True, text("ex_merge_ok")
 
 
 @exercise("ch11.rope_offset", "RoPE: q at position 7 and k at position 2 give score s. At "
@@ -365,7 +437,5 @@ def _ch11_rope_offset(answer):
     value = number(answer)
     ok = value == 20 - (7 - 2)
     if value == 2:
-        return False, ("The key's absolute position is not what RoPE keeps fixed; the offset "
-                       "m − n is.")
-    return ok, ("Correct: with RoPE the score depends on m − n only." if ok else
-                "Keep the offset query position − key position unchanged.")
+        return False, text("ex_rope_abs")
+    return ok, text("ex_rope_ok" if ok else "ex_rope_hint")
