@@ -132,3 +132,66 @@ def test_switch_targets_and_editions():
         editions.edition_of("fr")
     with pytest.raises(ValueError, match="unknown edition"):
         editions.write_config("fr")
+
+
+# --- the built Chinese edition -------------------------------------------------------------
+
+def _html_pages(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*.html")
+            if "_static" not in p.parts and p.name not in {"genindex.html", "search.html"}}
+
+
+@pytest.mark.slow
+def test_chinese_edition_builds_without_warnings(built_zh):
+    assert built_zh["returncode"] == 0, built_zh["log"][-4000:]
+    assert built_zh["warnings"] == 0, built_zh["log"][-4000:]
+    print(f"\nChinese edition cold build: {built_zh['seconds']:.1f} s, 0 warnings, "
+          f"{len(_html_pages(built_zh['html']))} pages")
+
+
+@pytest.mark.slow
+def test_both_editions_have_the_same_pages(built_book, built_zh):
+    assert _html_pages(built_book["html"]) == _html_pages(built_zh["html"])
+
+
+LANG = re.compile(r"<html[^>]*\blang=\"([^\"]+)\"")
+SWITCH = re.compile(r'class="book-language-switch"><a href="([^"]+)" hreflang="([^"]+)"')
+PASTED = re.compile(r'<span class="pasted-text">([^<]*)</span>')
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_every_page_names_its_language_and_links_its_twin(built_book, built_zh, edition):
+    """<html lang> per edition; a switch on every page to the same page of the other edition
+    (relative: the Chinese edition is published under zh/ of the English one)."""
+    root = (built_book if edition == "en" else built_zh)["html"]
+    other = "zh-CN" if edition == "en" else "en"
+    for rel in sorted(_html_pages(root)):
+        text = (root / rel).read_text(encoding="utf-8")
+        assert LANG.search(text).group(1) == editions.EDITIONS[edition]["html_lang"], rel
+        match = SWITCH.search(text)
+        assert match, f"{edition}/{rel}: no language switch"
+        href, hreflang = match.groups()
+        assert hreflang == other
+        published = Path("/book") / ("" if edition == "en" else "zh") / rel
+        target = (published.parent / href).resolve()
+        expected = Path("/book") / ("zh" if edition == "en" else "") / rel
+        assert target == expected.resolve(), f"{edition}/{rel}: switch goes to {href}"
+
+
+@pytest.mark.slow
+def test_every_glued_number_is_filled_in_both_editions(built_book, built_zh):
+    """The same numbers in the same count on both pages of a chapter: none lost in a
+    translated paragraph (the {glue} trap), none empty."""
+    for rel in sorted(_html_pages(built_book["html"])):
+        en = PASTED.findall((built_book["html"] / rel).read_text(encoding="utf-8"))
+        zh = PASTED.findall((built_zh["html"] / rel).read_text(encoding="utf-8"))
+        assert all(v.strip() for v in zh), f"{rel}: an empty glued number in Chinese"
+        assert len(en) == len(zh), (f"{rel}: {len(en)} glued numbers in English, "
+                                    f"{len(zh)} in Chinese")
+
+
+@pytest.mark.slow
+def test_chinese_search_index_has_chinese_words(built_zh):
+    index = (built_zh["html"] / "searchindex.js").read_text(encoding="utf-8")
+    assert re.search(r'"注意力', index), "jieba did not split the Chinese prose into words"
