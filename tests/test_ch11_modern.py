@@ -96,3 +96,87 @@ def test_bad_input():
 
 def test_kv_head_reference_uses_the_library():
     assert checks.reference("ch11.kv_head") == gqa.kv_head_of(13, 32, 8)
+
+
+# --- the Chinese edition: no English sentence left in figures, widgets or messages -----------
+
+ALLOWED = {"RoPE", "MQA", "GQA", "MHA", "KiB", "MiB", "GiB", "softmax", "SDPA", "enable_gqa",
+           "h_kv", "merge", "exp", "n_heads", "n_kv_heads"}
+
+
+def _english_words(text: str) -> list[str]:
+    import re
+    text = re.sub(r"<[^>]+>", " ", text)  # <br>, <extra></extra>
+    text = re.sub(r"%\{[^}]*\}|\$[^$]*\$", " ", text)  # plotly placeholders, math
+    return [w for w in re.findall(r"[A-Za-z_][A-Za-z_]{2,}", text) if w not in ALLOWED]
+
+
+def _figure_texts(fig) -> list[str]:
+    layout = fig.layout
+    out = [layout.title.text or ""]
+    out += [a.text or "" for a in layout.annotations]
+    for name in dir(layout):
+        if name.startswith(("xaxis", "yaxis")) and layout[name] is not None:
+            out.append(layout[name].title.text or "")
+    out += [t.name or "" for t in fig.data]
+    out += [getattr(t, "hovertemplate", None) or "" for t in fig.data]
+    for menu in layout.updatemenus:
+        out += [b.label for b in menu.buttons]
+        out += [b.args[1].get("title.text", "") for b in menu.buttons]
+    for slider in layout.sliders:
+        out.append(slider.currentvalue.prefix or "")
+        out += [s.args[1].get("title.text", "") for s in slider.steps]
+    return out
+
+
+@pytest.fixture
+def chinese():
+    from book import i18n
+    i18n.set_language("zh")
+    yield
+    i18n.set_language("en")
+
+
+def _all_figures():
+    rows = [{"n_kv_heads": n, "cache_bytes": 1024 * n, "formula_bytes": 1024 * n,
+             "seconds_per_token": 1e-3} for n in (1, 2, 4)]
+    sweep = {"n": [256, 512], "full": [2**20, 2**22], "tiled": [2**18, 2**19]}
+    return [ch11_modern.score_grid_explorer(), ch11_modern.flash_explorer(),
+            ch11_modern.kv_figure(rows), ch11_modern.flash_memory_figure(
+                sweep, {"full": 2.0, "tiled": 1.0}),
+            ch11_modern.positions_accuracy_figure(
+                {"none": 0.4, "learned": 0.5, "sinusoidal": 0.5, "rope": 0.9}, 100),
+            ch11_modern.gqa_accuracy_figure({1: 0.8, 2: 0.85, 4: 0.9}, 4, 100)]
+
+
+def test_figures_in_chinese_hold_no_english(chinese):
+    for fig in _all_figures():
+        for text in _figure_texts(fig):
+            assert not _english_words(text), text
+    explorer = ch11_modern.flash_live()
+    for control in explorer.controls.values():
+        assert not _english_words(control.description), control.description
+
+
+def test_figures_in_english_keep_their_titles():
+    grid, flash = _all_figures()[:2]
+    assert "along a diagonal" in grid.layout.title.text
+    assert flash.layout.sliders[0].currentvalue.prefix.startswith("tiles of")
+
+
+def test_tables_and_printed_lines_in_chinese(chinese):
+    assert not _english_words(ch11_modern.kv_cache_table([(32, 2**30), (8, 2**28),
+                                                           (1, 2**25)], 32))
+    assert not _english_words(ch11_modern.mla_table([{"d_latent": 8, "cached": 8,
+                                                      "vs_mha": 0.1}]))
+    line = ch11_modern.text("print_gap", plain=1e-16, sin=0.5)
+    assert not _english_words(line) and "0.50" in line
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_exercise_messages_in_chinese(chinese, key):
+    answer = checks.reference(key)
+    messages = [checks.check(key, answer).message]
+    messages += [checks.check(key, wrong).message for wrong in checks.exercises()[key].mistakes()]
+    for message in messages:
+        assert not _english_words(message), message
