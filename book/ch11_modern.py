@@ -309,9 +309,10 @@ def flash_explorer(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS,
     fig.update_yaxes(title_text=text("flash_y_weight"), range=[0, 1.1 * wmax], row=2, col=1)
     fig.update_yaxes(title_text=text("flash_y_value"), range=[-1.15 * omax, 1.15 * omax],
                      row=3, col=1)
-    for row in (1, 2):
-        fig.update_xaxes(title_text=text("flash_x_key"), dtick=1 if n_keys <= 24 else None,
-                         range=[-0.5, n_keys - 0.5], row=row, col=1)
+    for row in (1, 2):  # rows 1 and 2 share the keys: one axis title, under row 2
+        fig.update_xaxes(dtick=1 if n_keys <= 24 else None, range=[-0.5, n_keys - 0.5],
+                         row=row, col=1)
+    fig.update_xaxes(title_text=text("flash_x_key"), row=2, col=1)
     fig.update_annotations(font_size=12)
     fig.update_layout(
         sliders=[{"active": 0, "currentvalue": {"prefix": text("flash_slider", tile=tile)},

@@ -108,6 +108,16 @@ def rope_angles(positions, d: int, base: float = ROPE_BASE) -> torch.Tensor:
     return positions[:, None] * freq[None, :]
 
 
+def _rope_inputs(x, positions):
+    x = _tensor("x", x)
+    n = x.shape[-2]
+    positions = torch.arange(n) if positions is None else torch.as_tensor(positions)
+    if positions.shape != (n,):
+        raise ValueError(f"positions must hold one position per token ({n}), got shape "
+                         f"{tuple(positions.shape)}")
+    return x, positions
+
+
 def rope(x: torch.Tensor, positions=None, base: float = ROPE_BASE) -> torch.Tensor:
     """Rotate the feature pairs (x[..., i], x[..., i + d/2]) of token p by p · base^(−2i/d).
 
@@ -121,12 +131,8 @@ def rope(x: torch.Tensor, positions=None, base: float = ROPE_BASE) -> torch.Tens
     Returns:
         A tensor shaped like ``x``; every token's norm is unchanged.
     """
-    x = _tensor("x", x)
-    n, d = x.shape[-2], x.shape[-1]
-    positions = torch.arange(n) if positions is None else torch.as_tensor(positions)
-    if positions.shape != (n,):
-        raise ValueError(f"positions must hold one position per token ({n}), got shape "
-                         f"{tuple(positions.shape)}")
+    x, positions = _rope_inputs(x, positions)  # validated; default positions 0 … n − 1
+    d = x.shape[-1]
     theta = rope_angles(positions, d, base).to(x.dtype)
     cos = torch.cat([theta.cos(), theta.cos()], dim=-1)  # (n, d)
     sin = torch.cat([theta.sin(), theta.sin()], dim=-1)
