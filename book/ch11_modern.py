@@ -84,7 +84,7 @@ def score_grid_explorer(n: int = GRID_N, seed: int = 0) -> go.Figure:
                "yanchor": "top"},
         xaxis={"title": text("grid_x"), "side": "bottom", "tickfont": {"size": 11}},
         yaxis={"title": text("grid_y"), "autorange": "reversed", "tickfont": {"size": 11}},
-        height=640, margin={"t": 150, "l": 60, "r": 20, "b": 50})
+        height=560, margin={"t": 150, "l": 60, "r": 20, "b": 50})
     return fig
 
 
@@ -195,7 +195,7 @@ def kv_figure(rows: list[dict], seconds: bool = True) -> go.Figure:
                              + "<extra></extra>"), 1, 2)
         fig.update_xaxes(title_text=text("kv_x"), type="category", row=1, col=2)
     fig.update_xaxes(title_text=text("kv_x"), type="category", row=1, col=1)
-    fig.update_layout(height=420, legend={"orientation": "h", "y": -0.3},
+    fig.update_layout(height=380, legend={"orientation": "h", "y": -0.3},
                       margin={"t": 60, "l": 50, "r": 20, "b": 60})
     return fig
 
@@ -215,7 +215,7 @@ def flash_memory_figure(sweep: dict, exponents: dict, *, heads: int = 4,
         hovertemplate="n = %{x}: %{y:.2f} MiB<extra></extra>") for m in ("full", "tiled")])
     fig.update_layout(xaxis={"type": "log", "title": text("mem_x"), "tickvals": ns,
                              "ticktext": [str(n) for n in ns]},
-                      yaxis={"type": "log", "title": text("mem_y")}, height=420,
+                      yaxis={"type": "log", "title": text("mem_y")}, height=380,
                       title={"text": text("mem_title", heads=heads, d=d),
                              "font": {"size": 13}},
                       legend={"orientation": "h", "y": -0.25},
@@ -318,7 +318,7 @@ def flash_explorer(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS,
         sliders=[{"active": 0, "currentvalue": {"prefix": text("flash_slider", tile=tile)},
                   "pad": {"t": 40}, "steps": steps}],
         title={"text": _flash_title(data, 0), "font": {"size": 12}},
-        height=860, margin={"t": 120, "l": 60, "r": 20, "b": 40})
+        height=780, margin={"t": 120, "l": 60, "r": 20, "b": 40})
     return fig
 
 

@@ -41,6 +41,7 @@ def tiled_attention(q, k, v, tile: int = 64, *, causal: bool = False) -> torch.T
     """
     check_qkv(q, k, v)
     tile = validate.integer("tile", tile, low=1)
+    causal = validate.boolean("causal", causal)
     n, s = q.shape[-2], k.shape[-2]
     if causal and n != s:
         raise ValueError(f"causal=True needs as many queries as keys, got {n} and {s}")
@@ -127,10 +128,14 @@ def memory_sweep(ns, tile: int = 64, *, d: int = 32, heads: int = 4, seed: int =
     """
     from .longctx import peak_memory
 
+    if isinstance(ns, (str, bytes)) or not isinstance(ns, (list, tuple, range)) or not ns:
+        raise TypeError(f"ns must be a non-empty list of sequence lengths, e.g. [256, 512, "
+                        f"1024], got {ns!r}")
     ns = [validate.integer("n", n, low=1) for n in ns]
-    if len(ns) < 1:
-        raise ValueError("ns must hold at least one sequence length, e.g. [256, 512, 1024]")
     tile = validate.integer("tile", tile, low=1)
+    d = validate.integer("d", d, low=1)
+    heads = validate.integer("heads", heads, low=1)
+    seed = validate.integer("seed", seed, low=0)
     out = {"n": ns, "full": [], "tiled": []}
     with torch.no_grad():
         for n in ns:

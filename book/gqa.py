@@ -192,8 +192,11 @@ def kv_cache_bytes(n_layers: int, n_tokens: int, n_kv_heads: int, d_head: int,
 
 def tensor_bytes(caches) -> int:
     """Bytes actually held by a decoder's caches: a list of [K, V] per layer."""
-    if not isinstance(caches, (list, tuple)) or not caches:
-        raise TypeError("caches must be the list of [K, V] pairs returned by prefill()")
+    if not isinstance(caches, (list, tuple)) or not caches or not all(
+            isinstance(pair, (list, tuple)) and len(pair) == 2
+            and all(isinstance(t, torch.Tensor) for t in pair) for pair in caches):
+        raise TypeError("caches must be the list of [K, V] tensor pairs (one per layer) "
+                        "returned by prefill()")
     return sum(t.numel() * t.element_size() for pair in caches for t in pair)
 
 
@@ -257,6 +260,9 @@ def decode_times(n_kv_list, prompt_len: int = 256, n_new: int = 32, *, d_model: 
     ``repeats``, models timed in interleaved rounds) and the cache's bytes after the prompt."""
     from . import timing
 
+    if isinstance(n_kv_list, (str, bytes)) or not isinstance(n_kv_list, (list, tuple, range)):
+        raise TypeError(f"n_kv_list must be a list of key/value head counts, e.g. [1, 2, 8], "
+                        f"got {n_kv_list!r}")
     n_kv_list = [check_groups(n_heads, n)[1] for n in n_kv_list]
     if not n_kv_list:
         raise ValueError("n_kv_list must hold at least one key/value head count, e.g. [1, 2, 8]")
@@ -289,6 +295,7 @@ def gqa_encoder(n_kv_heads: int, *, position: str = "rope", **model_kw):
     """
     if "attention" in model_kw:
         raise ValueError("gqa_encoder sets the attention layers itself; leave out attention=")
+    validate.choice("position", position, positions.KINDS)
     model = positions.positional_encoder(position, **model_kw)
     check_groups(model.n_heads, n_kv_heads)
     seed = model_kw.get("seed", 0)

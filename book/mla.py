@@ -58,6 +58,7 @@ class LatentAttention(MultiHeadSelfAttention):
 
     def latent(self, x):
         """The per-token latent c = x W_dkv: all a decoder needs to cache."""
+        self.check_inputs(x)
         return self.w_dkv(x)
 
     def forward(self, x, mask=None, padding_mask=None, need_weights: bool = False):
@@ -77,6 +78,14 @@ class LatentAttention(MultiHeadSelfAttention):
             raise ValueError(f"c must be (batch, S, d_latent={self.d_latent}) latents from "
                              f"layer.latent(x), got {getattr(c, 'shape', type(c).__name__)}")
         self.check_inputs(x)
+        if not c.is_floating_point() or not bool(torch.isfinite(c).all()):
+            raise ValueError(f"c must hold finite floating-point latents from layer.latent(x), "
+                             f"got dtype {c.dtype}" + (" with NaN or inf" if
+                                                       c.is_floating_point() else ""))
+        if c.shape[0] != x.shape[0] or c.shape[1] == 0:
+            raise ValueError(f"c must hold at least one cached token per sequence of x "
+                             f"(batch {x.shape[0]}), got shape {tuple(c.shape)}")
+        mask = self._absorbed_mask(mask, x.shape[1], c.shape[1])
         h, d_k = self.n_heads, self.d_k
         q = self.split_heads(self.w_q(x))                     # (B, h, T, d_k)
         w_uk = self.w_uk.weight.view(h, d_k, self.d_latent)   # per head: d_latent → d_k
@@ -93,6 +102,22 @@ class LatentAttention(MultiHeadSelfAttention):
         if self.w_uv.bias is not None:                        # weights sum to 1
             context = context + self.w_uv.bias.view(h, 1, d_k)
         return self.w_o(self.merge_heads(context))
+
+    @staticmethod
+    def _absorbed_mask(mask, t: int, s: int):
+        if mask is None:
+            return None
+        if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+            raise TypeError(f"mask must be a boolean tensor (T, S) = ({t}, {s}), True = may "
+                            f"attend, got {getattr(mask, 'dtype', type(mask).__name__)}; "
+                            "convert with torch.as_tensor(mask, dtype=torch.bool)")
+        if mask.shape[-2:] != (t, s):
+            raise ValueError(f"mask must end in (T, S) = ({t}, {s}) (queries, cached tokens), "
+                             f"got shape {tuple(mask.shape)}")
+        if not bool(mask.any(-1).all()):
+            raise ValueError("mask has a query row with no allowed key: every query must see "
+                             "at least one cached token")
+        return mask
 
     @classmethod
     def from_module(cls, other):

@@ -36,8 +36,31 @@ def _tensor(name: str, t, *, min_ndim: int = 2) -> torch.Tensor:
     if not t.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor, got {t.dtype}; use "
                         f"{name}.double() or {name}.float()")
+    if t.numel() == 0:
+        raise ValueError(f"{name} is empty (shape {tuple(t.shape)}); pass at least one token "
+                         "with at least one feature")
     if not bool(torch.isfinite(t).all()):
         raise ValueError(f"{name} contains NaN or infinity; positions need finite inputs")
+    return t
+
+
+def _positions(name: str, positions, n: int | None = None) -> torch.Tensor:
+    """Token positions as a 1-D tensor of whole numbers (one per token when ``n`` is given)."""
+    if isinstance(positions, (str, bytes)) or positions is None:
+        raise TypeError(f"{name} must be a list or 1-D tensor of whole numbers, got "
+                        f"{type(positions).__name__}; e.g. {name}=torch.arange(n)")
+    try:
+        t = torch.as_tensor(positions)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(f"{name} must be a list or 1-D tensor of whole numbers ({err})") from None
+    if t.dtype == torch.bool or t.is_complex():
+        raise TypeError(f"{name} must hold whole numbers, got dtype {t.dtype}")
+    if t.is_floating_point() and not bool((torch.isfinite(t) & (t == t.round())).all()):
+        raise ValueError(f"{name} must hold whole, finite numbers (token positions), got "
+                         f"{t.tolist()}")
+    if t.ndim != 1 or (n is not None and t.shape != (n,)):
+        want = f"({n},), one position per token" if n is not None else "1-D, one per token"
+        raise ValueError(f"{name} must have shape {want}, got shape {tuple(t.shape)}")
     return t
 
 
@@ -56,9 +79,9 @@ def permutation_gap(layer: nn.Module, x: torch.Tensor, perm) -> float:
     if not callable(layer):
         raise TypeError(f"layer must be a module or function of x, got {type(layer).__name__}")
     x = _tensor("x", x, min_ndim=3)
-    perm = torch.as_tensor(perm, dtype=torch.long)
     n = x.shape[-2]
-    if perm.ndim != 1 or sorted(perm.tolist()) != list(range(n)):
+    perm = _positions("perm", perm)
+    if sorted(perm.tolist()) != list(range(n)):
         raise ValueError(f"perm must be a permutation of 0..{n - 1} (one index per token), got "
                          f"{perm.tolist()}; e.g. torch.randperm({n})")
     with torch.no_grad():
@@ -89,6 +112,8 @@ class SinusoidalPositions(nn.Module):
 
     def __init__(self, max_len: int, d_model: int):
         super().__init__()
+        max_len = validate.integer("max_len", max_len, low=1)
+        d_model = validate.integer("d_model", d_model, low=2)
         self.register_buffer("weight", sinusoidal_table(max_len, d_model).float())
 
 
@@ -100,10 +125,7 @@ def rope_angles(positions, d: int, base: float = ROPE_BASE) -> torch.Tensor:
     if d % 2:
         raise ValueError(f"d={d} is odd; RoPE rotates features in pairs, use an even head width")
     base = validate.real("base", base, low=1.0 + 1e-9)
-    positions = torch.as_tensor(positions, dtype=torch.float64)
-    if positions.ndim != 1:
-        raise ValueError(f"positions must be 1-D (one per token), got shape "
-                         f"{tuple(positions.shape)}")
+    positions = _positions("positions", positions).to(torch.float64)
     freq = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
     return positions[:, None] * freq[None, :]
 
@@ -111,11 +133,7 @@ def rope_angles(positions, d: int, base: float = ROPE_BASE) -> torch.Tensor:
 def _rope_inputs(x, positions):
     x = _tensor("x", x)
     n = x.shape[-2]
-    positions = torch.arange(n) if positions is None else torch.as_tensor(positions)
-    if positions.shape != (n,):
-        raise ValueError(f"positions must hold one position per token ({n}), got shape "
-                         f"{tuple(positions.shape)}")
-    return x, positions
+    return x, (torch.arange(n) if positions is None else _positions("positions", positions, n))
 
 
 def rope(x: torch.Tensor, positions=None, base: float = ROPE_BASE) -> torch.Tensor:
