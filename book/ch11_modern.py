@@ -84,7 +84,7 @@ def score_grid_explorer(n: int = GRID_N, seed: int = 0) -> go.Figure:
                "yanchor": "top"},
         xaxis={"title": text("grid_x"), "side": "bottom", "tickfont": {"size": 11}},
         yaxis={"title": text("grid_y"), "autorange": "reversed", "tickfont": {"size": 11}},
-        height=560, margin={"t": 150, "l": 60, "r": 20, "b": 50})
+        height=540, margin={"t": 150, "l": 60, "r": 20, "b": 50})
     return fig
 
 

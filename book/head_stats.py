@@ -265,6 +265,23 @@ def labelled_pairs(model: SentenceModel, marked=None) -> list[dict]:
     return out
 
 
+_PAIR_KEYS = ("sentence", "det", "noun", "text", "n_words")
+
+
+def _check_pairs(pairs) -> list[dict]:
+    if not isinstance(pairs, (list, tuple)) or not pairs or not all(
+            isinstance(p, dict) and all(k in p for k in _PAIR_KEYS) for p in pairs):
+        raise TypeError(f"pairs must be a non-empty list of dicts with {list(_PAIR_KEYS)}: "
+                        "pass labelled_pairs(model)")
+    return list(pairs)
+
+
+def _check_ints(name: str, values, *, low: int | None = None) -> list[int]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple, range)):
+        raise TypeError(f"{name} must be a list of whole numbers, got {values!r}")
+    return [validate.integer(name, v, low=low) for v in values]
+
+
 def relation_accuracy(pairs: list[dict], maps: list[dict], offsets=(-3, -2, -1, 1, 2, 3),
                       sentences=None) -> dict:
     """Per (layer, head): how often the determiner's most-attended *other* word is its noun.
@@ -275,6 +292,12 @@ def relation_accuracy(pairs: list[dict], maps: list[dict], offsets=(-3, -2, -1, 
     ``chance`` (mean of 1 / (words − 1)) and ``n`` (pairs used).
     """
     maps = _check_maps(maps)
+    pairs = _check_pairs(pairs)
+    offsets = _check_ints("offsets", offsets)
+    if not offsets:
+        raise ValueError("offsets must hold at least one word offset, e.g. (-1, 1)")
+    if sentences is not None:
+        sentences = _check_ints("sentences", sentences, low=0)
     use = [p for p in pairs if sentences is None or p["sentence"] in set(sentences)]
     if not use:
         raise ValueError("no pairs to score: pass labelled_pairs(model) and valid sentences")
@@ -302,7 +325,8 @@ def relation_accuracy(pairs: list[dict], maps: list[dict], offsets=(-3, -2, -1, 
 def held_out_head(pairs: list[dict], maps: list[dict]) -> dict:
     """Pick the best head on the even-numbered sentences, score it on the odd ones (so the
     reported accuracy is not inflated by choosing the best of 72 on the same pairs)."""
-    ids = sorted({p["sentence"] for p in pairs})
+    ids = sorted({p["sentence"] for p in _check_pairs(pairs)})
+    _check_maps(maps)
     pick = relation_accuracy(pairs, maps, sentences=ids[0::2])
     test = relation_accuracy(pairs, maps, sentences=ids[1::2])
     head = tuple(int(v) for v in np.unravel_index(pick["accuracy"].argmax(),

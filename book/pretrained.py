@@ -145,6 +145,11 @@ class ReferenceAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int):
         super().__init__()
+        d_model = validate.integer("d_model", d_model, low=1)
+        n_heads = validate.integer("n_heads", n_heads, low=1)
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}; pick "
+                             f"n_heads in {{{', '.join(map(str, validate.divisors(d_model)))}}}")
         self.n_heads, self.d_k = n_heads, d_model // n_heads
         self.query, self.key = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
         self.value, self.dense = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
