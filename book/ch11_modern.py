@@ -107,8 +107,15 @@ def accuracy_figure(results: dict, names: dict, title: str, baseline: float | No
     fig.update_layout(title={"text": title, "font": {"size": 13}}, height=120 + 45 * len(keys),
                       xaxis={"title": text("acc_x"), "range": [0, 100]},
                       yaxis={"autorange": "reversed", "automargin": True},
-                      margin={"t": 60, "l": 20, "r": 30, "b": 50})
+                      margin={"t": 60, "l": _label_margin(fig.data[0].y), "r": 30, "b": 50})
     return fig
+
+
+def _label_margin(labels) -> int:
+    """A left margin that holds the longest bar label at 12 px (CJK characters count double),
+    set up front: automargin alone measures before the web font has loaded."""
+    width = max(sum(2 if ord(ch) > 0x2E80 else 1 for ch in str(label)) for label in labels)
+    return int(16 + 6.5 * width)
 
 
 def positions_accuracy_figure(accuracy: dict, steps: int, layers: int = 1) -> go.Figure:

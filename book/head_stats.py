@@ -294,8 +294,9 @@ def relation_accuracy(pairs: list[dict], maps: list[dict], offsets=(-3, -2, -1, 
     maps = _check_maps(maps)
     pairs = _check_pairs(pairs)
     offsets = _check_ints("offsets", offsets)
-    if not offsets:
-        raise ValueError("offsets must hold at least one word offset, e.g. (-1, 1)")
+    if not offsets or 0 in offsets:
+        raise ValueError(f"offsets must hold at least one non-zero word offset (0 is the word "
+                         f"itself), e.g. (-1, 1); got {offsets}")
     if sentences is not None:
         sentences = _check_ints("sentences", sentences, low=0)
     use = [p for p in pairs if sentences is None or p["sentence"] in set(sentences)]

@@ -79,10 +79,18 @@ def model_dir(path=None) -> Path:
     return path
 
 
+def _file(name: str, file) -> Path:
+    # an int would open a file descriptor: only paths are files here
+    if not isinstance(file, (str, Path)) or not str(file):
+        raise TypeError(f"{name} must be a file path (str or Path), got {file!r} "
+                        f"({type(file).__name__})")
+    return Path(file)
+
+
 def sha256(file) -> str:
     """SHA-256 of a file, as 64 hex digits."""
     digest = hashlib.sha256()
-    with open(file, "rb") as f:
+    with open(_file("file", file), "rb") as f:
         for block in iter(lambda: f.read(1 << 22), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -95,8 +103,10 @@ def verify(file, expected: str = SAFETENSORS_SHA256) -> str:
     revision ``MODEL_REVISION``: a damaged or partial download, another model, or a tampered
     package. Nothing is loaded from such a file.
     """
-    if not (isinstance(expected, str) and len(expected) == 64):
+    if not (isinstance(expected, str) and len(expected) == 64
+            and all(c in "0123456789abcdefABCDEF" for c in expected)):
         raise ValueError(f"expected must be a SHA-256 of 64 hex digits, got {expected!r}")
+    file = _file("file", file)
     got = sha256(file)
     if got != expected.lower():
         size = Path(file).stat().st_size
@@ -124,7 +134,12 @@ class BertConfig:
 
     @classmethod
     def from_json(cls, file) -> BertConfig:
-        raw = json.loads(Path(file).read_text())
+        file = _file("file", file)
+        try:
+            raw = json.loads(file.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ValueError(f"file {file} is not a JSON config ({err}); pass the model's "
+                             "config.json") from None
         wrong = {k: raw.get(k) for k, v in (("model_type", "bert"), ("hidden_act", "gelu"),
                                               ("position_embedding_type", "absolute"))
                  if raw.get(k, v) != v}

