@@ -195,7 +195,7 @@ def tensor_bytes(caches) -> int:
     if not isinstance(caches, (list, tuple)) or not caches or not all(
             isinstance(pair, (list, tuple)) and len(pair) == 2
             and all(isinstance(t, torch.Tensor) for t in pair) for pair in caches):
-        raise TypeError("caches must be the list of [K, V] tensor pairs (one per layer) "
+        raise TypeError("caches must be the list of [K, V] pairs of tensors (one per layer) "
                         "returned by prefill()")
     return sum(t.numel() * t.element_size() for pair in caches for t in pair)
 
