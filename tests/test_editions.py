@@ -257,3 +257,13 @@ def test_chinese_figures_speak_chinese(built_zh):
                 left.setdefault(rel, []).append(text[:80])
     assert not left, "English in Chinese figures (add it to book/strings/*.toml):\n" + "\n".join(
         f"{rel}: {sorted(set(texts))[:8]}" for rel, texts in left.items())
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_translations_parse_as_the_same_kind_of_text(page):
+    """Sphinx parses each msgstr as MyST on its own: one that starts with "2. " or "- " becomes
+    a list (and Sphinx keeps the English title), so such a start must be escaped ("2\\. ")."""
+    bad = [m.string[:60] for m in messages(page)
+           if m.string and re.match(r"(\d+[.)]|[-*+])\s", m.string)
+           and not re.match(r"(\d+[.)]|[-*+])\s", m.id)]
+    assert not bad, f"{page}.po: translations that would parse as a list: {bad}"
