@@ -30,7 +30,10 @@ def test_every_chapter_is_a_page(built_book):
 def test_vendored_assets_are_copied(built_book):
     static = built_book["html"] / "_static" / "vendor"
     assert (static / "plotly-cartesian.min.js").stat().st_size > 1_000_000
-    assert (static / "mathjax" / "tex-svg.js").is_file()
+    mathjax = static / "mathjax"
+    assert (mathjax / "startup.js").is_file() and (mathjax / "output" / "chtml.js").is_file()
+    assert list((mathjax / "output" / "chtml" / "fonts" / "woff-v2").glob("MathJax_Main-*.woff"))
+    assert not (mathjax / "output" / "svg").exists(), "the SVG output's 1.07 MB font is not used"
 
 
 def test_pages_reference_no_remote_scripts_or_styles(built_book):
