@@ -202,7 +202,14 @@ def report_pages(rows: list[dict]) -> None:
         heaviest = max(figures, key=lambda r: r["bytes"])
         firsts = [r["first_ms"] for r in figures if r["first_ms"] is not None]
         print(f"  chapters: heaviest {heaviest['page']} {heaviest['bytes'] / 1e6:.2f} MB; "
-              f"first paint {min(firsts, default=0):.0f}–{max(firsts, default=0):.0f} ms")
+              f"first paint {min(firsts, default=0):.0f}–{max(firsts, default=0):.0f} ms; "
+              f"load average now {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        for code in sorted({r.get("edition", "en") for r in figures}):
+            mine = [r for r in figures if r.get("edition", "en") == code]
+            top = max(mine, key=lambda r: r["bytes"])
+            room = (CHAPTER_LIMIT - top["bytes"]) / 1e3
+            print(f"  {code}: the heaviest chapter leaves {room:.0f} kB under the limit for a "
+                  f"larger CJK font (now {top['cjk_font'] / 1e3:.0f} kB)")
 
 
 def report_builds(rows: list[tuple[str, str, dict]]) -> None:
