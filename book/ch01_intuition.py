@@ -2,18 +2,40 @@
 
 from __future__ import annotations
 
+import re
+
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import attention, orders_example, plotting
+from . import attention, i18n, orders_example, plotting
 from .checks import call, close_array, exercise, number
 from .i18n import tr
 from .live import LiveExplorer
 from .plotting import COLORSCALE, SCALE_COLORS, make_slider, rounded, wrap
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+
+def _wrap(text: str, width: int = 46) -> str:
+    """plotting.wrap, except that in Chinese a line may break between any two characters (a
+    CJK character counts as two columns; an ASCII run such as a code name stays whole)."""
+    if i18n.language() != "zh":
+        return wrap(text, width)
+    out = []
+    for part in text.split("<br>"):
+        line, used = "", 0
+        for piece in re.findall(r"[\x21-\x7e]+|\s+|.", part):
+            size = len(piece) if piece.isascii() else 2 * len(piece)
+            if used + size > width and line.strip() and piece not in "，。、：；）”":
+                out.append(line.rstrip())
+                line, used = "", 0
+                if piece.isspace():
+                    continue
+            line, used = line + piece, used + size
+        out.append(line.rstrip())
+    return "<br>".join(out)
 
 
 def _heads_titles(n_heads: int) -> tuple[list[str], str, dict]:
@@ -24,11 +46,11 @@ def _heads_titles(n_heads: int) -> tuple[list[str], str, dict]:
               else tr("ch01.head_panel_none", head=i + 1)
               for i in range(orders_example.MAX_HEADS)]
     join = tr("ch01.kind_join")
-    lines = [wrap(tr("ch01.head_line", head=i + 1,
+    lines = [_wrap(tr("ch01.head_line", head=i + 1,
                      kinds=join.join(orders_example.kind_name(k) for k in kinds[i])), 46)
              for i in range(n_heads)]
     which = "ch01.heads_title_one" if n_heads == 1 else "ch01.heads_title_many"
-    title = (wrap(tr(which, n=n_heads, illustrative=tr("ch01.illustrative")), 46) + "<br>"
+    title = (_wrap(tr(which, n=n_heads, illustrative=tr("ch01.illustrative")), 46) + "<br>"
              + "<br>".join(lines))
     return panels, title, data
 
@@ -40,11 +62,15 @@ def _hover() -> str:
 def one_head_figure(weights) -> go.Figure:
     """The order's attention map for one head that tracks every relation (illustrative)."""
     labels = orders_example.labels()
-    title = tr("ch01.one_head_title", illustrative=tr("ch01.illustrative"))
-    fig = plotting.attention_heatmap(weights, labels, title=title)
+    title = _wrap(tr("ch01.one_head_title", illustrative=tr("ch01.illustrative")), 46)
+    fig = plotting.attention_heatmap(weights, labels, orders_example.labels(short=True),
+                                     title=title)
     fig.update_traces(hovertemplate=_hover(), colorbar_title_text=tr("ch01.weight"))
+    fig.update_xaxes(tickangle=-90)
     fig.update_layout(xaxis_title_text=tr("ch01.key_axis"),
-                      yaxis_title_text=tr("ch01.query_axis"))
+                      yaxis_title_text=tr("ch01.query_axis"),
+                      title={"font": {"size": 13}, "x": 0, "xanchor": "left", "automargin": True,
+                             "yref": "paper", "pad": {"b": 16}}, margin={"t": 40})
     return fig
 
 
@@ -90,6 +116,8 @@ def menu_figure(weights: dict[str, float]) -> go.Figure:
     """Bar chart of how much of each dish (value) the diner's request (query) picks up."""
     names = [orders_example.dish_name(n) if n in orders_example.MENU_IDS else n
              for n in weights]
+    # the gloss on a second line: long labels stay inside their bar's width
+    names = [n.replace(" (", "<br>(", 1).replace("（", "<br>（", 1) for n in names]
     values = list(weights.values())
     fig = go.Figure(go.Bar(x=names, y=rounded(values), marker_color=SCALE_COLORS["sqrt"],
                            text=[f"{v:.2f}" for v in values], textposition="outside"))

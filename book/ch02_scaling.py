@@ -63,7 +63,7 @@ def dk_explorer(d_ks=None) -> go.Figure:
     fig.update_yaxes(title_text=tr("ch02.density"), range=[0, top_raw], row=1, col=1)
     fig.update_yaxes(range=[0, top_scaled], row=1, col=2)
     fig.update_layout(sliders=[make_slider(steps, "d_k = ")], showlegend=False, bargap=0.05,
-                      height=460, margin={"t": 70, "b": 40})
+                      height=480, margin={"t": 90, "b": 40})
     return fig
 
 
@@ -108,7 +108,10 @@ def variance_figure(sweep: dict) -> go.Figure:
                                 name=tr("ch02.measured"), marker={"size": 9,
                                                          "color": SCALE_COLORS["none"]})])
     fig.update_layout(xaxis=_log2_axis(d_ks), yaxis={"type": "log", "title": "var(q·k)"},
-                      height=380, title=tr("ch02.variance_title"))
+                      height=380, title=tr("ch02.variance_title"),
+                      # inside the plot's empty top-left corner: no room taken from the plot
+                      legend={"x": 0.02, "y": 0.98, "xanchor": "left", "yanchor": "top",
+                              "bgcolor": "rgba(255,255,255,0.7)"})
     return fig
 
 
