@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 from . import scaling, validate
 from .attention import softmax
 from .checks import call, close_number, exercise
+from .display import table
 from .i18n import tr
 from .live import LiveExplorer
 from .plotting import SCALE_COLORS, make_slider, rounded
@@ -170,6 +171,23 @@ def exam_figure(d_k: int = 100, n_students: int = 8, seed: int = 5) -> go.Figure
     fig.update_layout(showlegend=False, height=420, margin={"t": 90})
     fig.update_annotations(font_size=12, yshift=8)
     return fig
+
+
+def spread_table(sweep: dict, d_ks) -> object:
+    """:func:`book.score_functions.spread_sweep`'s standard deviations as a Markdown table, one
+    row per kind of score, one column per d_k."""
+    d_ks = list(d_ks)
+    names = {"additive": tr("ch02.kind_additive"), "bilinear": tr("ch02.kind_bilinear"),
+             "dot": tr("ch02.kind_dot_raw"), "dot_scaled": tr("ch02.kind_dot_scaled")}
+    if not isinstance(sweep, dict) or set(sweep) != set(names):
+        raise ValueError("sweep must be the dict book.score_functions.spread_sweep(d_ks) "
+                         f"returns, with the keys {sorted(names)}")
+    if any(len(values) != len(d_ks) for values in sweep.values()):
+        raise ValueError(f"sweep holds another number of widths than d_ks={d_ks}; pass the "
+                         "d_ks the sweep was made with")
+    return table([tr("ch02.spread_score")] + [tr("ch02.spread_col", d_k=d) for d in d_ks],
+                 [[names[kind]] + list(sweep[kind]) for kind in names],
+                 [""] + [".2f"] * len(d_ks))
 
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
