@@ -43,7 +43,7 @@ def _heads_titles(n_heads: int) -> tuple[list[str], str, dict]:
     data = orders_example.heads_data(n_heads)
     kinds = orders_example.relation_kinds_per_head(n_heads)
     panels = [tr("ch01.head_panel", head=i + 1) if i < n_heads
-              else tr("ch01.head_panel_none", head=i + 1)
+              else tr("ch01.head_panel_none")
               for i in range(orders_example.MAX_HEADS)]
     join = tr("ch01.kind_join")
     lines = [_wrap(tr("ch01.head_line", head=i + 1,
@@ -113,17 +113,20 @@ def heads_explorer() -> go.Figure:
 
 
 def menu_figure(weights: dict[str, float]) -> go.Figure:
-    """Bar chart of how much of each dish (value) the diner's request (query) picks up."""
+    """Bar chart of how much of each dish (value) the diner's request (query) picks up: one
+    horizontal bar per dish, so that its name and gloss have a row of their own."""
     names = [orders_example.dish_name(n) if n in orders_example.MENU_IDS else n
              for n in weights]
-    # the gloss on a second line: long labels stay inside their bar's width
-    names = [n.replace(" (", "<br>(", 1).replace("（", "<br>（", 1) for n in names]
     values = list(weights.values())
-    fig = go.Figure(go.Bar(x=names, y=rounded(values), marker_color=SCALE_COLORS["sqrt"],
+    fig = go.Figure(go.Bar(y=names, x=rounded(values), orientation="h",
+                           marker_color=SCALE_COLORS["sqrt"],
                            text=[f"{v:.2f}" for v in values], textposition="outside"))
-    fig.update_layout(yaxis={"title": tr("ch01.menu_y"), "range": [0, 1.05]},
-                      xaxis={"title": tr("ch01.menu_x")},
-                      title=tr("ch01.menu_title"), height=360)
+    fig.update_layout(xaxis={"title": tr("ch01.menu_y"), "range": [0, 1.15]},
+                      yaxis={"autorange": "reversed", "automargin": True},
+                      title={"text": tr("ch01.menu_title") + "<br><sup>"
+                             + _wrap(tr("ch01.menu_x"), 46) + "</sup>",
+                             "x": 0, "xanchor": "left"},
+                      height=360, margin={"l": 10, "r": 20, "t": 70, "b": 50})
     return fig
 
 

@@ -149,7 +149,8 @@ def menu_match(request=None, temperature: float = 1.0) -> dict[str, float]:
 
 
 def dish_name(dish: str) -> str:
-    """A dish of MENU_TAGS as the book's language names it (the Chinese edition: no gloss)."""
+    """A dish of MENU_TAGS as figures label it (the gloss on lines of its own; the Chinese
+    edition: no gloss)."""
     validate.choice("dish", dish, list(MENU_TAGS))
     return i18n.tr(MENU_IDS[dish])
 

@@ -89,14 +89,14 @@ def test_figures_in_chinese_have_no_english_left(chinese):
 def test_figures_in_english_keep_their_titles():
     i18n.set_language("en")
     fig = ch01_intuition.menu_figure(orders_example.menu_match())
-    assert fig.layout.title.text == "Request: spicy, no coriander, noodles"
-    assert "牛肉面<br>(beef noodles, coriander on top)" in fig.data[0].x
+    assert fig.layout.title.text.startswith("Request: spicy, no coriander, noodles")
+    assert "牛肉面<br>(beef noodles,<br>coriander on top)" in fig.data[0].y
     assert "density" in ch02_scaling.dk_explorer([1, 64]).layout.yaxis.title.text
 
 
 def test_chinese_labels_drop_the_glosses(chinese):
     fig = ch01_intuition.menu_figure(orders_example.menu_match())
-    assert list(fig.data[0].x) == ["牛肉面<br>（上面撒香菜）", "麻辣面", "炒饭"]
+    assert list(fig.data[0].y) == ["牛肉面<br>（上面撒香菜）", "麻辣面", "炒饭"]
     from book import walkthrough
     assert walkthrough.token_labels() == ["我", "爱", "你"]
     table = ch03_walkthrough.padding_table(norms.padding_experiment())
