@@ -66,11 +66,11 @@ def one_head_figure(weights) -> go.Figure:
     fig = plotting.attention_heatmap(weights, labels, orders_example.labels(short=True),
                                      title=title)
     fig.update_traces(hovertemplate=_hover(), colorbar_title_text=tr("ch01.weight"))
-    fig.update_xaxes(tickangle=-90)
+    fig.update_xaxes(tickangle=-90, automargin=True, title_standoff=8)
     fig.update_layout(xaxis_title_text=tr("ch01.key_axis"),
                       yaxis_title_text=tr("ch01.query_axis"),
                       title={"font": {"size": 13}, "x": 0, "xanchor": "left", "automargin": True,
-                             "yref": "paper", "pad": {"b": 16}}, margin={"t": 40})
+                             "yref": "paper", "pad": {"b": 16}}, margin={"t": 40, "b": 90})
     return fig
 
 
@@ -126,7 +126,8 @@ def menu_figure(weights: dict[str, float]) -> go.Figure:
                       title={"text": tr("ch01.menu_title") + "<br><sup>"
                              + _wrap(tr("ch01.menu_x"), 46) + "</sup>",
                              "x": 0, "xanchor": "left"},
-                      height=360, margin={"l": 10, "r": 20, "t": 70, "b": 50})
+                      # room for the longest line of a label (automargin measures the first)
+                      height=360, margin={"l": 120, "r": 20, "t": 70, "b": 50})
     return fig
 
 
