@@ -66,11 +66,11 @@ def one_head_figure(weights) -> go.Figure:
     fig = plotting.attention_heatmap(weights, labels, orders_example.labels(short=True),
                                      title=title)
     fig.update_traces(hovertemplate=_hover(), colorbar_title_text=tr("ch01.weight"))
-    fig.update_xaxes(tickangle=-90, automargin=True, title_standoff=8)
-    fig.update_layout(xaxis_title_text=tr("ch01.key_axis"),
-                      yaxis_title_text=tr("ch01.query_axis"),
+    # as in the heads explorer below: keys rotated, short axis titles
+    fig.update_xaxes(tickangle=-90, tickfont_size=11)
+    fig.update_layout(xaxis_title_text=tr("ch01.key"), yaxis_title_text=tr("ch01.query"),
                       title={"font": {"size": 13}, "x": 0, "xanchor": "left", "automargin": True,
-                             "yref": "paper", "pad": {"b": 16}}, margin={"t": 40, "b": 90})
+                             "yref": "paper", "pad": {"b": 16}}, margin={"t": 40, "b": 40})
     return fig
 
 
