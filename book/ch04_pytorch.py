@@ -100,7 +100,7 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
     fig.update_xaxes(tickangle=-45, side="bottom")
     fig.update_yaxes(autorange="reversed", title_text=query)
     fig.update_xaxes(title_text=key, row=2, col=1)
-    fig.update_layout(height=840, margin={"l": 60, "r": 20, "t": 130, "b": 40},
+    fig.update_layout(height=660, margin={"l": 60, "r": 20, "t": 130, "b": 40},
                       title={"text": _mask_figure_title(length, start), "font": {"size": 13},
                              "x": 0.02, "xanchor": "left", "yref": "container", "y": 0.985,
                              "yanchor": "top"})
