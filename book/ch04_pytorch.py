@@ -63,7 +63,7 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
         raise ValueError(f"start={start} is not one of the padded lengths {seq_lens}")
     traces = {n: [_mask_traces(masktraps.mask_data(k, length, n)) for k in kinds] for n in seq_lens}
     # stacked, not side by side: both grids stay readable on a phone
-    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.12,
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.18,
                         subplot_titles=_mask_titles(kinds[0]))
     fig.update_annotations(font_size=13, x=0, xanchor="left")  # before the buttons copy them
     query, key, weight = (i18n.tr(f"ch04.{k}") for k in ("query", "key", "weight"))

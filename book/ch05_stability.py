@@ -138,7 +138,7 @@ def layer_norms_figure(runs, when: str = "first", title: str = "") -> go.Figure:
     if not runs:
         raise ValueError("runs is empty: pass some book.stability Run objects")
     validate.choice("when", when, ("first", "last"))
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.16,
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
                         subplot_titles=[i18n.tr("ch05.norms_act"), i18n.tr("ch05.norms_grad")])
     for i, run in enumerate(runs):
         style = {"color": RUN_COLORS[i % len(RUN_COLORS)],
@@ -149,19 +149,16 @@ def layer_norms_figure(runs, when: str = "first", title: str = "") -> go.Figure:
                                      legendgroup=run.label, showlegend=col == 1,
                                      hovertemplate="%{x}: %{y:.3g}<extra>" + run.label
                                                    + "</extra>"), row=1, col=col)
-    for col, what, axis in ((1, "activation", "rms_log"), (2, "gradient", "l2_log")):
+    for col, what in ((1, "activation"), (2, "gradient")):
         dtick = _log_dtick(*(run.profile(what, when) for run in runs))
-        fig.update_yaxes(type="log", exponentformat="power", dtick=dtick,
-                         title_text=i18n.tr(f"ch05.{axis}"), row=1, col=col)
-    fig.update_xaxes(title_text=i18n.tr("ch05.output_of"), row=1, col=1)
-    fig.update_xaxes(title_text=i18n.tr("ch05.parameters_of"), row=1, col=2)
+        fig.update_yaxes(type="log", exponentformat="power", dtick=dtick, row=1, col=col)
     fig.update_xaxes(tickangle=-45)
     fig.update_annotations(font_size=12)
-    fig.update_layout(height=440 + 24 * len(runs),
+    fig.update_layout(height=420 + 10 * len(runs),
                       title={"text": title, "font": {"size": 14}, "x": 0.02, "xanchor": "left",
-                             "yref": "container", "y": 0.985, "yanchor": "top"},
+                             "yref": "container", "y": 0.97, "yanchor": "top"},
                       legend={"orientation": "h", "y": -0.3, "x": 0, "font": {"size": 12}},
-                      margin={"l": 60, "r": 20, "t": 100, "b": 40})
+                      margin={"l": 50, "r": 20, "t": 80, "b": 40})
     return fig
 
 

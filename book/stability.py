@@ -34,7 +34,7 @@ class StabilitySettings(Config):
 
     d_model: int = 32
     n_heads: int = 4
-    steps: int = 120
+    steps: int = 90
     batch_size: int = 32
     lr: float = 1e-2
     warmup: int = 0
