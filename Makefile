@@ -53,9 +53,12 @@ browser-deps:
 	@command -v bwrap >/dev/null || { echo "Installing Debian's bubblewrap for the classroom sandbox tests"; \
 	  apt-get install -y bubblewrap >/dev/null || { echo "Could not install bubblewrap: run 'sudo apt-get install -y bubblewrap'"; exit 1; }; }
 
+# Two xdist workers (tests/conftest.py: a file's tests stay together, the notebook and browser
+# tests spread); both editions build in the background from the start, while the tests that need
+# no build run. The time per test file is printed at the end (and by make bench).
 test: setup browser-deps
 	$(VENV)/bin/ruff check book tests chapters
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 # The contributors' inner loop: lint + unit/property tests, no notebook execution, no build.
 quick: setup
@@ -70,9 +73,10 @@ test-jupyter: setup browser-deps
 lint: setup
 	$(VENV)/bin/ruff check book tests chapters
 
-bench: setup
-	$(PY) tests/bench.py
-	$(PY) tests/bench_pretrained.py
+# Every section in one run (tests/bench.py); BENCH=--zh adds the Chinese edition's builds and
+# pages, BENCH="--pages --layers" picks sections.
+bench: setup browser-deps
+	$(PY) tests/bench.py $(BENCH)
 
 assignments: setup
 	$(PY) -m book.classroom assign

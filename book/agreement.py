@@ -14,7 +14,7 @@ import copy
 import torch
 import torch.nn.functional as F
 
-from . import masks, validate
+from . import i18n, masks, validate
 from .mha import MultiHeadSelfAttention, MultiHeadSelfAttentionSDPA, copy_to_torch_mha
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
@@ -59,13 +59,15 @@ def mask_conventions(seed: int = 0) -> list[dict]:
     def torch_layer(**mask_kwargs):
         return torch_mha(x, x, x, need_weights=False, **mask_kwargs)[0]
 
-    bool_readings = {"True = may attend": causal, "True = blocked": ~causal}
-    pad_readings = {"True = real token": pad, "True = padding": ~pad}
-    float_readings = {"0 = may attend, −inf = blocked": masks.to_additive(causal, torch.float64),
-                      "1 = may attend, 0 = blocked": causal.double()}
+    tr = i18n.tr  # the readings are shown to the reader, in the book's language
+    bool_readings = {tr("ch04.reading_may_attend"): causal, tr("ch04.reading_blocked"): ~causal}
+    pad_readings = {tr("ch04.reading_real"): pad, tr("ch04.reading_padding"): ~pad}
+    float_readings = {tr("ch04.reading_additive"): masks.to_additive(causal, torch.float64),
+                      tr("ch04.reading_zero_one"): causal.double()}
+    this_book = tr("ch04.this_book")
     cases = [  # (where, argument, kind, run, {reading: the mask in that reading})
-        ("this book", "`mask=`", "causal", lambda m: layer(x, mask=m), bool_readings),
-        ("this book", "`padding_mask=`", "padding",
+        (this_book, "`mask=`", "causal", lambda m: layer(x, mask=m), bool_readings),
+        (this_book, "`padding_mask=`", "padding",
          lambda p: layer(x, padding_mask=p), pad_readings),
         ("`F.scaled_dot_product_attention`", "`attn_mask=` (bool)", "causal", sdpa,
          bool_readings),
@@ -86,7 +88,7 @@ def mask_conventions(seed: int = 0) -> list[dict]:
                 with torch.no_grad():
                     ok = agrees(run(m), kind)
             except (ValueError, RuntimeError):
-                ok, reading = False, reading + " (raises)"
+                ok, reading = False, tr("ch04.raises", reading=reading)
             (right if ok else wrong).append(reading)
         rows.append({"where": where, "argument": argument, "right": right, "wrong": wrong})
     return rows

@@ -2,29 +2,76 @@
 
 from __future__ import annotations
 
+import re
+
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import attention, orders_example
+from . import attention, i18n, orders_example, plotting
 from .checks import call, close_array, exercise, number
+from .i18n import tr
 from .live import LiveExplorer
-from .plotting import COLORSCALE, ILLUSTRATIVE, SCALE_COLORS, make_slider, rounded, wrap
+from .plotting import COLORSCALE, SCALE_COLORS, make_slider, rounded, wrap
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+
+def _wrap(text: str, width: int = 46) -> str:
+    """plotting.wrap, except that in Chinese a line may break between any two characters (a
+    CJK character counts as two columns; an ASCII run such as a code name stays whole)."""
+    if i18n.language() != "zh":
+        return wrap(text, width)
+    out = []
+    for part in text.split("<br>"):
+        line, used = "", 0
+        for piece in re.findall(r"[\x21-\x7e]+|\s+|.", part):
+            size = len(piece) if piece.isascii() else 2 * len(piece)
+            if used + size > width and line.strip() and piece not in "，。、：；）”":
+                out.append(line.rstrip())
+                line, used = "", 0
+                if piece.isspace():
+                    continue
+            line, used = line + piece, used + size
+        out.append(line.rstrip())
+    return "<br>".join(out)
 
 
 def _heads_titles(n_heads: int) -> tuple[list[str], str, dict]:
     """Short panel titles and a figure title that lists what each head links."""
     data = orders_example.heads_data(n_heads)
     kinds = orders_example.relation_kinds_per_head(n_heads)
-    panels = [f"head {i + 1}" if i < n_heads else f"head {i + 1} (none)"
+    panels = [tr("ch01.head_panel", head=i + 1) if i < n_heads
+              else tr("ch01.head_panel_none")
               for i in range(orders_example.MAX_HEADS)]
-    lines = [wrap(f"head {i + 1}: " + ", ".join(kinds[i]), 46) for i in range(n_heads)]
-    title = (wrap(f"{n_heads} head{'s' if n_heads > 1 else ''} on 一碗牛肉面，不要香菜，多加辣 "
-                  f"({ILLUSTRATIVE})", 46) + "<br>" + "<br>".join(lines))
+    join = tr("ch01.kind_join")
+    lines = [_wrap(tr("ch01.head_line", head=i + 1,
+                     kinds=join.join(orders_example.kind_name(k) for k in kinds[i])), 46)
+             for i in range(n_heads)]
+    which = "ch01.heads_title_one" if n_heads == 1 else "ch01.heads_title_many"
+    title = (_wrap(tr(which, n=n_heads, illustrative=tr("ch01.illustrative")), 46) + "<br>"
+             + "<br>".join(lines))
     return panels, title, data
+
+
+def _hover() -> str:
+    return tr("ch01.hover", extra="<extra></extra>")
+
+
+def one_head_figure(weights) -> go.Figure:
+    """The order's attention map for one head that tracks every relation (illustrative)."""
+    labels = orders_example.labels()
+    title = _wrap(tr("ch01.one_head_title", illustrative=tr("ch01.illustrative")), 46)
+    fig = plotting.attention_heatmap(weights, labels, orders_example.labels(short=True),
+                                     title=title)
+    fig.update_traces(hovertemplate=_hover(), colorbar_title_text=tr("ch01.weight"))
+    # as in the heads explorer below: keys rotated, short axis titles
+    fig.update_xaxes(tickangle=-90, tickfont_size=11)
+    fig.update_layout(xaxis_title_text=tr("ch01.key"), yaxis_title_text=tr("ch01.query"),
+                      title={"font": {"size": 13}, "x": 0, "xanchor": "left", "automargin": True,
+                             "yref": "paper", "pad": {"b": 16}}, margin={"t": 40, "b": 40})
+    return fig
 
 
 def heads_explorer() -> go.Figure:
@@ -41,11 +88,12 @@ def heads_explorer() -> go.Figure:
         z = rounded(first["z"][i]) if first["z"][i] is not None else empty
         fig.add_trace(go.Heatmap(z=z, x=keys, y=labels, zmin=0, zmax=1, colorscale=COLORSCALE,
                                  showscale=i == orders_example.MAX_HEADS - 1,
-                                 colorbar={"title": {"text": "weight"}, "thickness": 12},
-                                 hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}"
-                                               "<extra></extra>"), row=1, col=i + 1)
+                                 colorbar={"title": {"text": tr("ch01.weight")},
+                                           "thickness": 12},
+                                 hovertemplate=_hover()), row=1, col=i + 1)
         fig.update_yaxes(autorange="reversed", showticklabels=i == 0, row=1, col=i + 1)
-        fig.update_xaxes(tickangle=-90, tickfont_size=11, title_text="key", row=1, col=i + 1)
+        fig.update_xaxes(tickangle=-90, tickfont_size=11, title_text=tr("ch01.key"),
+                         row=1, col=i + 1)
     base_annotations = [a.to_plotly_json() for a in fig.layout.annotations]
     steps = []
     for h in range(1, orders_example.MAX_HEADS + 1):
@@ -54,8 +102,8 @@ def heads_explorer() -> go.Figure:
         annotations = [dict(a, text=t) for a, t in zip(base_annotations, panels, strict=True)]
         steps.append({"label": str(h), "method": "update",
                       "args": [{"z": zs}, {"annotations": annotations, "title.text": title}]})
-    fig.update_yaxes(title_text="query", row=1, col=1)
-    slider = {**make_slider(steps, "number of heads: "), "pad": {"t": 80}}
+    fig.update_yaxes(title_text=tr("ch01.query"), row=1, col=1)
+    slider = {**make_slider(steps, tr("ch01.slider_heads")), "pad": {"t": 80}}
     _, title, _ = _heads_titles(1)
     fig.update_layout(sliders=[slider], height=640,
                       title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left",
@@ -65,13 +113,21 @@ def heads_explorer() -> go.Figure:
 
 
 def menu_figure(weights: dict[str, float]) -> go.Figure:
-    """Bar chart of how much of each dish (value) the diner's request (query) picks up."""
-    names, values = list(weights), list(weights.values())
-    fig = go.Figure(go.Bar(x=names, y=rounded(values), marker_color=SCALE_COLORS["sqrt"],
+    """Bar chart of how much of each dish (value) the diner's request (query) picks up: one
+    horizontal bar per dish, so that its name and gloss have a row of their own."""
+    names = [orders_example.dish_name(n) if n in orders_example.MENU_IDS else n
+             for n in weights]
+    values = list(weights.values())
+    fig = go.Figure(go.Bar(y=names, x=rounded(values), orientation="h",
+                           marker_color=SCALE_COLORS["sqrt"],
                            text=[f"{v:.2f}" for v in values], textposition="outside"))
-    fig.update_layout(yaxis={"title": "attention weight", "range": [0, 1.05]},
-                      xaxis={"title": "dish (key = its tags, value = the dish)"},
-                      title="Request: spicy, no coriander, noodles", height=360)
+    fig.update_layout(xaxis={"title": tr("ch01.menu_y"), "range": [0, 1.15]},
+                      yaxis={"autorange": "reversed", "automargin": True},
+                      title={"text": tr("ch01.menu_title") + "<br><sup>"
+                             + _wrap(tr("ch01.menu_x"), 46) + "</sup>",
+                             "x": 0, "xanchor": "left"},
+                      # room for the longest line of a label (automargin measures the first)
+                      height=360, margin={"l": 120, "r": 20, "t": 70, "b": 50})
     return fig
 
 
@@ -90,7 +146,7 @@ def heads_explorer_live() -> LiveExplorer:
         fig.layout.title.text = title
 
     controls = {"n_heads": widgets.IntSlider(value=1, min=1, max=orders_example.MAX_HEADS,
-                                             description="heads")}
+                                             description=tr("ch01.live_heads"))}
     fig = heads_explorer()
     fig.layout.sliders = []
     return LiveExplorer(fig, controls, redraw)
@@ -110,8 +166,7 @@ def _naive_softmax(x):
           mistakes=lambda: [[0.5, 0.3, 0.2], [2, 1, 0], [0.67, 0.24]])
 def _ch1_softmax_row(answer):
     return close_array(answer, attention.softmax([2.0, 1.0, 0.0]), 5e-3,
-                        "Exponentiate each score, then divide by the sum of the three "
-                        "exponentials; the result must sum to 1 and keep the order 2 > 1 > 0.")
+                        tr("ch01.softmax_hint"), tr("ch01.correct"))
 
 
 @exercise("ch1.pair_count", "How many weights does one head compute for a 10-token sentence?",
@@ -119,10 +174,8 @@ def _ch1_softmax_row(answer):
 def _ch1_pair_count(answer):
     value = number(answer)
     ok = value == 10 * 10
-    hint = ("Every token (query) scores every token (key), itself included: count the cells of "
-            "the heatmap." if value != 10 * 9 else
-            "Close: a token also attends to itself, so count the diagonal too.")
-    return ok, ("Correct: a 10 × 10 grid per head." if ok else hint)
+    hint = tr("ch01.pairs_hint") if value != 10 * 9 else tr("ch01.pairs_close")
+    return ok, (tr("ch01.pairs_ok") if ok else hint)
 
 
 @exercise("ch1.my_softmax", "Write softmax(x) that survives large scores",
@@ -130,7 +183,7 @@ def _ch1_pair_count(answer):
           mistakes=lambda: [_naive_softmax, lambda x: x, 3])
 def _ch1_my_softmax(func):
     if not callable(func):
-        return False, "Pass the function itself (my_softmax), not its result."
+        return False, tr("ch01.pass_function", name="my_softmax")
     rng = np.random.default_rng(1)
     cases = [np.array([2.0, 1.0, 0.0]), rng.standard_normal(7), np.array([1000.0, 999.0, 0.0]),
              np.array([-1000.0, -1001.0]), np.array([5.0])]
@@ -138,13 +191,12 @@ def _ch1_my_softmax(func):
         got = call(func, x)
         want = attention.softmax(x)
         if got.shape != want.shape:
-            return False, f"For an input of shape {x.shape} you returned shape {got.shape}."
+            return False, tr("ch01.shape_wrong", shape=x.shape, got=got.shape)
         if not np.all(np.isfinite(got)):
-            return False, ("Large scores give inf/NaN: exp(1000) overflows. Subtract the row's "
-                           "maximum before exponentiating (softmax does not change).")
+            return False, tr("ch01.overflow")
         if not np.allclose(got, want, atol=1e-9):
-            return False, "The values are off for some input: do the outputs sum to 1?"
-    return True, "Correct, and numerically stable."
+            return False, tr("ch01.values_off")
+    return True, tr("ch01.stable_ok")
 
 
 def _heads_needed(threshold: float = 0.8) -> int:
@@ -162,7 +214,7 @@ def _ch1_heads_needed(answer):
     value = number(answer)
     # The smallest head count at which 香菜 puts ≥ 0.8 on both 不要 and 牛肉面 in some head.
     ok = value == _heads_needed()
-    return ok, ("Correct." if ok else "Use the heads explorer: pick the row 香菜 and look for the "
-                "smallest number of heads where 不要 and 牛肉面 each get a dark cell.")
+    return ok, (tr("ch01.correct") if ok else tr("ch01.heads_hint"))
+
 
 

@@ -2,16 +2,39 @@
 
 from __future__ import annotations
 
+import re
+
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
-from . import attention, norms, walkthrough
+from . import attention, i18n, norms, walkthrough
 from .checks import call, close_array, exercise, number
+from .i18n import tr
 from .live import LiveExplorer
 from .plotting import SIGNED_COLORSCALE, make_slider, rounded, wrap
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+
+def _wrap(text: str, width: int = 46) -> str:
+    """plotting.wrap, except that in Chinese a line may break between any two characters (a
+    CJK character counts as two columns; an ASCII run such as a code name stays whole)."""
+    if i18n.language() != "zh":
+        return wrap(text, width)
+    out = []
+    for part in text.split("<br>"):
+        line, used = "", 0
+        for piece in re.findall(r"[\x21-\x7e]+|\s+|.", part):
+            size = len(piece) if piece.isascii() else 2 * len(piece)
+            if used + size > width and line.strip() and piece not in "，。、：；）”":
+                out.append(line.rstrip())
+                line, used = "", 0
+                if piece.isspace():
+                    continue
+            line, used = line + piece, used + size
+        out.append(line.rstrip())
+    return "<br>".join(out)
 
 
 
@@ -25,7 +48,7 @@ def _frame_update(frame: dict) -> dict:
 
 def _frame_title(frame: dict) -> str:
     r, c = np.shape(frame["values"])
-    return f"<b>{frame['name']}</b> ({r}×{c})<br>{wrap(frame['description'], 56)}"
+    return f"<b>{frame['name']}</b> ({r}×{c})<br>{_wrap(frame['description'], 56)}"
 
 
 def walkthrough_explorer(ex=None) -> go.Figure:
@@ -35,18 +58,40 @@ def walkthrough_explorer(ex=None) -> go.Figure:
     fig = go.Figure(go.Heatmap(
         z=first["z"][0], x=first["x"][0], y=first["y"][0], text=first["text"][0],
         texttemplate="%{text}", zmin=first["zmin"][0], zmax=first["zmax"][0],
-        colorscale=SIGNED_COLORSCALE, colorbar={"title": {"text": "value", "side": "right"}},
+        colorscale=SIGNED_COLORSCALE,
+        colorbar={"title": {"text": tr("ch03.value"), "side": "right"}},
         hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>"))
     steps = [{"label": f["name"], "method": "update",
               "args": [_frame_update(f), {"title.text": _frame_title(f)}]} for f in frames]
-    fig.update_layout(sliders=[make_slider(steps, "step: ")],
+    fig.update_layout(sliders=[make_slider(steps, tr("ch03.slider_step"))],
                       title={"text": _frame_title(frames[0]), "font": {"size": 13},
                              "x": 0, "xanchor": "left", "yref": "paper", "automargin": True,
                              "pad": {"b": 16}},
-                      yaxis={"autorange": "reversed", "title": "token (row)"},
-                      xaxis={"title": "column", "side": "bottom"}, height=460,
+                      yaxis={"autorange": "reversed", "title": tr("ch03.token_row")},
+                      xaxis={"title": tr("ch03.column"), "side": "bottom"}, height=460,
                       margin={"t": 30, "l": 60, "r": 20, "b": 30})
     return fig
+
+
+_NORM_IDS = {"LayerNorm (d_model)": "ch03.norm_layer",
+             "BatchNorm (batch × positions)": "ch03.norm_batch",
+             "normalised over the sequence": "ch03.norm_sequence"}
+
+
+def padding_table(moves: dict) -> str:
+    """The padding experiment (:func:`book.norms.padding_experiment`) as a Markdown table: the
+    largest change of our three tokens under each normalisation and each change of the batch."""
+    if not isinstance(moves, dict) or not set(moves) <= set(_NORM_IDS):
+        raise ValueError("moves must be the dict book.norms.padding_experiment() returns, with "
+                         f"the keys {list(_NORM_IDS)}")
+    head = [tr("ch03.table_norm"), tr("ch03.table_padding"), tr("ch03.table_mate"),
+            tr("ch03.table_word")]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|---|---|"]
+    for name, r in moves.items():
+        cells = [r["more_padding"], r["other_batch_mate"], r["one_more_word"]]
+        lines.append(f"| {tr(_NORM_IDS[name])} | " + " | ".join(f"{v:.3f}" for v in cells)
+                     + " |")
+    return "\n".join(lines) + "\n"
 
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
@@ -65,17 +110,17 @@ def walkthrough_live() -> LiveExplorer:
         trace = fig.data[0]
         trace.z, trace.x, trace.y = update["z"][0], update["x"][0], update["y"][0]
         trace.text, trace.zmin, trace.zmax = update["text"][0], update["zmin"][0], update["zmax"][0]
-        fig.layout.title.text = f"{_frame_title(frame)}<br>(edited {matrix}[{r}, {c}]" \
-                                f" = {value:.1f})"
+        fig.layout.title.text = (f"{_frame_title(frame)}<br>"
+                                 + tr("ch03.edited", matrix=matrix, r=r, c=c, value=value))
 
     controls = {
-        "step": widgets.Dropdown(options=names, value="A1", description="step"),
+        "step": widgets.Dropdown(options=names, value="A1", description=tr("ch03.w_step")),
         "matrix": widgets.Dropdown(options=walkthrough.WALKTHROUGH_MATRICES, value="X",
-                                   description="edit"),
-        "row": widgets.IntSlider(value=0, min=0, max=5, description="row"),
-        "col": widgets.IntSlider(value=0, min=0, max=3, description="column"),
+                                   description=tr("ch03.w_edit")),
+        "row": widgets.IntSlider(value=0, min=0, max=5, description=tr("ch03.w_row")),
+        "col": widgets.IntSlider(value=0, min=0, max=3, description=tr("ch03.w_column")),
         "value": widgets.FloatSlider(value=float(base.X[0, 0]), min=-3.0, max=3.0, step=0.1,
-                                     description="value"),
+                                     description=tr("ch03.w_value")),
     }
     fig = walkthrough_explorer(base)
     fig.layout.sliders = []
@@ -102,12 +147,11 @@ def _ch3_softmax_row(answer):
     steps, _ = _walkthrough_steps()
     arr = np.asarray(answer, dtype=float)
     if arr.shape == (3,) and np.allclose(arr, attention.softmax(steps["S1"][1]), atol=5e-3):
-        return False, "That is the softmax of the unscaled scores: divide by √d_k first."
+        return False, tr("ch03.unscaled_softmax")
     if arr.shape == (3,) and np.allclose(arr, steps["A1"][0], atol=5e-3):
-        return False, "That is the first row (the query 我); the exercise asks for the second."
-    return close_array(answer, steps["A1"][1], 5e-3,
-                        "Take row 1 of S1_scaled, exponentiate (minus the row's max), divide by "
-                        "the sum; the three weights must sum to 1.")
+        return False, tr("ch03.first_row")
+    return close_array(answer, steps["A1"][1], 5e-3, tr("ch03.softmax_hint"),
+                       tr("ch03.correct"))
 
 
 @exercise("ch3.concat_shape", "Shape of the concatenated heads Z",
@@ -116,12 +160,12 @@ def _ch3_concat_shape(answer):
     try:
         shape = tuple(int(v) for v in answer)
     except TypeError:
-        return False, "Answer with a tuple (rows, columns), e.g. (2, 5)."
+        return False, tr("ch03.tuple_hint")
     if shape == (3, 6):
-        return True, "Correct: 3 tokens, 2 heads × 3 columns."
+        return True, tr("ch03.concat_ok")
     if shape == (6, 3):
-        return False, "Rows are tokens; the heads sit side by side as columns."
-    return False, "One row per token; each head contributes d_k columns."
+        return False, tr("ch03.rows_are_tokens")
+    return False, tr("ch03.one_row_per_token")
 
 
 @exercise("ch3.layer_norm", "Write layer_norm(r): per token, over the features",
@@ -132,20 +176,18 @@ def _ch3_concat_shape(answer):
                             lambda r: r / np.sqrt(r.var(-1, keepdims=True) + 1e-5), 3])
 def _ch3_layer_norm(func):
     if not callable(func):
-        return False, "Pass the function itself (layer_norm), not its result."
+        return False, tr("ch03.pass_function", name="layer_norm")
     rng = np.random.default_rng(3)
     for shape in [(3, 4), (1, 8), (5, 2)]:
         r = rng.normal(loc=1.0, scale=2.0, size=shape)
         got = call(func, r)
         if got.shape != r.shape:
-            return False, f"For input shape {shape} you returned {got.shape}; keep the shape."
+            return False, tr("ch03.keep_shape", shape=shape, got=got.shape)
         if not np.allclose(got, norms.layer_norm(r), atol=1e-6):
             if shape[0] > 1 and np.allclose(got.mean(axis=0), 0, atol=1e-6):
-                return False, ("Your columns have mean 0: you normalised over the tokens "
-                               "(axis 0). LayerNorm works on each token's features.")
-            return False, ("Check each step: mean over the last axis, the population "
-                           "variance (ddof=0) over the last axis, then (r - mean) / √(var + ε).")
-    return True, "Correct."
+                return False, tr("ch03.over_tokens")
+            return False, tr("ch03.ln_steps")
+    return True, tr("ch03.correct")
 
 
 @exercise("ch3.w_o_size", "How many numbers does W_O hold?",
@@ -154,7 +196,6 @@ def _ch3_w_o_size(answer):
     value = number(answer)
     ex = _walkthrough_steps()[1]
     ok = value == ex.W_O.size
-    return ok, ("Correct." if ok else "W_O maps the concatenated heads' columns back to "
-                "d_model: count rows × columns.")
+    return ok, (tr("ch03.correct") if ok else tr("ch03.w_o_hint"))
 
 

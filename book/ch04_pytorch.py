@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from . import masks, masktraps, mha, validate
+from . import i18n, masks, masktraps, mha, validate
 from .checks import NotAnswered, exercise
 from .live import LiveExplorer
 from .plotting import COLORSCALE, MASK_COLORSCALE, make_slider, rounded
@@ -18,9 +18,18 @@ from .plotting import COLORSCALE, MASK_COLORSCALE, make_slider, rounded
 MASK_TEXT_UP_TO = 10  # cells are labelled with their value up to this many tokens
 
 
+KIND_IDS = {"none": "kind_none", "causal": "kind_causal", "padding": "kind_padding",
+            "causal + padding": "kind_causal_padding"}
+
+
+def kind_name(kind: str) -> str:
+    """The reader's name of a mask kind of :data:`book.masktraps.MASK_KINDS`."""
+    return i18n.tr("ch04." + KIND_IDS[validate.choice("kind", kind, masktraps.MASK_KINDS)])
+
+
 def _mask_titles(kind: str) -> list[str]:
-    name = "no mask" if kind == "none" else kind
-    return [f"may attend? — {name}", f"weights — {name}"]
+    name = kind_name(kind)
+    return [i18n.tr("ch04.title_allowed", name=name), i18n.tr("ch04.title_weights", name=name)]
 
 
 def _mask_traces(data: dict) -> dict:
@@ -54,28 +63,33 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
         raise ValueError(f"start={start} is not one of the padded lengths {seq_lens}")
     traces = {n: [_mask_traces(masktraps.mask_data(k, length, n)) for k in kinds] for n in seq_lens}
     # stacked, not side by side: both grids stay readable on a phone
-    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.12,
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.18,
                         subplot_titles=_mask_titles(kinds[0]))
     fig.update_annotations(font_size=13, x=0, xanchor="left")  # before the buttons copy them
+    query, key, weight = (i18n.tr(f"ch04.{k}") for k in ("query", "key", "weight"))
     for i, t in enumerate(traces[start]):
         visible = i == 0
         fig.add_trace(go.Heatmap(
             x=t["x"][0], y=t["y"][0], z=t["z"][0], text=t["text"][0], texttemplate="%{text}",
             zmin=0, zmax=1, colorscale=MASK_COLORSCALE, showscale=False, visible=visible,
-            hovertemplate="query %{y}<br>key %{x}<br>%{z}: 1 = may attend<extra></extra>"),
+            hovertemplate=f"{query} %{{y}}<br>{key} %{{x}}<br>%{{z}}: "
+                          f"{i18n.tr('ch04.one_may_attend')}<extra></extra>"),
             row=1, col=1)
         fig.add_trace(go.Heatmap(
             x=t["x"][1], y=t["y"][1], z=t["z"][1], text=t["text"][1], texttemplate="%{text}",
             zmin=0, zmax=1, colorscale=COLORSCALE, visible=visible,
-            colorbar={"title": {"text": "weight"}, "len": 0.42, "y": 0.21},
-            hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"),
+            colorbar={"title": {"text": weight}, "len": 0.42, "y": 0.21},
+            hovertemplate=f"{query} %{{y}}<br>{key} %{{x}}<br>{weight} %{{z:.3f}}"
+                          "<extra></extra>"),
             row=2, col=1)
     base = [a.to_plotly_json() for a in fig.layout.annotations]
     buttons = []
     for i, kind in enumerate(kinds):
         visible = [j // 2 == i for j in range(2 * len(kinds))]
         annotations = [dict(a, text=t) for a, t in zip(base, _mask_titles(kind), strict=True)]
-        buttons.append({"label": f"mask: {kind}", "method": "update",
+        label = (i18n.tr("ch04.button_none") if kind == "none"
+                 else i18n.tr("ch04.button_mask", kind=kind_name(kind)))
+        buttons.append({"label": label, "method": "update",
                         "args": [{"visible": visible}, {"annotations": annotations}]})
     steps = []
     for n in seq_lens:
@@ -84,9 +98,9 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
         steps.append({"label": str(n), "method": "update",
                       "args": [restyle, {"title.text": _mask_figure_title(length, n)}]})
     fig.update_xaxes(tickangle=-45, side="bottom")
-    fig.update_yaxes(autorange="reversed", title_text="query")
-    fig.update_xaxes(title_text="key", row=2, col=1)
-    fig.update_layout(height=840, margin={"l": 60, "r": 20, "t": 130, "b": 40},
+    fig.update_yaxes(autorange="reversed", title_text=query)
+    fig.update_xaxes(title_text=key, row=2, col=1)
+    fig.update_layout(height=660, margin={"l": 60, "r": 20, "t": 130, "b": 40},
                       title={"text": _mask_figure_title(length, start), "font": {"size": 13},
                              "x": 0.02, "xanchor": "left", "yref": "container", "y": 0.985,
                              "yanchor": "top"})
@@ -96,13 +110,13 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
                                         "showactive": True, "x": 0, "xanchor": "left",
                                         "y": 1.0, "yanchor": "bottom", "pad": {"b": 28}}])
     if len(seq_lens) > 1:
-        fig.update_layout(sliders=[make_slider(steps, "padded length: ",
+        fig.update_layout(sliders=[make_slider(steps, i18n.tr("ch04.slider_padded"),
                                                active=seq_lens.index(start))])
     return fig
 
 
 def _mask_figure_title(length: int, seq_len: int) -> str:
-    return f"{length} real tokens, padded to {seq_len} (rows = queries)"
+    return i18n.tr("ch04.figure_title", length=length, seq_len=seq_len)
 
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
@@ -125,12 +139,13 @@ def mask_explorer_live() -> LiveExplorer:
         fig.layout.title.text = _mask_figure_title(length, length + padding)
 
     controls = {
-        "kind": widgets.Dropdown(options=list(masktraps.MASK_KINDS), value="causal + padding",
-                                 description="mask"),
+        "kind": widgets.Dropdown(options=[(kind_name(k), k) for k in masktraps.MASK_KINDS],
+                                 value="causal + padding",
+                                 description=i18n.tr("ch04.live_mask")),
         "length": widgets.IntSlider(value=5, min=1, max=masktraps.MASK_MAX_REAL,
-                                    description="real tokens"),
+                                    description=i18n.tr("ch04.live_real_tokens")),
         "padding": widgets.IntSlider(value=2, min=0, max=masktraps.MASK_MAX_PAD,
-                                     description="padding"),
+                                     description=i18n.tr("ch04.live_padding")),
     }
     fig = mask_explorer(5, [7], ["causal + padding"])
     explorer = LiveExplorer(fig, controls, redraw)
@@ -160,29 +175,23 @@ def _ch4_causal_mistakes():
 def _ch4_causal_mask(answer):
     arr = np.asarray(answer.detach().cpu() if hasattr(answer, "detach") else answer)
     if arr.dtype.kind == "f" and np.isneginf(arr).any():
-        return False, ("That is an additive float mask (0 / -inf), which is added to the scores. "
-                       "This exercise wants the boolean mask: True = the query may attend.")
+        return False, i18n.tr("ch04.causal_additive")
     if arr.shape != (5, 5):
-        return False, (f"Expected a 5 × 5 mask (rows = queries, columns = keys), got shape "
-                       f"{arr.shape}.")
+        return False, i18n.tr("ch04.causal_shape", shape=arr.shape)
     want = np.tril(np.ones((5, 5), dtype=bool))
     if arr.dtype != bool:
         if arr.dtype.kind in "iuf" and np.array_equal(arr != 0, want):
-            return False, ("The pattern is right but it is stored as numbers; the book's masks "
-                           "are booleans (torch: .bool(), numpy: .astype(bool)).")
-        return False, f"A mask holds booleans (True = may attend), got dtype {arr.dtype}."
+            return False, i18n.tr("ch04.causal_numbers")
+        return False, i18n.tr("ch04.causal_dtype", dtype=arr.dtype)
     if np.array_equal(arr, want):
-        return True, "Correct: query i may attend to keys 0…i."
+        return True, i18n.tr("ch04.causal_ok")
     if np.array_equal(arr, ~want):
-        return False, ("That is nn.MultiheadAttention's convention, where True means BLOCKED. In "
-                       "this book (and in F.scaled_dot_product_attention) True means may attend.")
+        return False, i18n.tr("ch04.causal_torch")
     if np.array_equal(arr, want.T):
-        return False, ("This lets every query see itself and the LATER tokens — the future. Row i "
-                       "is query i: which keys has it already seen when it is produced?")
+        return False, i18n.tr("ch04.causal_future")
     if np.array_equal(arr, np.tril(want, -1)):
-        return False, ("Almost: a token may also attend to itself (the diagonal). Without it the "
-                       "first query would have no key at all, and softmax would give NaN.")
-    return False, "Row i (query i) must allow the columns 0…i and block every later column."
+        return False, i18n.tr("ch04.causal_diagonal")
+    return False, i18n.tr("ch04.causal_rows")
 
 
 def _ch4_split_reference(x, n_heads):
@@ -211,7 +220,7 @@ def _ch4_split_mistakes():
           mistakes=_ch4_split_mistakes)
 def _ch4_split_heads(func):
     if not callable(func):
-        return False, "Pass the function itself (split_heads), not its result."
+        return False, i18n.tr("ch04.pass_function", name="split_heads")
     gen = torch.Generator().manual_seed(4)
     for batch, seq, d_model, n_heads in [(2, 4, 8, 2), (1, 3, 6, 3), (3, 5, 12, 4)]:
         d_k = d_model // n_heads
@@ -223,25 +232,17 @@ def _ch4_split_heads(func):
         want = _ch4_split_reference(x, n_heads)
         if tuple(out.shape) != tuple(want.shape):
             if tuple(out.shape) == (batch, seq, n_heads, d_k):
-                return False, ("That is (batch, seq, heads, d_k): the heads axis must come "
-                               "before the sequence axis — swap axes 1 and 2.")
-            return False, (f"For x of shape {tuple(x.shape)} and {n_heads} heads, expected "
-                           f"(batch, heads, seq, d_k) = {tuple(want.shape)}; got "
-                           f"{tuple(out.shape)}.")
+                return False, i18n.tr("ch04.split_seq_first")
+            return False, i18n.tr("ch04.split_shape", x_shape=tuple(x.shape), n_heads=n_heads,
+                                  want=tuple(want.shape), got=tuple(out.shape))
         out = out.to(want.dtype)
         if torch.allclose(out, x.reshape(batch, n_heads, seq, d_k)):
-            return False, ("Right shape, wrong contents: reshaping straight to (batch, heads, "
-                           "seq, d_k) cuts each sequence's memory into consecutive chunks, so a "
-                           "'head' gets pieces of several tokens. Split each token's features "
-                           "first, (batch, seq, heads, d_k), then move the heads axis forward.")
+            return False, i18n.tr("ch04.split_reshape")
         if torch.allclose(out, x.view(batch, seq, d_k, n_heads).permute(0, 3, 1, 2)):
-            return False, ("The heads are interleaved: head h must own the consecutive columns "
-                           "h·d_k … (h+1)·d_k − 1 of d_model, so the heads axis comes before d_k "
-                           "when you split the last axis.")
+            return False, i18n.tr("ch04.split_interleaved")
         if not torch.allclose(out, want):
-            return False, ("The values are off: out[b, h, i] must equal the columns "
-                           "h·d_k … (h+1)·d_k − 1 of x[b, i].")
-    return True, "Correct: every head sees its own d_k columns of every token."
+            return False, i18n.tr("ch04.split_values")
+    return True, i18n.tr("ch04.split_ok")
 
 
 def _ch4_mha_layer(n: int):
@@ -270,20 +271,18 @@ def _ch4_attn_mask_reference():
                             "mask"])
 def _ch4_torch_attn_mask(func):
     if not callable(func):
-        return False, "Pass the function itself (to_attn_mask), not its result."
+        return False, i18n.tr("ch04.pass_function", name="to_attn_mask")
     for mask in _ch4_attn_mask_cases():
         n = mask.shape[0]
         converted = func(mask.clone())
         if converted is None:
             raise NotAnswered
         if not isinstance(converted, torch.Tensor):
-            return False, f"Return a torch tensor, got {type(converted).__name__}."
+            return False, i18n.tr("ch04.attn_tensor", type=type(converted).__name__)
         if tuple(converted.shape) != (n, n):
-            return False, (f"For a {n} × {n} mask, return a {n} × {n} attn_mask (queries × "
-                           f"keys); got shape {tuple(converted.shape)}.")
+            return False, i18n.tr("ch04.attn_shape", n=n, shape=tuple(converted.shape))
         if converted.dtype != torch.bool and not converted.is_floating_point():
-            return False, (f"nn.MultiheadAttention accepts a boolean or a float attn_mask, not "
-                           f"{converted.dtype}.")
+            return False, i18n.tr("ch04.attn_dtype", dtype=converted.dtype)
         layer, torch_mha, x = _ch4_mha_layer(n)
         with torch.no_grad():
             want = layer(x, mask=mask)
@@ -293,17 +292,11 @@ def _ch4_torch_attn_mask(func):
         if bool(torch.isfinite(got).all()) and torch.allclose(got, want, atol=1e-9):
             continue
         if converted.dtype == torch.bool and torch.equal(converted, mask):
-            return False, ("nn.MultiheadAttention reads a boolean attn_mask the other way round: "
-                           "True = NOT allowed. Your mask blocks exactly the pairs that should "
-                           "attend.")
+            return False, i18n.tr("ch04.attn_same")
         if converted.is_floating_point() and not bool(torch.isinf(converted).any()):
-            return False, ("A float attn_mask is ADDED to the scores: adding 0 or 1 barely "
-                           "changes them, so nothing is blocked — the classic silent bug. Return "
-                           "a boolean mask, or a float one with -inf on the blocked pairs.")
-        return False, ("nn.MultiheadAttention with your attn_mask does not compute what the "
-                       "book's layer computes with the original mask. In the book True = may "
-                       "attend; what does True mean for nn.MultiheadAttention?")
-    return True, "Correct: nn.MultiheadAttention now computes exactly what the book's layer does."
+            return False, i18n.tr("ch04.attn_float")
+        return False, i18n.tr("ch04.attn_other")
+    return True, i18n.tr("ch04.attn_ok")
 
 
 def _ch4_scores_shape() -> tuple[int, ...]:
@@ -318,19 +311,15 @@ def _ch4_scores_shape_check(answer):
     try:
         shape = tuple(int(v) for v in answer)
     except TypeError:
-        return False, "Give the shape as a tuple of integers, one per axis."
+        return False, i18n.tr("ch04.scores_tuple")
     if shape == _ch4_scores_shape():
-        return True, "Correct: one seq × seq grid of scores per sequence and per head."
+        return True, i18n.tr("ch04.scores_ok")
     if len(shape) == 3 and shape[1] == shape[2]:
-        return False, ("That is one grid per sequence; but each head scores separately. Where "
-                       "does the heads axis go?")
+        return False, i18n.tr("ch04.scores_no_heads")
     if len(shape) == 4 and shape[1] != 8 and 8 in shape:
-        return False, ("The axes are (batch, heads, queries, keys): after transpose(1, 2) the "
-                       "heads axis comes right after the batch axis.")
+        return False, i18n.tr("ch04.scores_order")
     if len(shape) == 4 and shape[-1] != shape[-2]:
-        return False, ("That is the shape of q (or of the context): the scores compare every "
-                       "query with every key, so the last two axes are both the sequence.")
-    return False, ("Follow the shape trace: q is (batch, heads, seq, d_k) and the scores are "
-                   "q @ k.transpose(-2, -1).")
+        return False, i18n.tr("ch04.scores_q")
+    return False, i18n.tr("ch04.scores_trace")
 
 

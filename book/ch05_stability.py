@@ -9,37 +9,54 @@ import torch
 from plotly.subplots import make_subplots
 from torch import nn
 
-from . import stability, validate
+from . import i18n, stability, validate
 from .checks import NotAnswered, close_number, exercise, number
 from .live import LiveExplorer
 from .plotting import RUN_COLORS, RUN_DASHES, rounded
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
+LOG_TICKS = 5  # at most about this many labelled decades on a log axis (phone-wide figures)
+
+
+def _parts(layers) -> list[str]:
+    return [stability.part_name(p) for p in layers]
+
+
+def _log_dtick(*curves) -> int:
+    """Decades between ticks so that a log axis over ``curves`` labels about LOG_TICKS."""
+    values = [v for curve in curves for v in curve if v is not None and np.isfinite(v) and v > 0]
+    if not values:
+        return 1
+    decades = np.log10(max(values)) - np.log10(min(values))
+    return max(1, int(np.ceil(decades / LOG_TICKS)))
+
 
 def _stability_restyle(data: dict) -> dict:
-    layers = data["layers"]
+    layers = _parts(data["layers"])
+    step = i18n.tr("ch05.step", step=data["last_step"])
     return {"x": [data["steps"], layers, layers, layers, layers],
             "y": [rounded(data["loss"]), rounded(data["act_first"]), rounded(data["act_last"]),
                   rounded(data["grad_first"], 6), rounded(data["grad_last"], 6)],
-            "name": ["loss", "step 1", f"step {data['last_step']}", "step 1",
-                     f"step {data['last_step']}"]}
+            "name": [i18n.tr("ch05.loss"), i18n.tr("ch05.step", step=1), step,
+                     i18n.tr("ch05.step", step=1), step]}
 
 
 def _chance_line(fig, row=None, col=None) -> None:
     chance = stability.chance_loss()
     kwargs = {} if row is None else {"row": row, "col": col}
     fig.add_hline(y=chance, line_dash="dot", line_color="#7a7a7a",
-                  annotation_text=f"chance: ln 7 = {chance:.2f}",
+                  annotation_text=i18n.tr("ch05.chance", chance=chance),
                   annotation_position="top right", annotation_font_size=11, **kwargs)
 
 
 def stability_explorer(runs, start: int = 0) -> go.Figure:
     """Static explorer: a dropdown over training runs (:class:`book.stability.Run`).
 
-    Left: the loss (running mean) with the chance level ln 7. Middle: the RMS of
-    each layer's output (the residual stream) at step 1 and at the last recorded step. Right:
-    the gradient norm of each layer's parameters at the same two steps (log scales).
+    Top: the loss (running mean) with the chance level ln 7. Below, left: the RMS of
+    each layer's output (the residual stream) at step 1 and at the last recorded step; right:
+    the gradient norm of each layer's parameters at the same two steps (log scales). The
+    panels are stacked so that they stay readable on a phone.
     """
     runs = list(runs)
     if not runs:
@@ -47,37 +64,43 @@ def stability_explorer(runs, start: int = 0) -> go.Figure:
     start = validate.integer("start", start, low=0, high=len(runs) - 1)
     datas = [stability.stability_data(r) for r in runs]
     first = _stability_restyle(datas[start])
-    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.09, column_widths=[0.4, 0.3, 0.3],
-                        subplot_titles=["loss (running mean of 10 steps)",
-                                        "activation RMS per layer", "gradient norm per layer"])
+    fig = make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]],
+                        vertical_spacing=0.24, horizontal_spacing=0.16,
+                        subplot_titles=[i18n.tr(f"ch05.explorer_{k}")
+                                        for k in ("loss", "act", "grad")])
     styles = [("#1a56a8", "solid", "lines"), ("#7a7a7a", "dash", "lines+markers"),
               ("#b3261e", "solid", "lines+markers"), ("#7a7a7a", "dash", "lines+markers"),
               ("#b3261e", "solid", "lines+markers")]
-    for i, (color, dash, mode) in enumerate(styles):
+    places = [(1, 1), (2, 1), (2, 1), (2, 2), (2, 2)]
+    for i, ((color, dash, mode), (row, col)) in enumerate(zip(styles, places, strict=True)):
         fig.add_trace(go.Scatter(x=first["x"][i], y=first["y"][i], name=first["name"][i],
                                  mode=mode, line={"color": color, "dash": dash},
                                  showlegend=i in (1, 2), legendgroup=str(i % 2)),
-                      row=1, col=1 if i == 0 else 2 if i < 3 else 3)
+                      row=row, col=col)
     _chance_line(fig, 1, 1)
     buttons = []
     for data in datas:
         buttons.append({"label": data["label"], "method": "update",
                         "args": [_stability_restyle(data), {"title.text": data["title"]}]})
-    fig.update_xaxes(title_text="training step", row=1, col=1)
-    fig.update_xaxes(title_text="output of", tickangle=-45, row=1, col=2)
-    fig.update_xaxes(title_text="parameters of", tickangle=-45, row=1, col=3)
-    for col in (2, 3):
-        fig.update_yaxes(type="log", exponentformat="power", row=1, col=col)
-    fig.update_yaxes(title_text="training loss", rangemode="tozero", row=1, col=1)
+    fig.update_xaxes(title_text=i18n.tr("ch05.training_step"), row=1, col=1)
+    fig.update_xaxes(title_text=i18n.tr("ch05.output_of"), tickangle=-45, row=2, col=1)
+    fig.update_xaxes(title_text=i18n.tr("ch05.parameters_of"), tickangle=-45, row=2, col=2)
+    for col, keys in ((1, ("act_first", "act_last")), (2, ("grad_first", "grad_last"))):
+        dtick = _log_dtick(*(d[k] for d in datas for k in keys))
+        fig.update_yaxes(type="log", exponentformat="power", dtick=dtick, row=2, col=col)
+    fig.update_yaxes(title_text=i18n.tr("ch05.training_loss"), rangemode="tozero",
+                     row=1, col=1)
     fig.update_annotations(font_size=12)
     fig.update_layout(
-        height=500, title={"text": datas[start]["title"], "font": {"size": 13}, "x": 0.02,
-                           "xanchor": "left", "y": 0.97},
+        height=780, title={"text": datas[start]["title"], "font": {"size": 13}, "x": 0.02,
+                           "xanchor": "left", "yref": "container", "y": 0.985,
+                           "yanchor": "top"},
+        # its own row, above the first panel's title: never over the title or the panel
         updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True,
-                      "active": start, "x": 0, "xanchor": "left", "y": 1.28,
-                      "yanchor": "top"}],
-        legend={"orientation": "h", "x": 0.45, "y": -0.32},
-        margin={"l": 60, "r": 20, "t": 130, "b": 60})
+                      "active": start, "x": 0, "xanchor": "left", "y": 1.0,
+                      "yanchor": "bottom", "pad": {"b": 30}}],
+        legend={"orientation": "h", "x": 0, "y": -0.2},
+        margin={"l": 60, "r": 20, "t": 150, "b": 60})
     return fig
 
 
@@ -89,6 +112,7 @@ def loss_curves_figure(runs, title: str = "") -> go.Figure:
     if not runs:
         raise ValueError("runs is empty: pass some book.stability.run(...) results")
     fig = go.Figure()
+    step, loss = i18n.tr("ch05.hover_step_loss"), i18n.tr("ch05.loss")
     for i, run in enumerate(runs):
         fig.add_trace(go.Scatter(
             x=list(range(1, len(run.loss) + 1)),
@@ -96,11 +120,12 @@ def loss_curves_figure(runs, title: str = "") -> go.Figure:
             name=run.label,
             line={"color": RUN_COLORS[i % len(RUN_COLORS)],
                   "dash": RUN_DASHES[i % len(RUN_DASHES)], "width": 2.5},
-            hovertemplate="step %{x}: loss %{y:.3f}<extra>" + run.label + "</extra>"))
+            hovertemplate=f"{step} %{{x}}: {loss} %{{y:.3f}}<extra>{run.label}</extra>"))
     _chance_line(fig)
     fig.update_layout(height=420, title={"text": title, "font": {"size": 14}},
-                      xaxis={"title": "training step"},
-                      yaxis={"title": "training loss (running mean)", "rangemode": "tozero"},
+                      xaxis={"title": i18n.tr("ch05.training_step")},
+                      yaxis={"title": i18n.tr("ch05.training_loss_mean"),
+                             "rangemode": "tozero"},
                       legend={"orientation": "h", "y": -0.2, "x": 0, "font": {"size": 12}},
                       margin={"l": 60, "r": 20, "t": 50, "b": 40})
     return fig
@@ -113,27 +138,27 @@ def layer_norms_figure(runs, when: str = "first", title: str = "") -> go.Figure:
     if not runs:
         raise ValueError("runs is empty: pass some book.stability Run objects")
     validate.choice("when", when, ("first", "last"))
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=["activation RMS (output of each part)",
-                                        "gradient norm (parameters of each part)"])
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
+                        subplot_titles=[i18n.tr("ch05.norms_act"), i18n.tr("ch05.norms_grad")])
     for i, run in enumerate(runs):
         style = {"color": RUN_COLORS[i % len(RUN_COLORS)],
                  "dash": RUN_DASHES[i % len(RUN_DASHES)]}
         for col, what in ((1, "activation"), (2, "gradient")):
-            fig.add_trace(go.Scatter(x=run.layers, y=rounded(run.profile(what, when), 6),
+            fig.add_trace(go.Scatter(x=_parts(run.layers), y=rounded(run.profile(what, when), 6),
                                      mode="lines+markers", name=run.label, line=style,
                                      legendgroup=run.label, showlegend=col == 1,
                                      hovertemplate="%{x}: %{y:.3g}<extra>" + run.label
                                                    + "</extra>"), row=1, col=col)
-    fig.update_yaxes(type="log", exponentformat="power", title_text="RMS (log scale)",
-                     row=1, col=1)
-    fig.update_yaxes(type="log", exponentformat="power", title_text="L2 norm (log scale)",
-                     row=1, col=2)
+    for col, what in ((1, "activation"), (2, "gradient")):
+        dtick = _log_dtick(*(run.profile(what, when) for run in runs))
+        fig.update_yaxes(type="log", exponentformat="power", dtick=dtick, row=1, col=col)
     fig.update_xaxes(tickangle=-45)
     fig.update_annotations(font_size=12)
-    fig.update_layout(height=440, title={"text": title, "font": {"size": 14}},
+    fig.update_layout(height=420 + 10 * len(runs),
+                      title={"text": title, "font": {"size": 14}, "x": 0.02, "xanchor": "left",
+                             "yref": "container", "y": 0.97, "yanchor": "top"},
                       legend={"orientation": "h", "y": -0.3, "x": 0, "font": {"size": 12}},
-                      margin={"l": 60, "r": 20, "t": 60, "b": 40})
+                      margin={"l": 50, "r": 20, "t": 80, "b": 40})
     return fig
 
 
@@ -160,19 +185,22 @@ class TrainingExplorer(LiveExplorer):
         first = runs[0]
         lrs = sorted(set(STABILITY_LRS) | {r.lr for r in runs})
         controls = {
-            "norm": widgets.Dropdown(options=[(v, k) for k, v in stability.NORM_NAMES.items()],
-                                     value=first.norm, description="norm"),
-            "init": widgets.Dropdown(options=[(v, k) for k, v in stability.INIT_NAMES.items()],
-                                     value=first.init, description="init"),
+            "norm": widgets.Dropdown(options=[(stability.norm_name(k), k)
+                                              for k in stability.NORM_NAMES],
+                                     value=first.norm, description=i18n.tr("ch05.live_norm")),
+            "init": widgets.Dropdown(options=[(stability.init_name(k), k)
+                                              for k in stability.INIT_NAMES],
+                                     value=first.init, description=i18n.tr("ch05.live_init")),
             "n_layers": widgets.IntSlider(value=first.n_layers, min=1,
-                                          max=STABILITY_LIVE_MAX_LAYERS, description="layers"),
+                                          max=STABILITY_LIVE_MAX_LAYERS,
+                                          description=i18n.tr("ch05.live_layers")),
             "lr": widgets.Dropdown(options=[(f"{lr:g}", lr) for lr in lrs], value=first.lr,
                                    description="lr"),
         }
         fig = stability_explorer([first])
         fig.layout.updatemenus = []
         super().__init__(fig, controls, self._redraw_run)
-        self.button = widgets.Button(description="train this configuration", icon="play",
+        self.button = widgets.Button(description=i18n.tr("ch05.train_button"), icon="play",
                                      layout={"width": "240px"})
         self.button.on_click(lambda _button: self.train())
         self.status = widgets.HTML()
@@ -188,9 +216,9 @@ class TrainingExplorer(LiveExplorer):
             label = stability.config_label(norm, init, n_layers, lr)
             for trace in fig.data:
                 trace.x, trace.y = [], []
-            fig.layout.title.text = (f"{label}: not trained yet — press “train this "
-                                     f"configuration” ({self.steps} steps)")
-            self.status.value = "<i>not trained yet</i>"
+            fig.layout.title.text = i18n.tr("ch05.not_trained_title", label=label,
+                                            steps=self.steps)
+            self.status.value = f"<i>{i18n.tr('ch05.not_trained')}</i>"
             return
         data = stability.stability_data(run)
         restyle = _stability_restyle(data)
@@ -198,7 +226,7 @@ class TrainingExplorer(LiveExplorer):
             trace.x, trace.y, trace.name = (restyle["x"][i], restyle["y"][i],
                                             restyle["name"][i])
         fig.layout.title.text = data["title"]
-        self.status.value = f"trained in {run.wall_time:.1f} s"
+        self.status.value = i18n.tr("ch05.trained_in", seconds=run.wall_time)
 
     def train(self):
         """Train the configuration the controls show (if it is new), then draw it."""
@@ -231,14 +259,11 @@ def stability_live(runs, data=None, steps: int | None = None) -> TrainingExplore
 def _ch5_large_rms(answer):
     value = number(answer)
     if abs(value - 32) < 0.5:
-        return False, ("That is the output's variance. The RMS is a standard deviation: take "
-                       "the square root.")
+        return False, i18n.tr("ch05.rms_variance")
     if abs(value - 1 / np.sqrt(32)) < 0.01:
-        return False, "The signal grows, it does not shrink: each output adds up 32 products."
-    return close_number(answer, float(np.sqrt(32)), 0.03,
-                         "Each output adds up 32 products of a unit-variance weight and a "
-                         "unit-variance input; variances of independent terms add.",
-                         "Correct: every such layer multiplies the RMS by √32.")
+        return False, i18n.tr("ch05.rms_shrink")
+    return close_number(answer, float(np.sqrt(32)), 0.03, i18n.tr("ch05.rms_hint"),
+                        i18n.tr("ch05.rms_ok"))
 
 
 @exercise("ch5.xavier_std", "Standard deviation of Xavier weights in a 32 × 32 layer",
@@ -247,13 +272,11 @@ def _ch5_large_rms(answer):
 def _ch5_xavier_std(answer):
     value = number(answer)
     if abs(value - 1 / 32) < 1e-3:
-        return False, "That is the variance; the question asks for the standard deviation."
+        return False, i18n.tr("ch05.xavier_variance")
     if abs(value - np.sqrt(6 / 64)) < 1e-3:
-        return False, ("That is the bound a of xavier_uniform_'s U(-a, a); a uniform "
-                       "distribution on (-a, a) has standard deviation a / √3.")
-    return close_number(answer, float(np.sqrt(2 / 64)), 0.02,
-                         "Compute the variance 2 / (d_in + d_out) first, then its square root.",
-                         "Correct: 1/√32, so a 32-input layer keeps the RMS of its input.")
+        return False, i18n.tr("ch05.xavier_uniform_bound")
+    return close_number(answer, float(np.sqrt(2 / 64)), 0.02, i18n.tr("ch05.xavier_hint"),
+                        i18n.tr("ch05.xavier_ok"))
 
 
 @exercise("ch5.chance_loss", "Loss of a model that gives all 7 labels the same probability",
@@ -262,13 +285,11 @@ def _ch5_xavier_std(answer):
 def _ch5_chance_loss(answer):
     value = number(answer)
     if abs(value - np.log2(7)) < 1e-2:
-        return False, "That is in bits (log base 2); cross-entropy in PyTorch uses the natural log."
+        return False, i18n.tr("ch05.chance_bits")
     if abs(value - 1 / 7) < 1e-3:
-        return False, "That is the probability of the right label; the loss is −ln of it."
-    return close_number(answer, float(np.log(7)), 2e-3,
-                         "The loss of one token is −ln(probability of its right label); "
-                         "what probability does a uniform guess give it?",
-                         "Correct: ln 7. A loss that stays near it means nothing was learnt.")
+        return False, i18n.tr("ch05.chance_probability")
+    return close_number(answer, float(np.log(7)), 2e-3, i18n.tr("ch05.chance_hint"),
+                        i18n.tr("ch05.chance_ok"))
 
 
 def _ch5_pre_ln(x, sublayer, norm):
@@ -294,7 +315,7 @@ def _ch5_modules(seed: int):
                             lambda x, s, n: x + n(s(x)), lambda x, s, n: n(x) + s(n(x)), 3])
 def _ch5_pre_ln_check(func):
     if not callable(func):
-        return False, "Pass the function itself (pre_ln), not its result."
+        return False, i18n.tr("ch05.pass_function")
     for seed in (0, 1):
         x, sublayer, norm = _ch5_modules(seed)
         with torch.no_grad():
@@ -303,26 +324,22 @@ def _ch5_pre_ln_check(func):
                 raise NotAnswered
             out = torch.as_tensor(out)
             if out.shape != x.shape:
-                return False, (f"The output must keep the input's shape {tuple(x.shape)}; got "
-                               f"{tuple(out.shape)}.")
+                return False, i18n.tr("ch05.pre_shape", want=tuple(x.shape),
+                                      got=tuple(out.shape))
 
             def same(y, out=out):
                 return bool(torch.allclose(out, y, atol=1e-5))
 
             if same(norm(x + sublayer(x))):
-                return False, ("That is Post-LN, the 2017 paper's order: it normalises the "
-                               "residual sum. Pre-LN normalises the sub-layer's input instead.")
+                return False, i18n.tr("ch05.pre_post_ln")
             if same(sublayer(norm(x))):
-                return False, "The residual connection is missing: add the input x back."
+                return False, i18n.tr("ch05.pre_no_residual")
             if same(x + norm(sublayer(x))):
-                return False, ("This normalises the sub-layer's output; Pre-LN normalises its "
-                               "input, before the sub-layer sees it.")
+                return False, i18n.tr("ch05.pre_output_norm")
             if same(norm(x) + sublayer(norm(x))):
-                return False, ("Add the sub-layer's output to x itself, not to norm(x): the "
-                               "residual stream is never normalised in Pre-LN.")
+                return False, i18n.tr("ch05.pre_normed_stream")
             if not same(_ch5_pre_ln(x, sublayer, norm)):
-                return False, ("Not a Pre-LN step: the sub-layer must see norm(x), and its "
-                               "output is added to x.")
-    return True, "Correct: the residual stream x passes through untouched, an identity path."
+                return False, i18n.tr("ch05.pre_other")
+    return True, i18n.tr("ch05.pre_ok")
 
 

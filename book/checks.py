@@ -112,14 +112,14 @@ def check(key: str, answer) -> Result:
     """Check ``answer`` for exercise ``key``. Leave the answer as ``...`` until you have one."""
     exercise_ = _lookup(key)
     if answer is Ellipsis or answer is None:
-        return Result(key, "todo", "Not answered yet: replace ... with your answer and re-run.")
+        return Result(key, "todo", i18n.tr("common.todo_ellipsis"))
     try:
         ok, message = exercise_.checker(answer)
     except NotAnswered:
-        return Result(key, "todo", "Not answered yet: your function returns None; write its "
-                                   "body and re-run.")
+        return Result(key, "todo", i18n.tr("common.todo_none"))
     except Exception as err:  # a reader's function may raise anything; report it, don't crash
-        return Result(key, "bad", f"Your answer raised {type(err).__name__}: {err}")
+        return Result(key, "bad", i18n.tr("common.answer_raised", error=type(err).__name__,
+                                          message=err))
     return Result(key, "ok" if ok else "bad", message)
 
 

@@ -30,12 +30,12 @@ _figure_counter = 0
 _glued: dict[str, object] = {}  # every value glued in this kernel, for book.glued()
 
 
-def setup(seed: int = SEED, language: str | None = None) -> str:
+def setup(seed: int = SEED, language: str | None = None) -> None:
     """Seed python, numpy and torch, choose the language of figures and messages, and make
     plotly figures render in Jupyter *and* the book.
 
     ``language`` is "en" or "zh"; None takes the build's (BOOK_LANG, set by the Chinese
-    edition's build), English by default. Returns the language in use.
+    edition's build), English by default (``book.i18n.language()`` says which is in use).
 
     Plotly's default renderer under nbclient emits only ``application/vnd.plotly.v1+json``,
     which MyST-NB does not render. The ``book`` renderer adds a ``text/html`` bundle that
@@ -49,10 +49,9 @@ def setup(seed: int = SEED, language: str | None = None) -> str:
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True, warn_only=True)
     _figure_counter = 0
-    chosen = i18n.set_language(language)
+    i18n.set_language(language)
     _register_renderer()
     _use_slim_template()
-    return chosen
 
 
 def _register_renderer() -> None:

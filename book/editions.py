@@ -103,6 +103,9 @@ def write_config(edition: str, execute: bool = True) -> Path:
         sphinx.setdefault("html_theme_options", {})["search_bar_text"] = "搜索本书…"
         # the larger CJK subset (book/fonts.py), after book.css so that its face wins
         sphinx["html_css_files"] = [*sphinx.get("html_css_files", []), "book-zh.css"]
+        # MyST-NB's toggles of hidden cells ("Show code cell source")
+        sphinx["nb_code_prompt_show"] = "显示代码单元格"
+        sphinx["nb_code_prompt_hide"] = "隐藏代码单元格"
     if not execute:
         config.setdefault("execute", {})["execute_notebooks"] = "off"
     out_dir = ROOT / (ZH_BUILD if edition == "zh" else Path("_build") / edition)

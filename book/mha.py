@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import masks, validate
+from . import i18n, masks, validate
 
 
 def check_config(d_model, n_heads, dropout, bias) -> tuple[int, int, float]:
@@ -434,7 +434,7 @@ def trace(layer: MultiHeadSelfAttention, x: torch.Tensor) -> list[tuple[str, tor
     steps.append(("q.transpose(1, 2)", q))
     k = layer.split_heads(layer.w_k(x))
     v = layer.split_heads(layer.w_v(x))
-    steps.append(("k, v: same path as q", k))
+    steps.append((i18n.tr("ch04.trace_kv"), k))  # the reader's words; the rest is code
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
     steps.append(("scores = q @ k.transpose(-2, -1) / sqrt(d_k)", scores))
     weights = layer.dropout(torch.softmax(scores, dim=-1))

@@ -22,6 +22,9 @@ RELATIONS: dict[str, list[tuple[int, int]]] = {
     "modifier ↔ ingredient": [(3, 4), (4, 3), (6, 7), (7, 6)],
     "ingredient ↔ dish": [(4, 1), (7, 1), (1, 4), (1, 7)],
 }
+KIND_IDS = {"quantity ↔ dish": "ch01.kind_quantity",
+            "modifier ↔ ingredient": "ch01.kind_modifier",
+            "ingredient ↔ dish": "ch01.kind_ingredient"}
 # Hand-set logit strengths (illustrative): a related pair, the token itself, anything else.
 RELATED, SELF, OTHER = 4.0, 1.0, 0.0
 
@@ -53,6 +56,12 @@ def labels(tokens=None, glosses=None, *, short: bool = False) -> list[str]:
         bare = short or i18n.language() == "zh" or gloss in ("", tok, ",")
         out.append(name if bare else f"{name} ({gloss})")
     return out
+
+
+def kind_name(kind: str) -> str:
+    """The relation kind ``kind`` (a key of RELATIONS) in the book's language."""
+    validate.choice("relation kind", kind, list(RELATIONS))
+    return i18n.tr(KIND_IDS[kind])
 
 
 def relation_kinds_per_head(n_heads: int) -> list[list[str]]:
@@ -116,6 +125,8 @@ def apple_contexts(d_model: int = 8, seed: int = 0) -> dict[str, float]:
     return {"static": cos(emb["苹果"], emb["苹果"]), "contextual": cos(a, b)}
 
 
+MENU_IDS = {"牛肉面 (beef noodles, coriander on top)": "ch01.dish_beef",
+            "麻辣面 (spicy noodles)": "ch01.dish_spicy", "炒饭 (fried rice)": "ch01.dish_rice"}
 MENU_TAGS = {  # features: spicy, coriander, noodles
     "牛肉面 (beef noodles, coriander on top)": [0.0, 1.0, 1.0],
     "麻辣面 (spicy noodles)": [1.0, 0.0, 1.0],
@@ -137,6 +148,13 @@ def menu_match(request=None, temperature: float = 1.0) -> dict[str, float]:
     return dict(zip(MENU_TAGS, weights.tolist(), strict=True))
 
 
+def dish_name(dish: str) -> str:
+    """A dish of MENU_TAGS as figures label it (the gloss on lines of its own; the Chinese
+    edition: no gloss)."""
+    validate.choice("dish", dish, list(MENU_TAGS))
+    return i18n.tr(MENU_IDS[dish])
+
+
 # --- used by the explorers of the chapter modules ----------------------------------------
 
 MAX_HEADS = len(RELATIONS)
@@ -147,6 +165,8 @@ def heads_data(n_heads: int) -> dict:
     heads = illustrative_heads(n_heads)
     kinds = relation_kinds_per_head(n_heads)
     z = [heads[i] if i < n_heads else None for i in range(MAX_HEADS)]
-    titles = [f"head {i + 1}:<br>" + " + ".join(kinds[i]) if i < n_heads
-              else f"head {i + 1}:<br>(not in this model)" for i in range(MAX_HEADS)]
+    titles = [i18n.tr("ch01.head_line", head=i + 1,
+                      kinds="<br>" + " + ".join(kind_name(k) for k in kinds[i]))
+              if i < n_heads else i18n.tr("ch01.head_none_line", head=i + 1)
+              for i in range(MAX_HEADS)]
     return {"z": z, "titles": titles}

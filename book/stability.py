@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import train, validate
+from . import i18n, train, validate
 from .config import Config
 from .orders import LABELS, NONE, Order
 
@@ -34,7 +34,7 @@ class StabilitySettings(Config):
 
     d_model: int = 32
     n_heads: int = 4
-    steps: int = 120
+    steps: int = 90
     batch_size: int = 32
     lr: float = 1e-2
     warmup: int = 0
@@ -57,14 +57,39 @@ def chance_loss(n_labels: int = len(LABELS)) -> float:
     return math.log(validate.integer("n_labels", n_labels, low=1))
 
 
+def norm_name(norm: str) -> str:
+    """The reader's name of a LayerNorm placement (:data:`NORM_NAMES`, in the book's language)."""
+    return i18n.tr("ch05.norm_" + validate.choice("norm", norm, tuple(NORM_NAMES)))
+
+
+def init_name(init: str) -> str:
+    """The reader's name of an initialisation (:data:`INIT_NAMES`, in the book's language)."""
+    return i18n.tr("ch05.init_" + validate.choice("init", init, tuple(INIT_NAMES)))
+
+
+def part_name(part: str) -> str:
+    """The reader's name of a recorded part ("embedding", "layer 0", …) in the book's
+    language."""
+    if part == "embedding":
+        return i18n.tr("ch05.embedding")
+    if part.startswith("layer ") and part[6:].isdigit():
+        return i18n.tr("ch05.layer", i=int(part[6:]))
+    raise ValueError(f"part must be 'embedding' or 'layer i', got {part!r}")
+
+
+def label_name(label: str) -> str:
+    """The reader's name of an order label of :data:`book.orders.LABELS` ("normal" → 正常)."""
+    return i18n.tr("ch05.label_" + validate.choice("label", label, LABELS))
+
+
 def config_label(norm: str, init: str, n_layers: int, lr: float | None = None) -> str:
     """Human-readable name of a configuration, e.g. "Post-LN · Xavier · 6 layers · lr 0.01"
     (``lr=None``: an untrained model, no learning rate in the name)."""
     validate.choice("norm", norm, tuple(NORM_NAMES))
     validate.choice("init", init, tuple(INIT_NAMES))
     n_layers = validate.integer("n_layers", n_layers, low=1, high=MAX_LAYERS)
-    layers = "1 layer" if n_layers == 1 else f"{n_layers} layers"
-    label = f"{NORM_NAMES[norm]} · {INIT_NAMES[init]} · {layers}"
+    layers = i18n.tr("ch05.one_layer") if n_layers == 1 else i18n.tr("ch05.n_layers", n=n_layers)
+    label = f"{norm_name(norm)} · {init_name(init)} · {layers}"
     if lr is None:
         return label
     return f"{label} · lr {validate.real('lr', lr, low=0.0):g}"
@@ -220,13 +245,12 @@ def stability_data(run) -> dict:
     loss = smooth(run.loss, LOSS_SMOOTHING)
     last = run.norm_steps[-1] if run.norm_steps else None
     if run.diverged:
-        verdict = f"diverged at step {len(run.loss)} (loss {run.loss[-1]:g})"
+        verdict = i18n.tr("ch05.diverged", step=len(run.loss), loss=run.loss[-1])
     else:
-        verdict = (f"final loss {run.final_loss():.2f}, held-out accuracy "
-                   f"{100 * run.accuracy:.1f} %")
+        verdict = i18n.tr("ch05.verdict", loss=run.final_loss(), accuracy=100 * run.accuracy)
     return {"label": run.label, "steps": steps, "loss": loss, "layers": run.layers,
             "act_first": run.profile("activation", "first"),
             "act_last": run.profile("activation", "last"),
             "grad_first": run.profile("gradient", "first"),
             "grad_last": run.profile("gradient", "last"), "last_step": last,
-            "title": f"{run.label}: {verdict}"}
+            "title": i18n.tr("ch05.run_title", label=run.label, verdict=verdict)}

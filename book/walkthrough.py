@@ -27,7 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import attention, masks, validate
+from . import attention, i18n, masks, validate
 from .mha import MultiHeadSelfAttention
 
 TOKENS = ("我", "爱", "你")
@@ -213,24 +213,11 @@ def general_mha_loop(X, heads, W_O, mask=None, *, eps: float = EPS) -> dict[str,
     return {"Z": np.array(Z), "output": np.array(out), "layer_norm": np.array(normed)}
 
 
-_DESCRIPTIONS = {
-    "Q": "Q{h} = X · W_Q{h}: what each token is looking for (head {h})",
-    "K": "K{h} = X · W_K{h}: what each token offers to be matched on (head {h})",
-    "V": "V{h} = X · W_V{h}: the content each token hands over (head {h})",
-    "S": "S{h} = Q{h} · K{h}ᵀ: row i, column j scores how well query i matches key j (head {h})",
-    "S_scaled": "S{h} / √d_k: scores scaled so their spread does not grow with d_k (head {h})",
-    "S_masked": "masked scores: forbidden (query, key) pairs set to -∞ (head {h})",
-    "A": "A{h} = softmax of each row of the scaled scores: attention weights, rows sum to 1 "
-         "(head {h})",
-    "Z": "Z{h} = A{h} · V{h}: each token's weighted average of the values (head {h})",
-}
-_GLOBAL = {
-    "Z": "Z = [Z1 | Z2 | …]: the heads' outputs side by side (n_heads·d_k columns)",
-    "output": "output = Z · W_O: mapped back to d_model columns",
-    "residual": "residual = X + output: the input is added back (a shortcut for gradients)",
-    "layer_norm": "LayerNorm(residual): each token's row rescaled to mean 0, variance 1 "
-                  "(over d_model, not over the tokens)",
-}
+_STEP_IDS = {"Q": "ch03.step_Q", "K": "ch03.step_K", "V": "ch03.step_V", "S": "ch03.step_S",
+             "S_scaled": "ch03.step_S_scaled", "S_masked": "ch03.step_S_masked",
+             "A": "ch03.step_A", "Z": "ch03.step_Z_head"}
+_GLOBAL = {"Z": "ch03.step_Z", "output": "ch03.step_output", "residual": "ch03.step_residual",
+           "layer_norm": "ch03.step_layer_norm"}  # steps after the heads: string-table ids
 
 
 def describe(step: str) -> str:
@@ -238,7 +225,7 @@ def describe(step: str) -> str:
     if not isinstance(step, str):
         raise TypeError(f"step must be a step name such as 'Q1', got {type(step).__name__}")
     if step in _GLOBAL:
-        return _GLOBAL[step]
+        return i18n.tr(_GLOBAL[step])
     match = re.fullmatch(r"([QKVSAZ])(\d+)(_scaled|_masked)?", step)
     if match is None:
         raise ValueError(f"unknown step {step!r}; steps are Q1 K1 V1 S1 S1_scaled S1_masked A1 "
@@ -246,7 +233,7 @@ def describe(step: str) -> str:
     letter, h, suffix = match.groups()
     if suffix and letter != "S":
         raise ValueError(f"unknown step {step!r}: only S (scores) has _scaled/_masked variants")
-    return _DESCRIPTIONS[letter + (suffix or "")].format(h=h)
+    return i18n.tr(_STEP_IDS[letter + (suffix or "")], h=h)
 
 
 def heads_from_module(layer) -> tuple[tuple[tuple[np.ndarray, ...], ...], np.ndarray]:
@@ -275,6 +262,27 @@ def heads_from_module(layer) -> tuple[tuple[tuple[np.ndarray, ...], ...], np.nda
 WALKTHROUGH_MATRICES = ("X", "W_Q1", "W_K1", "W_V1", "W_Q2", "W_K2", "W_V2", "W_O")
 
 
+def _checked(ex):
+    ex = example() if ex is None else ex
+    if not isinstance(ex, Example):
+        raise TypeError(f"ex must be a book.walkthrough.Example, got {type(ex).__name__}; "
+                        "build one with book.walkthrough.example()")
+    return ex
+
+
+def token_labels(ex=None) -> list[str]:
+    """Row labels "我 (I)" … in English; the Chinese edition reads the tokens alone."""
+    ex = _checked(ex)
+    if i18n.language() == "zh":
+        return list(ex.tokens)
+    return [f"{t} ({g})" for t, g in zip(ex.tokens, ex.glosses, strict=True)]
+
+
+def key_labels(ex=None) -> list[str]:
+    """Column labels of the score and weight matrices: "key 我" …"""
+    return [i18n.tr("ch03.key_label", token=t) for t in _checked(ex).tokens]
+
+
 def walkthrough_frames(ex=None) -> list[dict]:
     """Every step of the 3-token, 2-head walkthrough as a labelled matrix, in order.
 
@@ -287,10 +295,10 @@ def walkthrough_frames(ex=None) -> list[dict]:
         raise TypeError(f"ex must be a book.walkthrough.Example, got {type(ex).__name__}; "
                         "build one with book.walkthrough.example()")
     steps = walkthrough(ex.X, ex.heads, ex.W_O)
-    tokens = [f"{t} ({g})" for t, g in zip(ex.tokens, ex.glosses, strict=True)]
+    tokens = token_labels(ex)
     d_model = ex.X.shape[1]
     features = [f"d{j + 1}" for j in range(d_model)]
-    frames = [{"name": "X", "description": "the input: one row of d_model numbers per token",
+    frames = [{"name": "X", "description": i18n.tr("ch03.step_X"),
                "values": ex.X, "rows": tokens, "cols": features}]
     for name, values in steps.items():
         if name in ("Z", "output", "residual", "layer_norm"):
@@ -300,7 +308,7 @@ def walkthrough_frames(ex=None) -> list[dict]:
             else:
                 cols = features
         elif name[0] in "SA":
-            cols = [f"key {t}" for t in ex.tokens]
+            cols = key_labels(ex)
         else:
             cols = [f"{name[0]}{j + 1}" for j in range(values.shape[1])]
         frames.append({"name": name, "description": describe(name), "values": values,

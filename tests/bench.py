@@ -1,11 +1,19 @@
-"""Benchmarks of the book (``make bench``): builds, page weight and first paint, notebook times,
-live latency, the production layer's ratios, chapter 9's sweeps.
+"""Benchmarks of the book (``make bench``): builds, page weight and first paint, the production
+layer's ratios, the phase times of the last ``make test``, notebook times, live latency,
+chapter 9's sweeps, the pretrained model's load and sentence times.
 
-Prints tables; asserts nothing. Targets: each notebook ≤ 30 s, each live update ≤ 50 ms (p95).
+Prints one table per section; asserts nothing. Targets: a chapter page ≤ 4 MB, first figure
+≤ 1 s, production layer ≤ 1.05x, each notebook ≤ 30 s, each live update ≤ 50 ms (p50).
+
+    python tests/bench.py                 # every section, the English edition's builds and pages
+    python tests/bench.py --zh            # … and the Chinese edition's (make bench BENCH=--zh)
+    python tests/bench.py --pages --layers --phases   # just these sections (any of SECTIONS)
+    python tests/bench.py --pages --html _build/html  # pages of a book built already
 """
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import sys
@@ -179,23 +187,26 @@ def long_context() -> None:
         print("\n  no CUDA GPU: GPU rows skipped")
 
 
-def main() -> None:
-    print(f"python {platform.python_version()}, torch {torch.__version__}, "
-          f"{os.cpu_count()} CPU cores, torch threads {torch.get_num_threads()}, "
-          f"{platform.processor() or platform.machine()}")
-    if "--long-context" in sys.argv[1:]:  # just this section: python tests/bench.py --long-context
-        long_context()
+def test_phases() -> None:
+    """The phase times of the last full pytest run (tests/conftest.py keeps them)."""
+    import conftest
+
+    print("\nmake test, the last full run: time per test file (setup + call + teardown, summed "
+          "over the xdist workers; a test that waits for a build counts its wait)")
+    if not conftest.PHASES.exists():
+        print(f"  no run recorded in {conftest.PHASES.relative_to(ROOT)}: run `make test` first")
         return
-    if "--layers" in sys.argv[1:]:  # just the production-layer ratios (tests/bench_layers.py)
-        bench_layers.main([])
-        return
-    if "--pages" in sys.argv[1:]:  # just builds, page weights, first paint (tests/bench_pages.py)
-        bench_pages.main()
-        return
-    bench_pages.main()
+    conftest.print_phases(json.loads(conftest.PHASES.read_text(encoding="utf-8")),
+                          lambda line: print(f"  {line}"))
+
+
+def notebooks() -> None:
     print("\nnotebook execution, clean kernel (budget 30 s)")
     for name, secs in notebook_times().items():
         print(f"  {name:30} {secs:6.1f} s")
+
+
+def latency() -> list[str]:
     print("\nlive widget update latency (target: p50 ≤ 50 ms)  p50 ms    p95 ms")
     slow = []
     for name, (p50, p95) in live_latency().items():
@@ -203,11 +214,50 @@ def main() -> None:
         print(f"  {name:45} {p50:7.1f} {p95:9.1f}  {verdict}")
         if p50 > 50:
             slow.append(name)
-    bench_layers.main([])
-    long_context()
+    return slow
+
+
+def pretrained() -> None:
+    import bench_pretrained
+
+    print("\npretrained model (chapter 8b)")
+    bench_pretrained.main()
+
+
+SECTIONS = ("--pages", "--layers", "--phases", "--notebooks", "--live", "--long-context",
+            "--pretrained")
+
+
+def main(argv: list[str]) -> None:
+    print(f"python {platform.python_version()}, torch {torch.__version__}, "
+          f"{os.cpu_count()} CPU cores, torch threads {torch.get_num_threads()}, "
+          f"{platform.processor() or platform.machine()}, load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    chosen = [a for a in argv if a in SECTIONS] or list(SECTIONS)
+    unknown = [a for a in argv if a.startswith("--") and a not in SECTIONS + ("--zh", "--html")]
+    if unknown:
+        sys.exit(f"unknown option(s) {unknown}; choose from {', '.join(SECTIONS)}, --zh, --html")
+    slow = []
+    if "--pages" in chosen:  # builds, page weights, first paint (tests/bench_pages.py)
+        if "--html" in argv:
+            bench_pages.main(["--html", argv[argv.index("--html") + 1]])
+        else:
+            bench_pages.main(["--zh"] if "--zh" in argv else [])
+    if "--layers" in chosen:  # the production-layer ratios (tests/bench_layers.py)
+        bench_layers.main([])
+    if "--phases" in chosen:
+        test_phases()
+    if "--notebooks" in chosen:
+        notebooks()
+    if "--live" in chosen:
+        slow = latency()
+    if "--long-context" in chosen:
+        long_context()
+    if "--pretrained" in chosen:
+        pretrained()
     if slow:  # the latency budget lives here, not in unit tests (they flake on a busy machine)
         sys.exit(f"live explorers over the 50 ms budget: {', '.join(slow)}")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

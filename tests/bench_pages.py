@@ -66,27 +66,48 @@ def scratch_copy(target: Path) -> Path:
     return target
 
 
-def build(root: Path) -> dict:
-    """One ``jupyter-book build`` of ``root``: wall and CPU seconds, notebooks executed."""
+def build(root: Path, edition: str = "en") -> dict:
+    """One ``jupyter-book build`` of ``root`` (``make book``'s command for that edition): wall
+    and CPU seconds, notebooks executed."""
     env = dict(os.environ, PYTHONPATH=str(root), PYDEVD_DISABLE_FILE_VALIDATION="1")
+    extra = []
+    if edition != "en":
+        config = subprocess.run([sys.executable, "-m", "book.editions", "config", edition],
+                                env=env, capture_output=True, text=True, check=True)
+        extra = ["--config", config.stdout.strip(), "--path-output",
+                 str(root / "_build" / edition)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([str(JB), "build", str(root), "-nW", "--keep-going"], env=env,
+    proc = subprocess.run([str(JB), "build", str(root), "-nW", "--keep-going", *extra], env=env,
                           capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     log = proc.stdout + proc.stderr
     if proc.returncode != 0:
         print(log[-4000:])
-        raise SystemExit("the book did not build; see the log above")
+        raise SystemExit(f"the {edition} edition did not build; see the log above")
     executed = sorted(set(re.findall(r"(chapters/\w+)\.ipynb: Executing notebook", log)))
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall": wall, "cpu": cpu, "read": executed, "log": log}
 
 
 def pages(html_root: Path) -> list[Path]:
+    """The book's pages under ``html_root``, without another edition published inside it."""
+    nested = {d for d in html_root.iterdir() if d.is_dir() and (d / "_static").is_dir()}
     return sorted(p for p in html_root.rglob("*.html")
-                  if "_static" not in p.parts and p.name not in {"genindex.html", "search.html"})
+                  if "_static" not in p.relative_to(html_root).parts
+                  and not any(d in p.parents for d in nested)
+                  and p.name not in {"genindex.html", "search.html"})
+
+
+def html_roots(html_root: Path) -> list[Path]:
+    """The English edition's root and, when published there (``make book``), the Chinese
+    edition under its ``zh/``."""
+    return [html_root] + [d for d in [html_root / "zh"] if (d / "index.html").is_file()]
+
+
+FONT_SUFFIXES = (".woff", ".woff2", ".ttf", ".otf")
+CJK_FONT = "NotoSansSC"  # the book's CJK subset font(s), book/fonts.py
 
 
 def browser_pages(html_root: Path) -> list[dict]:
@@ -124,50 +145,105 @@ def browser_pages(html_root: Path) -> list[dict]:
             page.wait_for_timeout(300)  # late font loads
             paint = page.evaluate("() => window.__bookPaint")
             loaded.add(path)
-            weight = sum(f.stat().st_size for f in loaded if f.is_file())
-            rows.append({"page": path.relative_to(html_root).as_posix(), "bytes": weight,
-                         "files": len(loaded), "figures": paint["figures"],
+            files = {f: f.stat().st_size for f in loaded if f.is_file()}
+            rows.append({"page": path.relative_to(html_root).as_posix(), "root": html_root,
+                         "bytes": sum(files.values()), "files": len(files),
+                         "cjk_font": sum(n for f, n in files.items()
+                                         if f.name.startswith(CJK_FONT)),
+                         "fonts": sum(n for f, n in files.items()
+                                      if f.suffix in FONT_SUFFIXES),
+                         "mathjax": sum(n for f, n in files.items() if "mathjax" in f.parts),
+                         "plotly": sum(n for f, n in files.items() if "plotly" in f.name),
+                         "figures": paint["figures"],
                          "first_ms": paint["first"], "last_ms": paint["last"]})
             context.close()
         browser.close()
     return rows
 
 
+def edition(html_root: Path) -> str:
+    """The edition of a built html root, from its landing page's ``<html lang>``."""
+    head = (html_root / "index.html").read_text(encoding="utf-8")[:2000]
+    found = re.search(r'<html[^>]*\blang="([a-zA-Z]+)', head)
+    return (found.group(1).lower() if found else "en")
+
+
+def browser_roots(html_roots_: list[Path]) -> list[dict]:
+    """:func:`browser_pages` of several html roots (editions), one list; each row names its
+    ``edition`` and, past English, its page starts with the edition's folder (``zh/…``)."""
+    rows = []
+    for root in html_roots_:
+        code = edition(root)
+        prefix = "" if code == "en" else f"{code}/"
+        for r in browser_pages(root):
+            rows.append({**r, "edition": code, "page": prefix + r["page"]})
+    return rows
+
+
 def report_pages(rows: list[dict]) -> None:
     print(f"\npages from file:// in Chromium: weight = HTML + every local file loaded "
           f"(limits: chapter ≤ {CHAPTER_LIMIT / 1e6:.1f} MB, no figures ≤ "
-          f"{PLAIN_LIMIT / 1e6:.1f} MB); first/last figure painted (limit first ≤ "
-          f"{PAINT_LIMIT_MS} ms)")
-    print(f"  {'page':34}{'MB':>7}{'files':>7}{'figures':>9}{'first ms':>10}{'last ms':>9}")
+          f"{PLAIN_LIMIT / 1e6:.1f} MB); of it MathJax, plotly.js, the CJK font (its share); "
+          f"first/last figure painted (limit first ≤ {PAINT_LIMIT_MS} ms)")
+    print(f"  {'page':38}{'MB':>6}{'files':>6}{'MathJax':>8}{'plotly':>7}{'CJK font':>9}"
+          f"{'share':>7}{'figures':>8}{'first ms':>9}{'last ms':>8}")
     for r in rows:
         limit = CHAPTER_LIMIT if r["figures"] else PLAIN_LIMIT
         first = "—" if r["first_ms"] is None else f"{r['first_ms']:.0f}"
         last = "—" if r["last_ms"] is None else f"{r['last_ms']:.0f}"
         slow = r["figures"] and (r["first_ms"] is None or r["first_ms"] > PAINT_LIMIT_MS)
-        verdict = "OVER" if r["bytes"] > limit or slow else "ok"
-        print(f"  {r['page']:34}{r['bytes'] / 1e6:7.2f}{r['files']:7}{r['figures']:9}"
-              f"{first:>10}{last:>9}  {verdict}")
+        verdict = "OVER" if r["bytes"] > limit else "SLOW" if slow else "ok"
+        print(f"  {r['page']:38}{r['bytes'] / 1e6:6.2f}{r['files']:6}"
+              f"{r.get('mathjax', 0) / 1e6:8.2f}{r.get('plotly', 0) / 1e6:7.2f}"
+              f"{r.get('cjk_font', 0) / 1e6:9.3f}{100 * r.get('cjk_font', 0) / r['bytes']:6.1f}%"
+              f"{r['figures']:8}{first:>9}{last:>8}  {verdict}")
+    figures = [r for r in rows if r["figures"]]
+    if figures:
+        heaviest = max(figures, key=lambda r: r["bytes"])
+        firsts = [r["first_ms"] for r in figures if r["first_ms"] is not None]
+        print(f"  chapters: heaviest {heaviest['page']} {heaviest['bytes'] / 1e6:.2f} MB; "
+              f"first paint {min(firsts, default=0):.0f}–{max(firsts, default=0):.0f} ms; "
+              f"load average now {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        for code in sorted({r.get("edition", "en") for r in figures}):
+            mine = [r for r in figures if r.get("edition", "en") == code]
+            top = max(mine, key=lambda r: r["bytes"])
+            room = (CHAPTER_LIMIT - top["bytes"]) / 1e3
+            print(f"  {code}: the heaviest chapter leaves {room:.0f} kB under the limit for a "
+                  f"larger CJK font (now {top['cjk_font'] / 1e3:.0f} kB)")
+
+
+def report_builds(rows: list[tuple[str, str, dict]]) -> None:
+    print("\nbuilds (jupyter-book build -nW --keep-going, as make book; a scratch copy of the "
+          f"repository; load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())})")
+    print(f"  {'edition':8}{'build':34}{'wall s':>8}{'CPU s':>8}{'executed':>10}")
+    for edition, what, r in rows:
+        print(f"  {edition:8}{what:34}{r['wall']:8.1f}{r['cpu']:8.1f}{len(r['read']):10}")
 
 
 def main(argv: list[str] | None = None) -> None:
-    if argv and argv[0] == "--html":  # only the page measurements, on a book built already
-        report_pages(browser_pages(Path(argv[1])))
+    """``--html DIR``: pages only, of a book built already (its zh/ too when published there);
+    ``--zh``: the Chinese edition's builds and pages as well."""
+    argv = list(argv or [])
+    if argv and argv[0] == "--html":
+        report_pages(browser_roots(html_roots(Path(argv[1]))))
         return
+    editions = ["en", "zh"] if "--zh" in argv else ["en"]
     with tempfile.TemporaryDirectory() as tmp:
         root = scratch_copy(Path(tmp))
-        cold = build(root)
-        print(f"\ncold build (jupyter-book build -nW, executes every notebook): "
-              f"{cold['wall']:.1f} s wall, {cold['cpu']:.1f} s CPU")
-        same = build(root)
-        print(f"rebuild, unchanged tree: {same['wall']:.1f} s wall, {same['cpu']:.1f} s CPU, "
-              f"{len(same['read'])} notebook(s) re-executed")
+        rows = []
+        for edition in editions:
+            rows.append((edition, "cold (executes every notebook)", build(root, edition)))
+        for edition in editions:
+            rows.append((edition, "rebuild, unchanged tree", build(root, edition)))
         with open(root / "book" / "scaling.py", "a", encoding="utf-8") as f:
             f.write("\n# an edit to book/ (bench)\n")
-        edit = build(root)
-        print(f"rebuild after editing book/scaling.py: {edit['wall']:.1f} s wall, "
-              f"{edit['cpu']:.1f} s CPU, {len(edit['read'])} notebook(s) re-executed "
-              f"({', '.join(edit['read'])})")
-        report_pages(browser_pages(root / "_build" / "html"))
+        for edition in editions:
+            rows.append((edition, "rebuild after editing book/scaling.py", build(root, edition)))
+        report_builds(rows)
+        if "zh" in editions:
+            subprocess.run([sys.executable, "-m", "book.editions", "publish"], check=True,
+                           env=dict(os.environ, PYTHONPATH=str(root)), capture_output=True)
+        report_pages(browser_roots(html_roots(root / "_build" / "html")))
 
 
 if __name__ == "__main__":

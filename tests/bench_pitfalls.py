@@ -6,7 +6,7 @@ that the chapters' closing notes quote, on one CPU thread (so every number is re
 the wall times depend on the machine and its load). Not collected by pytest.
 
 * ``stability``: Post-LN vs Pre-LN (Xavier init) at depths 2, 4, 6, 8 and two learning rates,
-  three seeds each, with the chapter's settings (120 steps, no warm-up, no clipping); then
+  three seeds each, with the chapter's settings (90 steps, no warm-up, no clipping); then
   every norm × init at depth 6.
 * ``heads``: d_model = 64 with 1 … 32 heads, 500 steps (the book's default training run), two
   seeds; d_model = 128 with 4 … 32 heads, one seed.

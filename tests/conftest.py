@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -19,29 +19,166 @@ def pytest_report_header(config):
     return [f"book root: {ROOT}", f"chapter notebooks: {len(CHAPTERS)}"]
 
 
-@pytest.fixture(scope="session")
-def built_book(tmp_path_factory):
-    """Build the book from scratch with ``-nW --keep-going`` into a temporary folder.
+# ---- the built book: both editions, built once per run, in the background ------------------
+#
+# The English and the Chinese edition each execute every notebook, so the two builds are the
+# longest single steps of `make test`. They start as soon as collection shows that a selected
+# test needs them (both at once: two processes for two cores, while the unit tests run), and
+# every test process of the run (pytest-xdist workers included) waits for the same two builds.
+BOOK_FIXTURES = {"built_book": "en", "built_zh": "zh"}
+BUILD_TIMEOUT_S = 1800
+# A folder to keep the builds in across runs (developers re-running one slow test file on an
+# unchanged tree): a build found there with a result.json is reused as it is. make test never
+# sets it, so every `make test` builds from scratch.
+REUSE = os.environ.get("BOOK_TEST_BUILDS")
 
-    Returns a dict with the html folder, the log, the exit code, the warning count and the
-    build's wall time, so that several tests can assert on one build.
+
+def _builds_dir(config) -> Path:
+    if REUSE:
+        return Path(REUSE).resolve()
+    base = config._tmp_path_factory.getbasetemp()
+    # xdist: each worker has its own basetemp under the run's; the builds sit beside them
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def _start_builds(config, editions) -> None:
+    """Start each edition's build (tests/build_edition.py) unless a process of this run has."""
+    from filelock import FileLock
+
+    base = _builds_dir(config)
+    base.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(base / "builds.lock")):
+        for edition in sorted(editions):
+            out = base / f"book-{edition}"
+            if (out / "started").exists():
+                continue
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "started").write_text(str(os.getpid()), encoding="utf-8")
+            log = open(out / "runner.log", "w", encoding="utf-8")  # noqa: SIM115 - the child's
+            subprocess.Popen([sys.executable, str(ROOT / "tests" / "build_edition.py"), edition,
+                              str(out)], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+
+
+# pytest-xdist: `make test` runs `-n 2 --dist loadfile`, with the scheduler below: a test
+# file's tests stay on one worker, so its module fixtures (a JupyterLab server, a graded batch,
+# trained models) are made once per run; but the tests of these files are independent of each
+# other and heavy, so they are spread over both workers one by one. (xdist's own loadgroup
+# cannot be used: it renames node ids in a way pytest 9 ignores.)
+SPREAD = {"test_notebooks.py", "test_browser.py"}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesExceptSpread(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path.rsplit("/", 1)[-1] in SPREAD else path
+
+    return FilesExceptSpread(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that need no build first, so that they run while the builds run; then the ones
+    that wait for a build (the sort is stable: files keep their order within each part)."""
+    items.sort(key=lambda item: any(name in BOOK_FIXTURES
+                                    for name in getattr(item, "fixturenames", ())))
+
+
+def pytest_collection_finish(session):
+    wanted = {BOOK_FIXTURES[name] for item in session.items
+              for name in getattr(item, "fixturenames", ()) if name in BOOK_FIXTURES}
+    if wanted and not session.config.option.collectonly:
+        _start_builds(session.config, wanted)
+
+
+def _wait_for_build(config, edition: str) -> dict:
+    _start_builds(config, {edition})  # if collection did not (e.g. a fixture used indirectly)
+    out = _builds_dir(config) / f"book-{edition}"
+    deadline = time.monotonic() + BUILD_TIMEOUT_S
+    while not (out / "result.json").exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"the {edition} build did not finish in {BUILD_TIMEOUT_S} s; "
+                        f"see {out / 'runner.log'}")
+        time.sleep(1)
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    return {**result, "html": out / "_build" / "html", "executed": out / "_build" /
+            "jupyter_execute"}
+
+
+@pytest.fixture(scope="session")
+def built_book(request):
+    """The English edition built from scratch with ``-nW --keep-going`` into a temporary folder.
+
+    Returns a dict with the html folder, the executed notebooks' folder, the log, the exit
+    code, the warning count and the build's wall time, so that several tests can assert on one
+    build (and one build serves every xdist worker).
     """
-    out = tmp_path_factory.mktemp("book")
-    jb = Path(sys.executable).parent / "jupyter-book"
-    start = time.perf_counter()
-    proc = subprocess.run([str(jb), "build", str(ROOT), "-nW", "--keep-going",
-                           "--path-output", str(out)], capture_output=True, text=True,
-                          env={**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
-    seconds = time.perf_counter() - start
-    log = proc.stdout + proc.stderr
-    match = re.search(r"build finished with problems, (\d+) warnings?", log)
-    warnings = int(match.group(1)) if match else len(re.findall(r"WARNING: ", log))
-    return {"html": out / "_build" / "html", "executed": out / "_build" / "jupyter_execute",
-            "log": log, "returncode": proc.returncode, "warnings": warnings, "seconds": seconds}
+    return _wait_for_build(request.config, "en")
+
+
+@pytest.fixture(scope="session")
+def built_zh(request):
+    """The Chinese edition, built like ``make book`` builds it (``--config $(python -m
+    book.editions config zh)``) into a folder of its own, concurrently with the English one;
+    the same keys as :func:`built_book`. Its html is not published under the English one."""
+    return _wait_for_build(request.config, "zh")
+
+
+PHASES = ROOT / "_build" / "test-phases.json"  # the last run's phase times (make bench prints)
+
+
+def pytest_sessionstart(session):
+    session.config._book_started = time.perf_counter()
+
+
+def _phase_times(terminalreporter) -> dict:
+    """Seconds per test file (setup + call + teardown of its tests, summed over the workers:
+    a test waiting for a build counts the wait), the builds' own times and the run's wall."""
+    per_file: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) in ("setup", "call", "teardown"):
+                name = report.nodeid.split("::", 1)[0]
+                per_file[name] = per_file.get(name, 0.0) + report.duration
+    builds = {}
+    base = None
+    try:
+        base = _builds_dir(terminalreporter.config)
+    except Exception:  # noqa: BLE001 - no tmp_path_factory (e.g. -p no:tmpdir)
+        pass
+    for edition in BOOK_FIXTURES.values():
+        result = base and base / f"book-{edition}" / "result.json"
+        if result and result.exists():
+            builds[edition] = json.loads(result.read_text(encoding="utf-8"))["seconds"]
+    wall = time.perf_counter() - terminalreporter.config._book_started
+    return {"wall": wall, "files": per_file, "builds": builds,
+            "workers": getattr(terminalreporter.config.option, "numprocesses", None),
+            "load": os.getloadavg(), "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def print_phases(phases: dict, write=print) -> None:
+    write(f"wall {phases['wall']:.0f} s ({phases.get('workers') or 1} worker(s); load average "
+          f"at the end {' '.join(f'{x:.1f}' for x in phases['load'])}; {phases['when']})")
+    for edition, seconds in phases["builds"].items():
+        write(f"  {seconds:7.1f} s  build of the {edition} edition (in the background)")
+    for name, seconds in sorted(phases["files"].items(), key=lambda kv: -kv[1]):
+        if seconds >= 1:
+            write(f"  {seconds:7.1f} s  {name}")
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Print how long each chapter took in its clean-kernel run (tests/test_notebooks.py)."""
+    """Print the phase times per test file (and keep them for ``make bench``), and how long
+    each chapter took in its clean-kernel run (tests/test_notebooks.py)."""
+    phases = _phase_times(terminalreporter)
+    if len(phases["files"]) > 1:
+        terminalreporter.section("time per test file (s, summed over workers)")
+        print_phases(phases, terminalreporter.write_line)
+        if len(phases["files"]) > 20:  # a whole run, worth keeping
+            PHASES.parent.mkdir(exist_ok=True)
+            PHASES.write_text(json.dumps(phases, indent=1), encoding="utf-8")
     rows = []
     for report in terminalreporter.stats.get("passed", []) + terminalreporter.stats.get(
             "failed", []):

@@ -100,14 +100,16 @@ def test_every_page_in_browser(built_book, browser):
 
 def check_page(page, rel: str) -> dict:
     report = {"math": 0, "figures": 0, "controls_moved": 0}
-    # Math: every math element the page holds must be typeset by MathJax (SVG output).
+    # Math: every math element the page holds must be typeset by MathJax (its CommonHTML output
+    # draws <mjx-math> with web fonts; the SVG output drew an <svg>).
     n_math = page.locator(".math").count()
     if n_math:
         page.wait_for_function(
             "n => document.querySelectorAll('mjx-container').length >= n", arg=n_math,
             timeout=20_000)
         assert page.locator("mjx-merror").count() == 0, f"{rel}: MathJax reported an error"
-        assert page.locator("mjx-container svg").count() >= n_math, f"{rel}: math not drawn"
+        drawn = page.locator("mjx-container > mjx-math, mjx-container > svg").count()
+        assert drawn >= n_math, f"{rel}: math not drawn"
         report["math"] = n_math
     # Figures: each plotly div is drawn (an SVG with traces in it).
     figures = page.locator("div.plotly-graph-div")

@@ -27,10 +27,24 @@ def test_every_chapter_is_a_page(built_book):
         assert f"chapters/{nb.stem}.html" in built
 
 
+def test_chinese_edition_builds_without_warnings(built_zh):
+    """`make book`'s second build (built concurrently with the English one in the tests)."""
+    assert built_zh["returncode"] == 0, built_zh["log"][-4000:]
+    assert built_zh["warnings"] == 0, built_zh["log"][-4000:]
+    for nb in CHAPTERS:
+        page = built_zh["html"] / "chapters" / f"{nb.stem}.html"
+        assert page.is_file(), f"the Chinese edition has no page for {nb.name}"
+        assert '<html lang="zh-CN"' in page.read_text(encoding="utf-8")[:3000], page
+    print(f"\nChinese edition, cold build: {built_zh['seconds']:.1f} s, 0 warnings")
+
+
 def test_vendored_assets_are_copied(built_book):
     static = built_book["html"] / "_static" / "vendor"
     assert (static / "plotly-cartesian.min.js").stat().st_size > 1_000_000
-    assert (static / "mathjax" / "tex-svg.js").is_file()
+    mathjax = static / "mathjax"
+    assert (mathjax / "startup.js").is_file() and (mathjax / "output" / "chtml.js").is_file()
+    assert list((mathjax / "output" / "chtml" / "fonts" / "woff-v2").glob("MathJax_Main-*.woff"))
+    assert not (mathjax / "output" / "svg").exists(), "the SVG output's 1.07 MB font is not used"
 
 
 def test_pages_reference_no_remote_scripts_or_styles(built_book):

@@ -1,0 +1,55 @@
+"""Build one edition of the book into a folder and record the result (tests/conftest.py's
+``built_book`` and ``built_zh`` run this in the background, both editions at once).
+
+    python tests/build_edition.py en|zh OUT
+
+runs ``make book``'s command for that edition (``jupyter-book build -nW --keep-going``, the
+Chinese edition with ``--config $(python -m book.editions config zh)``) with
+``--path-output OUT``, and writes ``OUT/result.json`` (return code, warnings, wall seconds, log)
+when it is done, so that any test process can wait for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+JB = Path(sys.executable).parent / "jupyter-book"
+
+
+def command(edition: str, out: Path) -> list[str]:
+    cmd = [str(JB), "build", str(ROOT), "-nW", "--keep-going", "--path-output", str(out)]
+    if edition != "en":
+        config = subprocess.run([sys.executable, "-m", "book.editions", "config", edition],
+                                capture_output=True, text=True, check=True, cwd=ROOT)
+        cmd[3:3] = ["--config", config.stdout.strip()]
+    return cmd
+
+
+def build(edition: str, out: Path) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    proc = subprocess.run(command(edition, out), capture_output=True, text=True,
+                          env={**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
+    seconds = time.perf_counter() - start
+    log = proc.stdout + proc.stderr
+    match = re.search(r"build finished with problems, (\d+) warnings?", log)
+    warnings = int(match.group(1)) if match else len(re.findall(r"WARNING: ", log))
+    result = {"edition": edition, "returncode": proc.returncode, "warnings": warnings,
+              "seconds": seconds, "log": log}
+    tmp = out / "result.json.tmp"
+    tmp.write_text(json.dumps(result), encoding="utf-8")
+    tmp.replace(out / "result.json")  # appears whole, or not at all
+    return result
+
+
+if __name__ == "__main__":
+    r = build(sys.argv[1], Path(sys.argv[2]))
+    print(f"{r['edition']}: rc {r['returncode']}, {r['warnings']} warnings, {r['seconds']:.1f} s")
+    sys.exit(0)

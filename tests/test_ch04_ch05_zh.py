@@ -1,0 +1,130 @@
+"""Chapters 4 and 5 in Chinese: the figures, the live controls, the agreement table and the
+exercise messages come from the string table (book/strings/ch04.toml, ch05.toml), with no
+English sentence left; English stays as it was."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from book import agreement, ch04_pytorch, ch05_stability, checks, i18n, stability
+from book import orders as O
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # see conftest.py
+
+# names, code and formulas that stay as they are in the Chinese edition
+ALLOWED = {"Pre", "Post", "LN", "Xavier", "PyTorch", "lr", "RMS", "L2", "ln", "N", "pad",
+           "True", "inf", "query", "key", "nn", "MultiheadAttention", "SDPA", "extra",
+           "float64", "float32", "attn_mask", "key_padding_mask", "padding_mask", "mask",
+           "scaled_dot_product_attention", "F", "nan"}
+
+
+@pytest.fixture
+def zh():
+    i18n.set_language("zh")
+    yield
+    i18n.set_language("en")
+
+
+def english_words(text: str) -> list[str]:
+    """Latin words of three or more letters outside plotly's %{...} fields, <tags> and
+    `code`, that are not in ALLOWED."""
+    text = re.sub(r"%\{[^}]*\}|<[^>]*>|`[^`]*`", " ", text)
+    return [w for w in re.findall(r"[A-Za-z][A-Za-z_]{2,}", text)
+            if w not in ALLOWED and not w.startswith(("fig", "q", "k"))]
+
+
+def figure_texts(fig) -> list[str]:
+    layout = fig.layout
+    texts = [layout.title.text or ""]
+    texts += [a.text for a in layout.annotations]
+    texts += [axis.title.text or "" for name in dir(layout) if name.startswith(("xaxis", "yaxis"))
+              for axis in [getattr(layout, name)] if axis is not None and hasattr(axis, "title")]
+    for trace in fig.data:
+        texts += [trace.name or "", trace.hovertemplate or ""]
+        texts += [str(v) for v in (trace.x or ())]
+    for menu in layout.updatemenus:
+        texts += [b.label for b in menu.buttons]
+        texts += [b.args[1].get("title.text", "") for b in menu.buttons if len(b.args) > 1]
+    for slider in layout.sliders:
+        texts += [slider.currentvalue.prefix or ""]
+        texts += [s.args[1].get("title.text", "") for s in slider.steps if len(s.args) > 1]
+    return texts
+
+
+def assert_chinese(texts):
+    leftover = {t: english_words(t) for t in texts if english_words(t)}
+    assert not leftover, f"English left in the Chinese edition: {leftover}"
+
+
+@pytest.fixture(scope="module")
+def runs():
+    data = O.train_test_split(O.generate(200, seed=7), 0.2, seed=7)
+    return [stability.run("post", "xavier", 2, steps=6, data=data),
+            stability.run("pre", "large", 3, 3e-3, steps=6, data=data),
+            stability.run("none", "large", 8, steps=3, data=data)]   # diverges
+
+
+def test_mask_explorer_in_chinese(zh):
+    fig = ch04_pytorch.mask_explorer()
+    texts = figure_texts(fig)
+    assert "掩码：无" in texts and any("个真实词元" in t for t in texts)
+    assert_chinese(texts)
+    live = ch04_pytorch.mask_explorer_live()
+    assert_chinese([c.description for c in live.controls.values()])
+    assert_chinese([label for label, _ in live.controls["kind"].options])
+
+
+def test_mask_explorer_in_english_unchanged():
+    fig = ch04_pytorch.mask_explorer()
+    assert [a.text for a in fig.layout.annotations][0] == "may attend? — no mask"
+    assert fig.layout.sliders[0].currentvalue.prefix == "padded length: "
+
+
+def test_agreement_table_in_chinese(zh):
+    rows = agreement.mask_conventions()
+    assert rows[0]["where"] == "本书"
+    assert_chinese([r for row in rows for r in row["right"] + row["wrong"]])
+    assert_chinese([i18n.tr(f"ch04.col_{c}") for c in ("where", "argument", "right")])
+
+
+def test_stability_figures_in_chinese(zh, runs):
+    figures = [ch05_stability.stability_explorer(runs),
+               ch05_stability.loss_curves_figure(runs, i18n.tr("ch05.title_post_pre")),
+               ch05_stability.layer_norms_figure(runs[:2], "last",
+                                                 i18n.tr("ch05.title_last", step=6))]
+    for fig in figures:
+        assert_chinese(figure_texts(fig))
+    assert "第 0 层" in figures[0].data[1].x
+    assert any("发散" in b.args[1]["title.text"] for b in figures[0].layout.updatemenus[0].buttons)
+    live = ch05_stability.stability_live(runs[:2])
+    assert_chinese([c.description for c in live.controls.values()] + [live.button.description])
+
+
+def test_stability_log_axes_label_few_decades(runs):
+    fig = ch05_stability.layer_norms_figure(runs[:2], "first")
+    for axis in (fig.layout.yaxis, fig.layout.yaxis2):
+        assert axis.type == "log" and axis.dtick >= 1
+    huge = stability.Run("none", "large", 2, 0.0, 1, loss=[1.0], norm_steps=[1],
+                         activation_rms={"embedding": [0.1], "layer 0": [1e6],
+                                         "layer 1": [1e13]},
+                         grad_norm={"embedding": [1.0], "layer 0": [1.0], "layer 1": [1.0]})
+    fig = ch05_stability.layer_norms_figure([huge], "first")
+    assert fig.layout.yaxis.dtick == 3      # 14 decades: a label every 1000x, not 15 labels
+
+
+def _all_answers(key):
+    exercise = checks.exercises()[key]
+    return [exercise.reference(), *exercise.mistakes()]
+
+
+@pytest.mark.parametrize("key", ["ch4.causal_mask", "ch4.split_heads", "ch4.torch_attn_mask",
+                                 "ch4.scores_shape", "ch5.large_rms", "ch5.xavier_std",
+                                 "ch5.chance_loss", "ch5.pre_ln"])
+def test_exercise_messages_in_chinese(zh, key):
+    torch.manual_seed(0)
+    messages = [checks.check(key, answer).message for answer in _all_answers(key)]
+    assert checks.check(key, _all_answers(key)[0]).ok
+    assert all(re.search(r"[\u4e00-\u9fff]", m) for m in messages), messages

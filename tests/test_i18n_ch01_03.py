@@ -1,0 +1,141 @@
+"""Chapters 1-3 in Chinese: their figures, widgets and exercise messages leave no English
+sentence behind (code names, formulas and tokens excepted), and their string-table sections
+are complete."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from book import (
+    ch01_intuition,
+    ch02_scaling,
+    ch03_walkthrough,
+    checks,
+    i18n,
+    norms,
+    orders_example,
+    scaling,
+)
+
+# words that stay as they are in Chinese: code identifiers, formula names, units of plotly
+ALLOWED = {"softmax", "var", "ln", "d_k", "d_model", "n_heads", "LayerNorm", "residual",
+           "output", "Frobenius", "exp", "max", "extra", "scores", "sum", "ddof", "mean",
+           "rows", "columns", "my_softmax", "scaled_scores", "layer_norm", "S1_scaled", "inf",
+           "NaN", "key", "Q", "K", "V", "W_O", "X", "br", "b", "ε"}
+WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+def english_words(text: str) -> list[str]:
+    text = re.sub(r"%\{[^}]*\}", "", text)           # plotly's %{x} placeholders
+    text = re.sub(r"<[^>]+>", " ", text)             # <br>, <b>, <extra>
+    return [w for w in WORD.findall(text)
+            if w not in ALLOWED and len(w) > 2 and "_" not in w  # code names: W_Q1, S1_scaled
+            and not re.fullmatch(r"[A-Z]\d*|[a-z]\d+", w)]
+
+
+def figure_texts(fig) -> list[str]:
+    """Every text a reader can see in ``fig``, in every state of its sliders and menus."""
+    layout = fig.layout.to_plotly_json()
+    texts = [str(layout.get("title", {}).get("text", ""))]
+    texts += [a.get("text", "") for a in layout.get("annotations", [])]
+    for key, axis in layout.items():
+        if key.startswith(("xaxis", "yaxis")):
+            texts.append(str(axis.get("title", {}).get("text", "")))
+    for trace in fig.data:
+        t = trace.to_plotly_json()
+        texts += [str(t.get("name", "")), str(t.get("hovertemplate", ""))]
+        texts.append(str(t.get("colorbar", {}).get("title", {}).get("text", "")))
+        for key in ("x", "y"):
+            values = t.get(key)
+            texts += [v for v in ([] if values is None else list(values)) if isinstance(v, str)]
+    for slider in layout.get("sliders", []):
+        texts.append(str(slider.get("currentvalue", {}).get("prefix", "")))
+        for step in slider.get("steps", []):
+            data, lay = (step["args"] + [{}, {}])[:2]
+            texts.append(str(lay.get("title.text", "")))
+            texts += [a.get("text", "") for a in lay.get("annotations", [])]
+            for key in ("x", "y"):
+                for values in data.get(key, []) or []:
+                    texts += [v for v in values if isinstance(v, str)]
+    return [t for t in texts if t]
+
+
+def _figures():
+    sweep = scaling.sweep(d_ks=[1, 64])
+    return [ch01_intuition.heads_explorer(),
+            ch01_intuition.one_head_figure(orders_example.head_weights(["quantity ↔ dish"])),
+            ch01_intuition.menu_figure(orders_example.menu_match()),
+            ch02_scaling.dk_explorer([1, 64]), ch02_scaling.softmax_row_explorer([1, 64]),
+            ch02_scaling.variance_figure(sweep), ch02_scaling.saturation_figure(sweep),
+            ch02_scaling.jacobian_figure(sweep), ch02_scaling.exam_figure(),
+            ch03_walkthrough.walkthrough_explorer()]
+
+
+@pytest.fixture
+def chinese():
+    i18n.set_language("zh")
+    yield
+    i18n.set_language("en")
+
+
+def test_figures_in_chinese_have_no_english_left(chinese):
+    for fig in _figures():
+        for text in figure_texts(fig):
+            assert not english_words(text), f"English left in {text!r}"
+
+
+def test_figures_in_english_keep_their_titles():
+    i18n.set_language("en")
+    fig = ch01_intuition.menu_figure(orders_example.menu_match())
+    assert fig.layout.title.text.startswith("Request: spicy, no coriander, noodles")
+    assert "牛肉面<br>(beef noodles,<br>coriander on top)" in fig.data[0].y
+    assert "density" in ch02_scaling.dk_explorer([1, 64]).layout.yaxis.title.text
+
+
+def test_chinese_labels_drop_the_glosses(chinese):
+    fig = ch01_intuition.menu_figure(orders_example.menu_match())
+    assert list(fig.data[0].y) == ["牛肉面<br>（上面撒香菜）", "麻辣面", "炒饭"]
+    from book import walkthrough
+    assert walkthrough.token_labels() == ["我", "爱", "你"]
+    table = ch03_walkthrough.padding_table(norms.padding_experiment())
+    assert "层归一化" in table and not english_words(table.replace("d_model", ""))
+
+
+def test_live_widgets_in_chinese(chinese):
+    for live in (ch01_intuition.heads_explorer_live(), ch02_scaling.dk_explorer_live(),
+                 ch02_scaling.softmax_row_live(), ch03_walkthrough.walkthrough_live()):
+        for control in live.controls.values():
+            assert not english_words(control.description), control.description
+        live.update()
+        for text in figure_texts(live.figure):
+            assert not english_words(text), f"English left in {text!r}"
+
+
+def test_exercise_messages_in_chinese(chinese):
+    for key, ex in checks.exercises().items():
+        if not key.startswith(("ch1.", "ch2.", "ch3.")):
+            continue
+        for wrong in ex.mistakes():
+            message = checks.check(key, wrong).message
+            if message.startswith(("Expected shape", "Your answer raised")):
+                continue  # book.checks' own words (shared module)
+            assert not english_words(message), f"{key}: {message!r}"
+        assert not english_words(checks.check(key, ex.reference()).message)
+
+
+def test_string_table_sections_complete():
+    table = i18n.table()
+    for section in ("ch01", "ch02", "ch03"):
+        ids = [k for k in table if k.startswith(section + ".")]
+        assert len(ids) > 10
+        for msg_id in ids:
+            entry = table[msg_id]
+            assert entry.get("en") and entry.get("zh"), msg_id
+            assert i18n.fields(entry["en"]) == i18n.fields(entry["zh"]), msg_id
+
+
+def test_padding_table_bad_input():
+    with pytest.raises(ValueError, match="padding_experiment"):
+        ch03_walkthrough.padding_table({"nonsense": {}})
