@@ -34,7 +34,8 @@ class Result:
     def __str__(self) -> str:
         # the icon always comes with words: without an emoji font it may render as a box
         icon = {"ok": "✅", "bad": "❌", "todo": "✍️"}[self.status]
-        word = i18n.tr(f"common.check_{self.status}")
+        word = i18n.tr({"ok": "common.check_ok", "bad": "common.check_bad",
+                        "todo": "common.check_todo"}[self.status])
         if self.message.lower().startswith(word.lower()):
             return f"{icon} {self.message}"
         return f"{icon} {word}: {self.message}"

@@ -101,6 +101,8 @@ def write_config(edition: str, execute: bool = True) -> Path:
     if edition == "zh":
         config["title"] = ZH_TITLE
         sphinx.setdefault("html_theme_options", {})["search_bar_text"] = "搜索本书…"
+        # the larger CJK subset (book/fonts.py), after book.css so that its face wins
+        sphinx["html_css_files"] = [*sphinx.get("html_css_files", []), "book-zh.css"]
     if not execute:
         config.setdefault("execute", {})["execute_notebooks"] = "off"
     out_dir = ROOT / (ZH_BUILD if edition == "zh" else Path("_build") / edition)

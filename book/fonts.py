@@ -5,7 +5,9 @@ would render as a box. The book ships ``assets/static/fonts/NotoSansSC-book.woff
 Font License, ``assets/static/fonts/OFL.txt``), which the page CSS and the plotly template name
 first, for the CJK ranges only (``unicode-range``), so Latin text keeps the theme's font.
 
-Regenerate it after adding Chinese text anywhere in the book::
+The Chinese edition uses far more characters (its whole prose): its pages load
+``NotoSansSC-zh.woff2`` instead (``book-zh.css``, added by book/editions.py), so English pages
+stay light. Regenerate both after adding Chinese text anywhere in the book::
 
     python -m book.fonts /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
 
@@ -17,11 +19,13 @@ from __future__ import annotations
 
 import re
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FONT_DIR = ROOT / "assets" / "static" / "fonts"
-SUBSET = FONT_DIR / "NotoSansSC-book.woff2"
+SUBSET = FONT_DIR / "NotoSansSC-book.woff2"      # the English edition's CJK characters
+SUBSET_ZH = FONT_DIR / "NotoSansSC-zh.woff2"     # every CJK character of both editions
 FAMILY = "Book Noto Sans SC"
 # CJK radicals … unified ideographs, CJK symbols and punctuation, compatibility ideographs,
 # halfwidth and fullwidth forms: what the subset covers (the CSS unicode-range says the same).
@@ -33,6 +37,8 @@ _CJK = re.compile("[" + "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in CJK_RANGES)
 # package (figure strings, vocabularies, exercise text) and the pages.
 SOURCES = ("chapters/*.ipynb", "chapters/*.md", "book/*.py", "*.md", "assignments/**/*.py",
            "assignments/**/*.ipynb")
+STRINGS = "book/strings/*.toml"          # figure strings: English ones, Chinese ones
+ZH_SOURCES = ("locale/zh_CN/LC_MESSAGES/**/*.po",)   # the Chinese edition's prose
 # Noto Sans CJK collections hold JP, KR, SC, TC, HK faces; pick the simplified Chinese one.
 SC_NAME = "Noto Sans CJK SC"
 
@@ -44,12 +50,31 @@ def cjk_chars(text: str) -> set[str]:
     return set(_CJK.findall(text))
 
 
-def book_chars(root: Path = ROOT) -> set[str]:
-    """Every CJK character in the book's sources."""
+def _english_strings(path: Path) -> str:
+    """The English texts of a string-table file (book/strings/*.toml)."""
+    with path.open("rb") as handle:
+        table = tomllib.load(handle)
+    return "\n".join(str(entry.get("en", "")) for entry in table.values()
+                     if isinstance(entry, dict))
+
+
+def book_chars(root: Path = ROOT, edition: str = "en") -> set[str]:
+    """Every CJK character the ``edition`` ("en" or "zh") shows: the English edition's
+    sources, and for Chinese also its catalogues and the table's Chinese strings."""
+    if edition not in ("en", "zh"):
+        raise ValueError(f"edition must be 'en' or 'zh', not {edition!r}")
+    root = Path(root)
     chars: set[str] = set()
     for pattern in SOURCES:
-        for path in sorted(Path(root).glob(pattern)):
+        for path in sorted(root.glob(pattern)):
             chars |= cjk_chars(path.read_text(encoding="utf-8"))
+    for path in sorted(root.glob(STRINGS)):
+        chars |= cjk_chars(path.read_text(encoding="utf-8") if edition == "zh"
+                           else _english_strings(path))
+    if edition == "zh":
+        for pattern in ZH_SOURCES:
+            for path in sorted(root.glob(pattern)):
+                chars |= cjk_chars(path.read_text(encoding="utf-8"))
     return chars
 
 
@@ -110,9 +135,10 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print(__doc__)
         return 2
-    target = make_subset(Path(argv[0]))
-    print(f"wrote {target.relative_to(ROOT)}: {len(subset_chars(target))} characters, "
-          f"{target.stat().st_size / 1024:.1f} KiB")
+    for edition, target in (("en", SUBSET), ("zh", SUBSET_ZH)):
+        target = make_subset(Path(argv[0]), target, book_chars(edition=edition))
+        print(f"wrote {target.relative_to(ROOT)}: {len(subset_chars(target))} characters, "
+              f"{target.stat().st_size / 1024:.1f} KiB")
     return 0
 
 

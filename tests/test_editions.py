@@ -1,0 +1,197 @@
+"""The Chinese edition's catalogues: one per page, complete (0 untranslated, 0 fuzzy), up to
+date with the English sources, and every glued number, math span, code span and link target of
+an English paragraph kept in its translation."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+from babel.messages.pofile import read_po
+
+from book import editions
+
+ROOT = Path(editions.__file__).resolve().parent.parent
+LOCALE = ROOT / editions.LOCALE_DIR / "zh_CN" / "LC_MESSAGES"
+
+# What must survive translation verbatim, each kind counted per message.
+KEPT = {
+    "glued number": re.compile(r"\{eval\}`[^`]*`"),
+    "display math": re.compile(r"\$\$.+?\$\$", re.S),
+    "inline math": re.compile(r"(?<![\$\\])\$(?!\$)[^$\n]+?(?<!\\)\$(?!\$)"),
+    "code span": re.compile(r"(?<![`}])`[^`\n]+`(?!`)"),
+    "role": re.compile(r"\{(?!eval\})[a-z:]+\}`[^`]*`"),
+    "link target": re.compile(r"\]\(([^)\s]+)\)"),
+}
+
+
+def toc_pages() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    pages = [toc["root"]]
+    for part in toc.get("parts", []):
+        pages += [entry["file"] for entry in part["chapters"]]
+    return pages
+
+
+def catalogue(page: str):
+    path = LOCALE / f"{page}.po"
+    assert path.is_file(), (f"{page} has no catalogue {path.relative_to(ROOT)}: run "
+                            "`make gettext` and translate it")
+    with path.open("rb") as handle:
+        return read_po(handle)
+
+
+def messages(page: str):
+    return [m for m in catalogue(page) if m.id]
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_catalogue_is_complete(page):
+    entries = messages(page)
+    assert entries, f"{page}.po holds no message"
+    untranslated = [m.id for m in entries if not m.string]
+    fuzzy = [m.id for m in entries if m.fuzzy]
+    assert not untranslated and not fuzzy, (
+        f"{page}.po: {len(untranslated)} untranslated, {len(fuzzy)} fuzzy of {len(entries)}; "
+        f"first: {(untranslated + fuzzy)[0][:120]!r}")
+
+
+def kept(text: str) -> Counter:
+    found = Counter()
+    rest = text
+    for kind, pattern in KEPT.items():
+        for match in pattern.finditer(rest):
+            found[(kind, match.group(0) if kind != "link target" else match.group(1))] += 1
+        if kind in ("glued number", "display math", "inline math"):
+            rest = pattern.sub(" ", rest)   # what is inside math is not a code span
+    return found
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_translation_keeps_numbers_math_and_code(page):
+    problems = []
+    for m in messages(page):
+        if not m.string:
+            continue
+        lost = kept(m.id) - kept(m.string)
+        added = kept(m.string) - kept(m.id)
+        if lost or added:
+            problems.append(f"{m.id[:70]!r}: lost {dict(lost)}, added {dict(added)}")
+    assert not problems, f"{page}.po:\n" + "\n".join(problems[:20])
+
+
+def test_kept_spans_are_found():
+    text = ('At $d_k = 64$ the variance is {eval}`book.glued("var_64:.1f\")` in `torch`, '
+            'see [chapter 2](02_scaling.ipynb) and $$a = b$$.')
+    spans = {kind for kind, _ in kept(text)}
+    assert spans == {"glued number", "inline math", "code span", "link target", "display math"}
+    assert kept(text) - kept(text.replace("$d_k = 64$", "$d_k=64$"))
+
+
+def test_every_catalogue_belongs_to_a_page():
+    pages = set(toc_pages())
+    stray = [str(p.relative_to(LOCALE)) for p in LOCALE.rglob("*.po")
+             if str(p.relative_to(LOCALE).with_suffix("")) not in pages]
+    assert not stray, f"catalogues of no page (remove them): {stray}"
+
+
+@pytest.mark.slow
+def test_catalogues_are_up_to_date(tmp_path):
+    """The messages the sources give today are the ones translated: else `make gettext`."""
+    config = editions.write_config("en", execute=False)
+    out = tmp_path / "gettext"
+    proc = subprocess.run([str(Path(sys.executable).with_name("jupyter-book")), "build",
+                           str(ROOT), "--builder", "custom", "--custom-builder", "gettext",
+                           "--config", str(config), "--path-output", str(out), "-qq"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    problems = []
+    for page in toc_pages():
+        pot = out / "_build" / "gettext" / f"{page}.pot"
+        with pot.open("rb") as handle:
+            wanted = {m.id for m in read_po(handle) if m.id}
+        have = {m.id for m in messages(page)}
+        if wanted - have:
+            problems.append(f"{page}: {len(wanted - have)} new message(s), e.g. "
+                            f"{sorted(wanted - have)[0][:100]!r}")
+        if have - wanted:
+            problems.append(f"{page}: {len(have - wanted)} message(s) no longer in the source")
+    assert not problems, "run `make gettext` and translate:\n" + "\n".join(problems)
+
+
+def test_switch_targets_and_editions():
+    assert editions.switch_target("chapters/02_scaling", "en") == "zh/chapters/02_scaling.html"
+    assert editions.switch_target("index", "zh") == "../index.html"
+    assert editions.edition_of("zh_CN") == "zh" and editions.edition_of(None) == "en"
+    with pytest.raises(ValueError, match="no edition"):
+        editions.edition_of("fr")
+    with pytest.raises(ValueError, match="unknown edition"):
+        editions.write_config("fr")
+
+
+# --- the built Chinese edition -------------------------------------------------------------
+
+def _html_pages(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*.html")
+            if "_static" not in p.parts and p.name not in {"genindex.html", "search.html"}}
+
+
+@pytest.mark.slow
+def test_chinese_edition_builds_without_warnings(built_zh):
+    assert built_zh["returncode"] == 0, built_zh["log"][-4000:]
+    assert built_zh["warnings"] == 0, built_zh["log"][-4000:]
+    print(f"\nChinese edition cold build: {built_zh['seconds']:.1f} s, 0 warnings, "
+          f"{len(_html_pages(built_zh['html']))} pages")
+
+
+@pytest.mark.slow
+def test_both_editions_have_the_same_pages(built_book, built_zh):
+    assert _html_pages(built_book["html"]) == _html_pages(built_zh["html"])
+
+
+LANG = re.compile(r"<html[^>]*\blang=\"([^\"]+)\"")
+SWITCH = re.compile(r'class="book-language-switch"><a href="([^"]+)" hreflang="([^"]+)"')
+PASTED = re.compile(r'<span class="pasted-text">([^<]*)</span>')
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_every_page_names_its_language_and_links_its_twin(built_book, built_zh, edition):
+    """<html lang> per edition; a switch on every page to the same page of the other edition
+    (relative: the Chinese edition is published under zh/ of the English one)."""
+    root = (built_book if edition == "en" else built_zh)["html"]
+    other = "zh-CN" if edition == "en" else "en"
+    for rel in sorted(_html_pages(root)):
+        text = (root / rel).read_text(encoding="utf-8")
+        assert LANG.search(text).group(1) == editions.EDITIONS[edition]["html_lang"], rel
+        match = SWITCH.search(text)
+        assert match, f"{edition}/{rel}: no language switch"
+        href, hreflang = match.groups()
+        assert hreflang == other
+        published = Path("/book") / ("" if edition == "en" else "zh") / rel
+        target = (published.parent / href).resolve()
+        expected = Path("/book") / ("zh" if edition == "en" else "") / rel
+        assert target == expected.resolve(), f"{edition}/{rel}: switch goes to {href}"
+
+
+@pytest.mark.slow
+def test_every_glued_number_is_filled_in_both_editions(built_book, built_zh):
+    """The same numbers in the same count on both pages of a chapter: none lost in a
+    translated paragraph (the {glue} trap), none empty."""
+    for rel in sorted(_html_pages(built_book["html"])):
+        en = PASTED.findall((built_book["html"] / rel).read_text(encoding="utf-8"))
+        zh = PASTED.findall((built_zh["html"] / rel).read_text(encoding="utf-8"))
+        assert all(v.strip() for v in zh), f"{rel}: an empty glued number in Chinese"
+        assert len(en) == len(zh), (f"{rel}: {len(en)} glued numbers in English, "
+                                    f"{len(zh)} in Chinese")
+
+
+@pytest.mark.slow
+def test_chinese_search_index_has_chinese_words(built_zh):
+    index = (built_zh["html"] / "searchindex.js").read_text(encoding="utf-8")
+    assert re.search(r'"注意力', index), "jieba did not split the Chinese prose into words"
