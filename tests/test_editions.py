@@ -4,6 +4,7 @@ an English paragraph kept in its translation."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -195,3 +196,64 @@ def test_every_glued_number_is_filled_in_both_editions(built_book, built_zh):
 def test_chinese_search_index_has_chinese_words(built_zh):
     index = (built_zh["html"] / "searchindex.js").read_text(encoding="utf-8")
     assert re.search(r'"注意力', index), "jieba did not split the Chinese prose into words"
+
+
+NEW_PLOT = re.compile(r'Plotly\.newPlot\(\s*"[^"]+",\s*')
+# Words a Chinese figure may show in Latin letters: notation, names of things, units.
+LATIN_OK = re.compile(
+    r"\b(?:softmax|PyTorch|torch|SDPA|GQA|MQA|MHA|MLA|RoPE|ALiBi|BERT|KV|QKV|LayerNorm|Pre-LN|"
+    r"Post-LN|RMSNorm|NaN|inf|FlashAttention|Flash|log|exp|max|min|argmax|ms|MB|KB|GB|"
+    r"[A-Za-z]|[A-Za-z]_\w+)\b", re.I)
+
+
+def figure_texts(html: str) -> list[str]:
+    """The texts a reader sees in each plotly figure of a page: titles, axis titles,
+    annotations, legend entries, slider and menu labels."""
+    decoder = json.JSONDecoder()
+    texts: list[str] = []
+    for match in NEW_PLOT.finditer(html):
+        data, end = decoder.raw_decode(html, match.end())
+        layout, _ = decoder.raw_decode(html, html.index("{", end))
+
+        def title(obj):
+            t = (obj or {}).get("title")
+            return t.get("text") if isinstance(t, dict) else t
+
+        texts.append(title(layout))
+        texts += [title(v) for k, v in layout.items()
+                  if re.match(r"[xy]axis\d*$|coloraxis", k) and isinstance(v, dict)]
+        texts += [a.get("text") for a in layout.get("annotations", [])]
+        texts += [t.get("name") for t in data if t.get("showlegend", True) is not False]
+        for slider in layout.get("sliders", []):
+            texts.append((slider.get("currentvalue") or {}).get("prefix"))
+            texts += [s.get("label") for s in slider.get("steps", [])]
+        for menu in layout.get("updatemenus", []):
+            texts += [b.get("label") for b in menu.get("buttons", [])]
+    return [re.sub(r"<[^>]+>", " ", t) for t in texts if isinstance(t, str) and t.strip()]
+
+
+def english_left(text: str) -> str | None:
+    """An English phrase left in a Chinese text (two Latin words that are not notation)."""
+    rest = LATIN_OK.sub(" ", text)
+    match = re.search(r"[A-Za-z]{3,}[\s,-]+[A-Za-z]{2,}", rest)
+    return match.group(0) if match else None
+
+
+def test_english_left_finds_phrases_not_notation():
+    assert english_left("Head 2 attends here") == "attends here"
+    assert english_left("第 2 个头：softmax 之后") is None
+    assert english_left("d_k = 64 时的 QKV 分数") is None
+    assert english_left("raw scores") == "raw scores"
+
+
+@pytest.mark.slow
+def test_chinese_figures_speak_chinese(built_zh):
+    """No English phrase in any figure text of the Chinese edition (notation excepted)."""
+    left = {}
+    for rel in sorted(_html_pages(built_zh["html"])):
+        for text in figure_texts((built_zh["html"] / rel).read_text(encoding="utf-8")):
+            phrase = english_left(text)
+            if phrase:
+                left.setdefault(rel, []).append(text[:80])
+    assert not left, "English in Chinese figures (add it to book/strings/*.toml):\n" + "\n".join(
+        f"{rel}: {sorted(set(texts))[:8]}" for rel, texts in left.items())
