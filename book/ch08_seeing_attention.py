@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import textwrap
+import unicodedata
 
 import ipywidgets as widgets
 import numpy as np
@@ -20,17 +21,40 @@ from .plotting import COLORSCALE, make_slider, rounded
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
-def _wrap(text: str, width: int = 110) -> str:
-    return "<br>".join(textwrap.wrap(text, width))
+CAPTION_WIDTH = 56  # columns (a CJK character takes two): fits a 390 px phone screen
 
 
-def _caption(data: dict, width: int = 110) -> str:
-    """The order (wrapped; in English its word-by-word gloss, in Chinese the tokens) and the
-    model's predictions, as the views' caption."""
-    text = data["english"] if i18n.language() == "en" else " ".join(data["order"].tokens)
-    marks = tr("ch08.caption_model", marks="，".join(data["marks"]) if i18n.language() == "zh"
-               else ", ".join(data["marks"]))
-    return _wrap(text, width) + "<br><i>" + _wrap(marks, width) + "</i>"
+def _columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _wrap(text: str, width: int = CAPTION_WIDTH) -> str:
+    """``text`` broken at spaces into lines of at most ``width`` columns, joined by <br>."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and _columns(lines[-1]) + 1 + _columns(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
+
+
+def _caption(data: dict) -> str:
+    """The order (in English its word-by-word gloss, in Chinese the tokens) and the model's
+    predictions, wrapped, as the views' caption."""
+    zh = i18n.language() == "zh"
+    text = " ".join(data["order"].tokens) if zh else data["english"]
+    marks = tr("ch08.caption_model", marks=("， " if zh else ", ").join(data["marks"]))
+    return _wrap(text) + "<br><i>" + _wrap(marks) + "</i>"
+
+
+def _menu_name(name: str, width: int = 28) -> str:
+    """A menu label short enough for a phone screen (long orders end in …)."""
+    if _columns(name) <= width:
+        return name
+    while _columns(name) > width - 1:
+        name = name[:-1]
+    return name + "…"
 
 
 def _head_label(layer: int, head: int) -> str:
@@ -96,7 +120,7 @@ def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go
     caption = {"text": _caption(data[0]), "x": 0, "xref": "paper", "xanchor": "left",
                "y": 1.02, "yref": "paper", "yanchor": "bottom", "showarrow": False,
                "align": "left", "font": {"size": 11}}
-    order_buttons = [{"label": name, "method": "update",
+    order_buttons = [{"label": _menu_name(name), "method": "update",
                       "args": [{"visible": [j == i for j in range(len(data))]},
                                {**_order_axes(d), "annotations": [dict(caption,
                                                                        text=_caption(d))]}]}
@@ -163,7 +187,7 @@ def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
                "align": "left", "font": {"size": 11}}
     buttons = []
     for name, d in zip(names, data, strict=True):
-        buttons.append({"label": name, "method": "update",
+        buttons.append({"label": _menu_name(name), "method": "update",
                         "args": [{"z": [rounded(d["maps"][lh], 3) for lh in traces],
                                   "x": [d["cols"]] * len(traces),
                                   "y": [d["cols"]] * len(traces)},
@@ -208,6 +232,7 @@ def relation_figure(stats: dict) -> go.Figure:
             hovertemplate=f"{relation_label(r)}<br>%{{y}}, %{{x}}: %{{z:.3f}}<extra></extra>"),
             row=i // cols + 1, col=i % cols + 1)
     fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(showticklabels=False, col=2)  # the panels share their layers
     fig.update_annotations(font_size=12)
     fig.update_layout(height=230 * rows + 80, margin={"l": 60, "r": 20, "t": 60, "b": 30})
     return fig

@@ -12,6 +12,7 @@ any sentence a reader types. The numbers come from :mod:`book.pretrained` and
 from __future__ import annotations
 
 import html
+import textwrap
 
 import ipywidgets as widgets
 import numpy as np
@@ -70,7 +71,9 @@ def _axes(labels, suffix: str = "") -> dict:
 
 
 def _caption(text: str, y: float = 1.02) -> dict:
-    return {"text": html.escape(text), "x": 0, "xref": "paper", "xanchor": "left", "y": y,
+    """The sentence above the maps, wrapped to fit a phone screen."""
+    lines = "<br>".join(html.escape(line) for line in textwrap.wrap(text, 60))
+    return {"text": lines, "x": 0, "xref": "paper", "xanchor": "left", "y": y,
             "yref": "paper", "yanchor": "bottom", "showarrow": False, "font": {"size": 12}}
 
 
@@ -93,8 +96,9 @@ def head_view(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.F
                 "args": [{"visible": [j == i for j in range(len(views))]},
                          {**_axes(v["labels"]), "annotations": [_caption(v["caption"])]}]}
                for i, (name, v) in enumerate(zip(names, views, strict=True))]
-    steps = [{"label": _head(layer, head), "method": "restyle",
-              "args": [{"z": [_r(v["maps"][layer, head]) for v in views]}]}
+    steps = [{"label": _head(layer, head), "method": "update",
+              "args": [{"z": [_r(v["maps"][layer, head]) for v in views]},
+                       {"title.text": tr("ch08.head_label", layer=layer, head=head)}]}
              for layer in range(c.n_layers) for head in range(c.n_heads)]
     first = _axes(views[0]["labels"])
     fig.update_layout(
@@ -103,11 +107,13 @@ def head_view(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.F
         sliders=[{"active": layer0 * c.n_heads + head0, "steps": steps, "pad": {"t": 70},
                   "currentvalue": {"prefix": tr("ch08b.slider_head")}}],
         annotations=[_caption(views[0]["caption"])], height=700,
+        title={"text": tr("ch08.head_label", layer=layer0, head=head0), "font": {"size": 13},
+               "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
         xaxis={"title": tr("ch08.key_axis"), "tickangle": -90, "categoryorder": "array",
                "categoryarray": first["xaxis.categoryarray"], "range": first["xaxis.range"]},
         yaxis={"title": tr("ch08.query_axis"), "categoryorder": "array", "automargin": True,
                "categoryarray": first["yaxis.categoryarray"], "range": first["yaxis.range"]},
-        margin={"l": 40, "r": 20, "t": 130, "b": 40})
+        margin={"l": 40, "r": 20, "t": 150, "b": 40})
     return fig
 
 
@@ -158,18 +164,21 @@ def model_view(model, texts, names=None, layer: int = 0,
         buttons.append({"label": name, "method": "update",
                         "args": [{"visible": visible},
                                  {**axes(v["labels"]),
-                                  "annotations": titles + [_caption(v["caption"], 1.06)]}]})
-    steps = [{"label": tr("ch08.layer", layer=lay), "method": "restyle",
-              "args": [{"z": [_r(v["maps"][lay, h]) for v in views
-                              for h in range(c.n_heads)]}]} for lay in range(c.n_layers)]
+                                  "annotations": titles + [_caption(v["caption"], 1.04)]}]})
+    steps = [{"label": tr("ch08.layer", layer=lay), "method": "update",
+              "args": [{"z": [_r(v["maps"][lay, h]) for v in views for h in range(c.n_heads)]},
+                       {"title.text": tr("ch08.layer_heads", layer=lay, n=c.n_heads)}]}
+             for lay in range(c.n_layers)]
     fig.update_layout(**axes(views[0]["labels"]))
     fig.update_layout(
-        annotations=titles + [_caption(views[0]["caption"], 1.06)], height=820,
+        annotations=titles + [_caption(views[0]["caption"], 1.04)], height=820,
+        title={"text": tr("ch08.layer_heads", layer=layer, n=c.n_heads), "font": {"size": 13},
+               "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
         updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
-                      "xanchor": "left", "y": 1.12, "yanchor": "bottom"}],
+                      "xanchor": "left", "y": 1.16, "yanchor": "bottom"}],
         sliders=[{"active": layer, "steps": steps, "pad": {"t": 70},
                   "currentvalue": {"prefix": tr("ch08b.slider_layer")}}],
-        margin={"l": 70, "r": 20, "t": 120, "b": 20})
+        margin={"l": 70, "r": 20, "t": 160, "b": 20})
     return fig
 
 
@@ -275,7 +284,7 @@ def sink_figure(sink: dict) -> go.Figure:
     fig.update_yaxes(range=[0, 1.25 * max(v["change"] for v in sink.values())], row=1, col=2)
     fig.update_xaxes(tickangle=-30)
     fig.update_annotations(font_size=12)
-    fig.update_layout(height=400, margin={"l": 50, "r": 20, "t": 50, "b": 60})
+    fig.update_layout(height=400, margin={"l": 50, "r": 20, "t": 70, "b": 60})
     return fig
 
 
@@ -402,7 +411,7 @@ def head_view_live(model=None, text: str = "The animal didn't cross the street b
         for key, value in _axes(d["labels"]).items():
             axis, prop = key.split(".")
             fig.layout[axis][prop] = value
-        fig.layout.annotations[0].text = html.escape(d["caption"])
+        fig.layout.annotations[0].text = _caption(d["caption"])["text"]
         return tr("ch08.rows_cols", head=_head(layer, head))
 
     controls = {
@@ -435,7 +444,7 @@ def model_view_live(model=None, text: str = "one bowl of beef noodles, no corian
                     axis, prop = key.split(".")
                     fig.layout[axis][prop] = value
             shown["labels"] = d["labels"]
-        fig.layout.annotations[-1].text = html.escape(d["caption"])
+        fig.layout.annotations[-1].text = _caption(d["caption"])["text"]
         return tr("ch08b.layer_rows_cols", layer=layer, n=c.n_heads)
 
     controls = {"layer": widgets.IntSlider(value=0, min=0, max=c.n_layers - 1,

@@ -175,7 +175,10 @@ def _glued_role():
                 # document of its own, without the notebook's glue data, so the key is looked
                 # up as a reference to this page's own notebook, resolved after reading.
                 own = posixpath.basename(str(env.doc2path(env.docname, False)))
-                self.text = f"{own}::{self.text}"
+                # PasteTextRole splits the format spec off at the last ":", which would cut
+                # "page.ipynb::name" at its "::": give a key without a spec the default "s"
+                spec = "" if ":" in self.text else ":s"
+                self.text = f"{own}::{self.text}{spec}"
             return super().run()
 
     return GluedRole
