@@ -21,7 +21,7 @@ from .plotting import COLORSCALE, make_slider, rounded
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
-CAPTION_WIDTH = 56  # columns (a CJK character takes two): fits a 390 px phone screen
+CAPTION_WIDTH = 34  # columns (a CJK character takes two): fits beside a phone's row labels
 
 
 def _columns(text: str) -> int:
@@ -45,7 +45,10 @@ def _caption(data: dict) -> str:
     zh = i18n.language() == "zh"
     text = " ".join(data["order"].tokens) if zh else data["english"]
     marks = tr("ch08.caption_model", marks=("， " if zh else ", ").join(data["marks"]))
-    return _wrap(text) + "<br><i>" + _wrap(marks) + "</i>"
+    # a <span>, not <i>: book.plotting.tidy leaves a text with a span as it is written, so
+    # these CJK-aware lines are not wrapped again at its character count
+    return (_wrap(text) + '<br><span style="font-style:italic">' + _wrap(marks)
+            + "</span>")
 
 
 def _menu_name(name: str, width: int = 28) -> str:
@@ -138,12 +141,13 @@ def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go
         annotations=[caption], height=680,
         title={"text": _head_label(layer0, head0), "font": {"size": 13}, "x": 0,
                "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
-        xaxis={"title": tr("ch08.key_axis"), "tickangle": -90, "categoryorder": "array",
+        xaxis={"title": {"text": tr("ch08.key_axis"), "standoff": 14}, "tickangle": -90,
+               "categoryorder": "array",
                "automargin": True,
                **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("xaxis")}},
         yaxis={"title": tr("ch08.query_axis"), "categoryorder": "array", "automargin": True,
                **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("yaxis")}},
-        margin={"l": 40, "r": 20, "t": 170, "b": 40})
+        margin={"l": 40, "r": 20, "t": 190, "b": 40})
     return fig
 
 
@@ -204,7 +208,7 @@ def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
                                     "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
                                     "pad": {"t": 200}}],
                       sliders=[{**make_slider(steps, "", active=start_layer), "pad": {"t": 60}}],
-                      margin={"l": 40, "r": 20, "t": 170, "b": 40})
+                      margin={"l": 40, "r": 20, "t": 190, "b": 40})
     return fig
 
 
@@ -432,7 +436,7 @@ def attention_live(model=None, text: str | None = None) -> LiveExplorer:
     fig = head_view(model, [attention_roles.EXAMPLE], start=(0, 0))
     fig.layout.updatemenus, fig.layout.sliders = [], []
     # the static view's top margin holds its dropdown; here only the caption needs room
-    fig.layout.margin.t, fig.layout.height = 60, 570
+    fig.layout.margin.t, fig.layout.height = 140, 640
     explorer = LiveExplorer(fig, controls, redraw)
     explorer.message = message
     explorer.widget = widgets.VBox([*explorer.control_rows, message, explorer.figure])

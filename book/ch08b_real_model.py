@@ -135,14 +135,14 @@ def model_view(model, texts, names=None, layer: int = 0,
     layer = validate.integer("layer", layer, low=0, high=c.n_layers - 1)
     rows, cols = GRID
     fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.03, vertical_spacing=0.08,
-                        subplot_titles=[tr("ch08.head", head=h) for h in range(c.n_heads)])
+                        subplot_titles=[tr("ch08b.head_short", head=h) for h in range(c.n_heads)])
     for i, v in enumerate(views):
         for h in range(c.n_heads):
             fig.add_trace(go.Heatmap(
                 z=_r(v["maps"][layer, h]), x=v["labels"], y=v["labels"], zmin=0, zmax=1,
                 colorscale=COLORSCALE, visible=i == 0, showscale=h == 0,
                 colorbar={"title": {"text": tr("ch08.weight")}, "len": 0.4, "y": 0.8},
-                hovertemplate=tr("ch08.head", head=h) + "<br>" + _hover()),
+                hovertemplate=tr("ch08b.head_short", head=h) + "<br>" + _hover()),
                 row=h // cols + 1, col=h % cols + 1)
     fig.update_xaxes(showticklabels=False, categoryorder="array", tickfont_size=10,
                      tickangle=-90)
@@ -249,20 +249,22 @@ def layer_profile(shares: dict) -> go.Figure:
 
 
 def relation_figure(accuracy: dict) -> go.Figure:
-    """Layer × head: how often a determiner's most-attended word is its noun, with the best
-    fixed offset and chance in the title."""
-    acc = accuracy["accuracy"]
+    """Layer × head: how often (%) a determiner's most-attended word is its noun, with the best
+    fixed offset and chance in the title. Whole percents keep the cell texts inside their
+    cells on a phone."""
+    acc = 100 * np.asarray(accuracy["accuracy"], dtype=float)
     k, base = max(accuracy["offset"].items(), key=lambda kv: kv[1])
     n_layers, n_heads = acc.shape
     fig = go.Figure(go.Heatmap(
-        z=_r(acc), text=[[f"{x:.2f}" for x in row] for row in acc], texttemplate="%{text}",
-        zmin=0, zmax=1, colorscale=COLORSCALE, x=[tr("ch08.head", head=h) for h in range(n_heads)],
+        z=_r(acc, 1), text=[[f"{x:.0f}" for x in row] for row in acc], texttemplate="%{text}",
+        zmin=0, zmax=100, colorscale=COLORSCALE,
+        x=[tr("ch08.head", head=h) for h in range(n_heads)],
         y=[tr("ch08.layer", layer=lay) for lay in range(n_layers)],
         colorbar={"title": {"text": tr("ch08b.accuracy")}},
-        hovertemplate="%{y}, %{x}: %{z:.2f}<extra></extra>"))
+        hovertemplate="%{y}, %{x}: %{z:.0f} %<extra></extra>"))
     fig.update_layout(
-        title={"text": tr("ch08b.det_title", n=accuracy["n"], k=f"{k:+d}", base=base,
-                          chance=accuracy["chance"]), "font": {"size": 13}},
+        title={"text": tr("ch08b.det_title", n=accuracy["n"], k=f"{k:+d}", base=100 * base,
+                          chance=100 * accuracy["chance"]), "font": {"size": 13}},
         yaxis={"autorange": "reversed"}, xaxis={"tickangle": -45}, height=400,
         margin={"l": 70, "r": 20, "t": 80, "b": 60})
     return fig
