@@ -141,7 +141,7 @@ def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go
         annotations=[caption], height=680,
         title={"text": _head_label(layer0, head0), "font": {"size": 13}, "x": 0,
                "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
-        xaxis={"title": {"text": tr("ch08.key_axis"), "standoff": 14}, "tickangle": -90,
+        xaxis={"title": {"text": tr("ch08.key_axis"), "standoff": 28}, "tickangle": -90,
                "categoryorder": "array",
                "automargin": True,
                **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("xaxis")}},

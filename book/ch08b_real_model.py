@@ -106,7 +106,7 @@ def head_view(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.F
                       "xanchor": "left", "y": 1.14, "yanchor": "bottom"}],
         sliders=[{"active": layer0 * c.n_heads + head0, "steps": steps, "pad": {"t": 70},
                   "currentvalue": {"prefix": tr("ch08b.slider_head")}}],
-        annotations=[_caption(views[0]["caption"])], height=700,
+        annotations=[_caption(views[0]["caption"])], height=680,
         title={"text": tr("ch08.head_label", layer=layer0, head=head0), "font": {"size": 13},
                "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
         xaxis={"title": tr("ch08.key_axis"), "tickangle": -90, "categoryorder": "array",
@@ -171,7 +171,7 @@ def model_view(model, texts, names=None, layer: int = 0,
              for lay in range(c.n_layers)]
     fig.update_layout(**axes(views[0]["labels"]))
     fig.update_layout(
-        annotations=titles + [_caption(views[0]["caption"], 1.04)], height=820,
+        annotations=titles + [_caption(views[0]["caption"], 1.04)], height=800,
         title={"text": tr("ch08.layer_heads", layer=layer, n=c.n_heads), "font": {"size": 13},
                "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
         updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
@@ -225,7 +225,7 @@ def stats_explorer(shares: dict, entropy: dict, start: str = "[CLS]") -> go.Figu
         updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
                       "xanchor": "left", "y": 1.22, "yanchor": "bottom"}],
         yaxis={"autorange": "reversed"}, xaxis={"side": "bottom", "tickangle": -45},
-        height=430, margin={"l": 70, "r": 20, "t": 120, "b": 60})
+        height=400, margin={"l": 70, "r": 20, "t": 120, "b": 60})
     return fig
 
 
@@ -242,7 +242,7 @@ def layer_profile(shares: dict) -> go.Figure:
     fig.add_trace(go.Scatter(x=x, y=[round(shares["[CLS]"]["even"], 3)] * len(x),
                              name=tr("ch08b.even_one"), mode="lines",
                              line={"color": "#7a7a7a", "dash": "dot"}))
-    fig.update_layout(height=420, yaxis={"title": tr("ch08b.mean_share"), "range": [0, 1]},
+    fig.update_layout(height=400, yaxis={"title": tr("ch08b.mean_share"), "range": [0, 1]},
                       legend={"orientation": "h", "y": -0.2, "x": 0, "font": {"size": 12}},
                       margin={"l": 60, "r": 20, "t": 30, "b": 40})
     return fig
@@ -286,7 +286,7 @@ def sink_figure(sink: dict) -> go.Figure:
     fig.update_yaxes(range=[0, 1.25 * max(v["change"] for v in sink.values())], row=1, col=2)
     fig.update_xaxes(tickangle=-30)
     fig.update_annotations(font_size=12)
-    fig.update_layout(height=400, margin={"l": 50, "r": 20, "t": 70, "b": 60})
+    fig.update_layout(height=380, margin={"l": 50, "r": 20, "t": 70, "b": 60})
     return fig
 
 
