@@ -424,7 +424,7 @@ def test_captions_fit_a_phone_screen(model):
     for language in ("en", "zh"):
         i18n.set_language(language)
         fig = ch08_seeing_attention.head_view(model, TEXTS)
-        lines = fig.layout.annotations[0].text.replace("<i>", "").replace("</i>", "")
+        lines = re.sub(r"<(?!br>)[^>]+>", "", fig.layout.annotations[0].text)
         widest = max(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
                      for line in lines.split("<br>"))
         assert widest <= ch08_seeing_attention.CAPTION_WIDTH
