@@ -71,8 +71,10 @@ def _axes(labels, suffix: str = "") -> dict:
 
 
 def _caption(text: str, y: float = 1.02) -> dict:
-    """The sentence above the maps, wrapped to fit a phone screen."""
-    lines = "<br>".join(html.escape(line) for line in textwrap.wrap(text, 60))
+    """The sentence above the maps, wrapped to fit a phone screen (in a <span>, which
+    book.plotting.tidy leaves as written: it would wrap it to a panel title's width)."""
+    lines = "<br>".join(html.escape(line) for line in textwrap.wrap(text, 46))
+    lines = f"<span>{lines}</span>"
     return {"text": lines, "x": 0, "xref": "paper", "xanchor": "left", "y": y,
             "yref": "paper", "yanchor": "bottom", "showarrow": False, "font": {"size": 12}}
 
