@@ -135,9 +135,9 @@ def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go
     fig.update_layout(
         updatemenus=[{"buttons": order_buttons, "direction": "up", "showactive": True,
                       "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
-                      "pad": {"t": 210}}],
+                      "pad": {"t": 240}}],
         sliders=[{**make_slider(head_steps, tr("ch08.slider_head"),
-                            active=layer0 * n_heads + head0), "pad": {"t": 60}}],
+                            active=layer0 * n_heads + head0), "pad": {"t": 85}}],
         annotations=[caption], height=680,
         title={"text": _head_label(layer0, head0), "font": {"size": 13}, "x": 0,
                "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
