@@ -76,7 +76,8 @@ def _caption(text: str, y: float = 1.02) -> dict:
     lines = "<br>".join(html.escape(line) for line in textwrap.wrap(text, 46))
     lines = f"<span>{lines}</span>"
     return {"text": lines, "x": 0, "xref": "paper", "xanchor": "left", "y": y,
-            "yref": "paper", "yanchor": "bottom", "showarrow": False, "font": {"size": 12}}
+            "yref": "paper", "yanchor": "bottom", "showarrow": False, "align": "left",
+            "font": {"size": 12}}
 
 
 # --- head view and model view ---------------------------------------------------------------
