@@ -174,14 +174,14 @@ def model_view(model, texts, names=None, layer: int = 0,
              for lay in range(c.n_layers)]
     fig.update_layout(**axes(views[0]["labels"]))
     fig.update_layout(
-        annotations=titles + [_caption(views[0]["caption"], 1.04)], height=800,
+        annotations=titles + [_caption(views[0]["caption"], 1.04)], height=780,
         title={"text": tr("ch08.layer_heads", layer=layer, n=c.n_heads), "font": {"size": 13},
                "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
         updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
-                      "xanchor": "left", "y": 1.16, "yanchor": "bottom"}],
+                      "xanchor": "left", "y": 1.13, "yanchor": "bottom"}],
         sliders=[{"active": layer, "steps": steps, "pad": {"t": 70},
                   "currentvalue": {"prefix": tr("ch08b.slider_layer")}}],
-        margin={"l": 70, "r": 20, "t": 160, "b": 20})
+        margin={"l": 70, "r": 20, "t": 145, "b": 20})
     return fig
 
 
