@@ -26,6 +26,7 @@ from . import fit as fit_mod
 from . import orders as orders_mod
 from . import orders_example, train, validate
 from . import probe as probe_mod
+from .i18n import tr
 from .model import check_encoder, eval_mode
 from .orders import CLAUSE_END, NONE, Order
 
@@ -60,11 +61,10 @@ def read_order(text: str, max_len: int = orders_mod.MAX_LEN) -> Order:
                         f"{type(text).__name__}")
     max_len = validate.integer("max_len", max_len, low=1)
     if not text.strip():
-        raise ValueError(f"The order is empty: type one, e.g. {EXAMPLE}")
+        raise ValueError(tr("ch08.empty_order", example=EXAMPLE))
     tokens = orders_mod.tokenize(text)   # an unknown word raises, listing the vocabulary
     if len(tokens) > max_len:
-        raise ValueError(f"The order has {len(tokens)} words but the model takes at most "
-                         f"{max_len}; shorten it.")
+        raise ValueError(tr("ch08.long_order", n=len(tokens), max_len=max_len))
     try:
         labels = orders_mod.label(tokens)
     except ValueError:
@@ -83,8 +83,7 @@ def order_maps(model, text) -> dict:
                         f"book.orders.Order, got {type(text).__name__}")
     order = text if isinstance(text, Order) else read_order(text, max_len)
     if len(order) > max_len:
-        raise ValueError(f"The order has {len(order)} words but the model takes at most "
-                         f"{max_len}; shorten it.")
+        raise ValueError(tr("ch08.long_order", n=len(order), max_len=max_len))
     try:
         rules = orders_mod.label(order.tokens)
     except ValueError:   # ambiguous for the rules: there is no right answer to show
@@ -226,7 +225,16 @@ def head_name(layer: int, head: int) -> str:
     """``"layer 1, head 3"``: how the chapter names a head (both counted from 0)."""
     layer = validate.integer("layer", layer, low=0)
     head = validate.integer("head", head, low=0)
-    return f"layer {layer}, head {head}"
+    return tr("ch08.head_name", layer=layer, head=head)
+
+
+def label_name(label: str) -> str:
+    """How the chapter writes a label of book.orders.LABELS ("omit"; 不要 in Chinese)."""
+    ids = {"omit": "ch08.label_omit", "extra": "ch08.label_extra", "less": "ch08.label_less",
+           "normal": "ch08.label_normal", "count_1": "ch08.label_count_1",
+           "count_2": "ch08.label_count_2", "count_3": "ch08.label_count_3"}
+    validate.choice("label", label, list(ids))
+    return tr(ids[label])
 
 
 def specialists(stats: dict[str, dict], min_mass: float = 0.5) -> list[dict]:
@@ -339,10 +347,15 @@ def order_view_data(model, order) -> dict:
     for tok, pred, rule in zip(o.tokens, d["predictions"], d["rules"] or [None] * len(o),
                                strict=True):
         if pred != "-":
-            ok = "" if rule is None else (" ✓" if pred == rule else f" ✗ (should be {rule})")
-            marks.append(f"{tok} → {pred}{ok}")
+            ok = "" if rule is None else " ✓" if pred == rule else \
+                f" ✗ ({tr('ch08.should_be', label=_label_or_none(rule))})"
+            marks.append(f"{tok} → {_label_or_none(pred)}{ok}")
     return {"order": o, "cols": token_labels(o), "rows": token_labels(o, gloss=True),
             "maps": d["maps"], "english": o.english, "marks": marks}
+
+
+def _label_or_none(label: str) -> str:
+    return label if label == NONE else label_name(label)
 
 
 def _clause_of(order: Order, i: int) -> tuple[int, int]:

@@ -4,31 +4,90 @@ from __future__ import annotations
 
 import html
 import textwrap
+import unicodedata
 
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import attention_roles, orders, timing, train, validate
+from . import attention_roles, i18n, orders, timing, train, validate
 from . import model as model_mod
 from .checks import NotAnswered, call, exercise
+from .display import table
+from .i18n import tr
 from .live import LiveExplorer
 from .plotting import COLORSCALE, make_slider, rounded
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
-def _wrap(text: str, width: int = 110) -> str:
-    return "<br>".join(textwrap.wrap(text, width))
+CAPTION_WIDTH = 34  # columns (a CJK character takes two): fits beside a phone's row labels
+
+
+def _columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _wrap(text: str, width: int = CAPTION_WIDTH) -> str:
+    """``text`` broken at spaces into lines of at most ``width`` columns, joined by <br>."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and _columns(lines[-1]) + 1 + _columns(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
 
 
 def _caption(data: dict) -> str:
-    """The order (wrapped) and the model's predictions, as the views' caption."""
-    return _wrap(data["english"]) + "<br><i>model: " + ", ".join(data["marks"]) + "</i>"
+    """The order (in English its word-by-word gloss, in Chinese the tokens) and the model's
+    predictions, wrapped, as the views' caption."""
+    zh = i18n.language() == "zh"
+    text = " ".join(data["order"].tokens) if zh else data["english"]
+    marks = tr("ch08.caption_model", marks=("， " if zh else ", ").join(data["marks"]))
+    # a <span>, not <i>: book.plotting.tidy leaves a text with a span as it is written, so
+    # these CJK-aware lines are not wrapped again at its character count
+    return (_wrap(text) + '<br><span style="font-style:italic">' + _wrap(marks)
+            + "</span>")
+
+
+def _menu_name(name: str, width: int = 28) -> str:
+    """A menu label short enough for a phone screen (long orders end in …)."""
+    if _columns(name) <= width:
+        return name
+    while _columns(name) > width - 1:
+        name = name[:-1]
+    return name + "…"
 
 
 def _head_label(layer: int, head: int) -> str:
-    return f"layer {layer} · head {head}"
+    return tr("ch08.head_label", layer=layer, head=head)
+
+
+def _hover(z: str = "%{z:.3f}") -> str:
+    return tr("ch08.hover_map", q="%{y}", k="%{x}", w=z) + "<extra></extra>"
+
+
+def relation_label(relation: str) -> str:
+    """How the figures and tables name a relation of book.attention_roles.RELATIONS."""
+    ids = {"ingredient → its modifier": "ch08.rel_ing_mod",
+           "dish → its quantity": "ch08.rel_dish_qty",
+           "modifier → its ingredients": "ch08.rel_mod_ing",
+           "quantity → its dish": "ch08.rel_qty_dish",
+           "word → end of its clause": "ch08.rel_end",
+           "word → start of its clause": "ch08.rel_start"}
+    validate.choice("relation", relation, list(ids))
+    return tr(ids[relation])
+
+
+def category_label(category: str) -> str:
+    """How the figures name a token category of book.orders.CATEGORIES."""
+    ids = {"quantity": "ch08.cat_quantity", "dish": "ch08.cat_dish",
+           "adjective": "ch08.cat_adjective", "modifier": "ch08.cat_modifier",
+           "ingredient": "ch08.cat_ingredient", "filler": "ch08.cat_filler",
+           "punctuation": "ch08.cat_punctuation"}
+    validate.choice("category", category, list(ids))
+    return tr(ids[category])
 
 
 def _order_axes(data: dict) -> dict:
@@ -47,7 +106,8 @@ def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go
     orders_ = list(orders_)
     if not orders_:
         raise ValueError("head_view needs at least one order")
-    names = [f"order {i + 1}" for i in range(len(orders_))] if names is None else list(names)
+    names = ([tr("ch08.order_name", i=i + 1) for i in range(len(orders_))] if names is None
+             else list(names))
     if len(names) != len(orders_):
         raise ValueError(f"got {len(orders_)} orders but {len(names)} names")
     data = [attention_roles.order_view_data(model, o) for o in orders_]
@@ -58,12 +118,12 @@ def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go
     for i, d in enumerate(data):
         fig.add_trace(go.Heatmap(
             z=rounded(d["maps"][layer0, head0], 3), x=d["cols"], y=d["rows"], zmin=0, zmax=1,
-            colorscale=COLORSCALE, visible=i == 0, colorbar={"title": {"text": "weight"}},
-            hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>"))
+            colorscale=COLORSCALE, visible=i == 0,
+            colorbar={"title": {"text": tr("ch08.weight")}}, hovertemplate=_hover()))
     caption = {"text": _caption(data[0]), "x": 0, "xref": "paper", "xanchor": "left",
                "y": 1.02, "yref": "paper", "yanchor": "bottom", "showarrow": False,
                "align": "left", "font": {"size": 11}}
-    order_buttons = [{"label": name, "method": "update",
+    order_buttons = [{"label": _menu_name(name), "method": "update",
                       "args": [{"visible": [j == i for j in range(len(data))]},
                                {**_order_axes(d), "annotations": [dict(caption,
                                                                        text=_caption(d))]}]}
@@ -75,18 +135,19 @@ def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go
     fig.update_layout(
         updatemenus=[{"buttons": order_buttons, "direction": "up", "showactive": True,
                       "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
-                      "pad": {"t": 210}}],
-        sliders=[{**make_slider(head_steps, "layer, head: ",
-                            active=layer0 * n_heads + head0), "pad": {"t": 60}}],
+                      "pad": {"t": 240}}],
+        sliders=[{**make_slider(head_steps, tr("ch08.slider_head"),
+                            active=layer0 * n_heads + head0), "pad": {"t": 85}}],
         annotations=[caption], height=680,
         title={"text": _head_label(layer0, head0), "font": {"size": 13}, "x": 0,
                "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
-        xaxis={"title": "key (attended to)", "tickangle": -90, "categoryorder": "array",
+        xaxis={"title": {"text": tr("ch08.key_axis"), "standoff": 28}, "tickangle": -90,
+               "categoryorder": "array",
                "automargin": True,
                **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("xaxis")}},
-        yaxis={"title": "query (attending)", "categoryorder": "array", "automargin": True,
+        yaxis={"title": tr("ch08.query_axis"), "categoryorder": "array", "automargin": True,
                **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("yaxis")}},
-        margin={"l": 40, "r": 20, "t": 170, "b": 40})
+        margin={"l": 40, "r": 20, "t": 190, "b": 40})
     return fig
 
 
@@ -97,7 +158,8 @@ def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
     orders_ = list(orders_)
     if not orders_:
         raise ValueError("model_view needs at least one order")
-    names = [f"order {i + 1}" for i in range(len(orders_))] if names is None else list(names)
+    names = ([tr("ch08.order_name", i=i + 1) for i in range(len(orders_))] if names is None
+             else list(names))
     if len(names) != len(orders_):
         raise ValueError(f"got {len(orders_)} orders but {len(names)} names")
     data = [attention_roles.order_view_data(model, o) for o in orders_]
@@ -106,7 +168,7 @@ def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
     cols = min(2, n_heads)
     rows = -(-n_heads // cols)
     fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.04, vertical_spacing=0.07,
-                        subplot_titles=[f"head {head}" for head in range(n_heads)])
+                        subplot_titles=[tr("ch08.head", head=head) for head in range(n_heads)])
     fig.update_annotations(font_size=12)
     first = data[0]
     traces = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
@@ -115,9 +177,9 @@ def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
             z=rounded(first["maps"][layer, head], 3), x=first["cols"], y=first["cols"],
             zmin=0, zmax=1, colorscale=COLORSCALE, showscale=(layer, head) == (0, 0),
             visible=layer == start_layer,
-            colorbar={"title": {"text": "weight", "side": "right"}, "len": 0.5, "y": 0.75},
-            hovertemplate=f"{_head_label(layer, head)}<br>query %{{y}}<br>key %{{x}}"
-                          "<br>weight %{z:.3f}<extra></extra>"),
+            colorbar={"title": {"text": tr("ch08.weight"), "side": "right"}, "len": 0.5,
+                      "y": 0.75},
+            hovertemplate=f"{_head_label(layer, head)}<br>{_hover()}"),
             row=head // cols + 1, col=head % cols + 1)
     fig.update_yaxes(autorange="reversed", tickfont_size=10, showticklabels=False, dtick=1)
     fig.update_yaxes(showticklabels=True, col=1)
@@ -129,24 +191,24 @@ def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
                "align": "left", "font": {"size": 11}}
     buttons = []
     for name, d in zip(names, data, strict=True):
-        buttons.append({"label": name, "method": "update",
+        buttons.append({"label": _menu_name(name), "method": "update",
                         "args": [{"z": [rounded(d["maps"][lh], 3) for lh in traces],
                                   "x": [d["cols"]] * len(traces),
                                   "y": [d["cols"]] * len(traces)},
                                  {"annotations": base + [dict(caption, text=_caption(d))]}]})
-    steps = [{"label": f"layer {layer}", "method": "update",
+    steps = [{"label": tr("ch08.layer", layer=layer), "method": "update",
               "args": [{"visible": [lh[0] == layer for lh in traces]},
-                       {"title.text": f"layer {layer}: its {n_heads} heads"}]}
+                       {"title.text": tr("ch08.layer_heads", layer=layer, n=n_heads)}]}
              for layer in range(n_layers)]
     fig.update_layout(annotations=base + [caption], height=860,
-                      title={"text": f"layer {start_layer}: its {n_heads} heads",
+                      title={"text": tr("ch08.layer_heads", layer=start_layer, n=n_heads),
                              "font": {"size": 13}, "x": 0, "xanchor": "left", "y": 0.99,
                              "yanchor": "top", "yref": "container"},
                       updatemenus=[{"buttons": buttons, "direction": "up", "showactive": True,
                                     "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
                                     "pad": {"t": 200}}],
                       sliders=[{**make_slider(steps, "", active=start_layer), "pad": {"t": 60}}],
-                      margin={"l": 40, "r": 20, "t": 170, "b": 40})
+                      margin={"l": 40, "r": 20, "t": 190, "b": 40})
     return fig
 
 
@@ -158,21 +220,23 @@ def relation_figure(stats: dict) -> go.Figure:
         raise ValueError("stats is empty: pass book.attention_roles.relation_mass(...)")
     cols = 2
     rows = -(-len(relations) // cols)
-    titles = [f"{r}<br>(even spread: {stats[r]['chance']:.2f})" for r in relations]
+    titles = [tr("ch08.even_title", relation=relation_label(r),
+                 chance=f"{stats[r]['chance']:.2f}") for r in relations]
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.12,
                         vertical_spacing=0.16)
     for i, r in enumerate(relations):
         mass = np.asarray(stats[r]["mass"])
         n_layers, n_heads = mass.shape
         fig.add_trace(go.Heatmap(
-            z=rounded(mass, 3), x=[f"head {h}" for h in range(n_heads)],
-            y=[f"layer {layer}" for layer in range(n_layers)], zmin=0, zmax=1,
+            z=rounded(mass, 3), x=[tr("ch08.head", head=h) for h in range(n_heads)],
+            y=[tr("ch08.layer", layer=layer) for layer in range(n_layers)], zmin=0, zmax=1,
             colorscale=COLORSCALE, showscale=i == 0, text=[[f"{v:.2f}" for v in row]
                                                            for row in mass],
-            texttemplate="%{text}", colorbar={"title": {"text": "mass"}},
-            hovertemplate=f"{r}<br>%{{y}}, %{{x}}: %{{z:.3f}}<extra></extra>"),
+            texttemplate="%{text}", colorbar={"title": {"text": tr("ch08.mass")}},
+            hovertemplate=f"{relation_label(r)}<br>%{{y}}, %{{x}}: %{{z:.3f}}<extra></extra>"),
             row=i // cols + 1, col=i % cols + 1)
     fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(showticklabels=False, col=2)  # the panels share their layers
     fig.update_annotations(font_size=12)
     fig.update_layout(height=230 * rows + 80, margin={"l": 60, "r": 20, "t": 60, "b": 30})
     return fig
@@ -187,14 +251,16 @@ def category_figure(cats: dict) -> go.Figure:
     rows = [_head_label(layer, head) for layer in range(n_layers) for head in range(n_heads)]
     z = mass.reshape(len(cats["categories"]), -1).T
     z = np.vstack([z, np.asarray(cats["chance"])[None, :]])
-    rows.append("even spread")
+    rows.append(tr("ch08.even_spread"))
     fig = go.Figure(go.Heatmap(
-        z=rounded(z, 3), x=list(cats["categories"]), y=rows, zmin=0, zmax=float(z.max()),
+        z=rounded(z, 3), x=[category_label(c) for c in cats["categories"]], y=rows, zmin=0,
+        zmax=float(z.max()),
         colorscale=COLORSCALE, text=[[f"{v:.2f}" for v in row] for row in z],
-        texttemplate="%{text}", colorbar={"title": {"text": "share"}},
-        hovertemplate="%{y}<br>keys: %{x}<br>share %{z:.3f}<extra></extra>"))
+        texttemplate="%{text}", colorbar={"title": {"text": tr("ch08.share")}},
+        hovertemplate=tr("ch08.hover_keys", row="%{y}", x="%{x}", z="%{z:.3f}")
+        + "<extra></extra>"))
     fig.update_layout(height=120 + 34 * len(rows), yaxis={"autorange": "reversed"},
-                      xaxis={"title": "category of the key", "side": "top"},
+                      xaxis={"title": tr("ch08.key_category"), "side": "top"},
                       margin={"l": 40, "r": 20, "t": 70, "b": 20})
     return fig
 
@@ -214,20 +280,112 @@ def entropy_figure(record: dict, final: np.ndarray | None = None,
         color = colors[layer % len(colors)]
         means = [float(np.mean(record[s][layer])) for s in steps]
         fig.add_trace(go.Scatter(x=steps, y=rounded(means), mode="lines+markers",
-                                 name=f"layer {layer}, short run", line={"color": color}))
+                                 name=tr("ch08.short_run", layer=layer), line={"color": color}))
         if final is not None:
             fig.add_trace(go.Scatter(
                 x=[final_step], y=[round(float(np.mean(final[layer])), 4)], mode="markers",
-                name=f"layer {layer}, trained model ({final_step} steps)",
+                name=tr("ch08.trained_run", layer=layer, steps=final_step),
                 marker={"symbol": "diamond", "size": 12, "color": color,
                         "line": {"color": "#000000", "width": 1}}))
     fig.add_hline(y=1.0, line_dash="dot", line_color="#7a7a7a",
-                  annotation_text="uniform (even spread)", annotation_position="bottom right")
-    fig.update_layout(height=420, xaxis={"title": "training step"},
-                      yaxis={"title": "attention entropy ÷ log(keys)", "range": [0, 1.05]},
+                  annotation_text=tr("ch08.uniform"), annotation_position="bottom right")
+    fig.update_layout(height=420, xaxis={"title": tr("ch08.training_step")},
+                      yaxis={"title": tr("ch08.entropy_axis"), "range": [0, 1.05]},
                       legend={"orientation": "h", "y": -0.22, "x": 0},
                       margin={"l": 60, "r": 20, "t": 30, "b": 40})
     return fig
+
+
+# --- what the notebook prints and tabulates ------------------------------------------------------
+
+def accuracy_line(scores: dict, n: int) -> str:
+    """One line: the held-out accuracy of :func:`book.train.evaluate`'s ``scores``."""
+    return tr("ch08.held_out", accuracy=scores["accuracy"],
+              ingredients=scores["ingredient_accuracy"], dishes=scores["dish_accuracy"], n=n)
+
+
+def order_lines(orders_) -> str:
+    """The orders, one a line; in English each with its word-by-word gloss below it."""
+    lines = []
+    for o in orders_:
+        lines.append(o.text)
+        if i18n.language() == "en":
+            lines.append(textwrap.indent(textwrap.fill(o.english, 72), "    "))
+    return "\n".join(lines)
+
+
+def layer_list(layers) -> str:
+    """``"layer 1"``, ``"layer 0 and layer 1"``: layers named for the prose."""
+    return tr("ch08.layers_and").join(tr("ch08.layer", layer=layer) for layer in layers)
+
+
+def gloss(token: str) -> str:
+    """What the prose puts beside a token: its English gloss, or in Chinese (where the
+    reader needs none) the kind of word it is."""
+    if i18n.language() == "en":
+        return orders.gloss(token)
+    return category_label(orders.category(token))
+
+
+def specialist_table(heads: list[dict]):
+    """The heads of :func:`book.attention_roles.specialists`, as a table."""
+    return table([tr("ch08.table_head"), tr("ch08.table_relation"), tr("ch08.table_weight"),
+                  tr("ch08.table_lift")],
+                 [(h["name"], relation_label(h["relation"]), h["mass"], h["lift"])
+                  for h in heads], formats=["", "", ".2f", ".1f"])
+
+
+def ablation_table(cost: dict):
+    """Accuracy lost (points) per zeroed head: ``cost[(layer, head)]`` holds
+    ``ingredient_accuracy`` and ``dish_accuracy``."""
+    return table([tr("ch08.head_zeroed"), tr("ch08.ing_lost"), tr("ch08.dish_lost")],
+                 [(attention_roles.head_name(*lh), c["ingredient_accuracy"],
+                   c["dish_accuracy"]) for lh, c in cost.items()], formats=["", ".1f", ".1f"])
+
+
+def clause_name(same_clause: bool) -> str:
+    """"its own clause" or "another clause" (where a head's strongest key lies)."""
+    return tr("ch08.own_clause") if same_clause else tr("ch08.other_clause")
+
+
+def quantity_place(after: bool | None) -> str:
+    """Where a dish's own quantity word stands: after it (True), before it (False), or
+    nowhere (None)."""
+    if after is None:
+        return tr("ch08.no_quantity")
+    return tr("ch08.after_dish") if after else tr("ch08.before_dish")
+
+
+def modifier_place(has: bool) -> str:
+    """Whether an ingredient's clause "has a modifier" or "has no modifier"."""
+    return tr("ch08.has_modifier") if has else tr("ch08.has_no_modifier")
+
+
+def case_line(case: dict) -> str:
+    """One line about :func:`book.attention_roles.top_key`'s ``case``."""
+    return tr("ch08.case_line", token=case["token"], gloss=gloss(case["token"]),
+              predicted=attention_roles.label_name(case["predicted"]),
+              right=attention_roles.label_name(case["right"]), key=case["key"],
+              key_gloss=gloss(case["key"]), weight=case["weight"],
+              where=clause_name(case["same_clause"]))
+
+
+def tally_line(tally: dict) -> str:
+    """How often the specialist's strongest key was where (book.attention_roles.where_it_looked)."""
+    return tr("ch08.tally", same=tally["partner, same clause"],
+              other=tally["partner, other clause"], elsewhere=tally["something else"])
+
+
+def init_table(at_init: dict, final: np.ndarray):
+    """Mean normalised entropy per layer: each untrained initialisation, then the trained
+    model (``at_init``: init → (layers, heads); ``final``: (layers, heads))."""
+    n_layers = np.asarray(final).shape[0]
+    columns = [tr("ch08.model_col")] + [tr("ch08.layer", layer=i) for i in range(n_layers)]
+    rows = [(tr("ch08.untrained", init=repr(init)), *(float(e[i].mean()) for i in
+                                                     range(n_layers)))
+            for init, e in at_init.items()]
+    rows.append((tr("ch08.trained"), *(float(final[i].mean()) for i in range(n_layers))))
+    return table(columns, rows, formats=[""] + [".3f"] * n_layers)
 
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
@@ -264,20 +422,21 @@ def attention_live(model=None, text: str | None = None) -> LiveExplorer:
             data["rows"]
         fig.layout.xaxis.range, fig.layout.yaxis.range = [-0.5, n - 0.5], [n - 0.5, -0.5]
         fig.layout.annotations[0].text = _caption(data)
-        message.value = f"{_head_label(layer, head)}: rows = queries, columns = keys"
+        message.value = tr("ch08.rows_cols", head=_head_label(layer, head))
 
     controls = {
-        "text": widgets.Text(value=text, description="order", continuous_update=False,
+        "text": widgets.Text(value=text, description=tr("ch08.order_box"), continuous_update=False,
                              layout={"width": "460px"}),
-        "layer": widgets.Dropdown(options=[(f"layer {i}", i) for i in range(n_layers)],
-                                  value=min(1, n_layers - 1), description="layer"),
-        "head": widgets.Dropdown(options=[(f"head {i}", i) for i in range(n_heads)],
-                                 value=min(1, n_heads - 1), description="head"),
+        "layer": widgets.Dropdown(options=[(tr("ch08.layer", layer=i), i)
+                                           for i in range(n_layers)],
+                                  value=min(1, n_layers - 1), description=tr("ch08.layer_box")),
+        "head": widgets.Dropdown(options=[(tr("ch08.head", head=i), i) for i in range(n_heads)],
+                                 value=min(1, n_heads - 1), description=tr("ch08.head_box")),
     }
     fig = head_view(model, [attention_roles.EXAMPLE], start=(0, 0))
     fig.layout.updatemenus, fig.layout.sliders = [], []
     # the static view's top margin holds its dropdown; here only the caption needs room
-    fig.layout.margin.t, fig.layout.height = 60, 570
+    fig.layout.margin.t, fig.layout.height = 140, 640
     explorer = LiveExplorer(fig, controls, redraw)
     explorer.message = message
     explorer.widget = widgets.VBox([*explorer.control_rows, message, explorer.figure])
@@ -323,24 +482,20 @@ def _ch8_best_head_check(answer):
     try:
         layer, head = (int(v) for v in answer)
     except (TypeError, ValueError):
-        return False, "Answer with a pair (layer, head), both counted from 0, e.g. (0, 2)."
+        return False, tr("ch08.ex_pair")
     mass = _ch8_modifier_mass()
     ing = mass["ingredient → its modifier"]
     if not (0 <= layer < ing.shape[0] and 0 <= head < ing.shape[1]):
-        return False, (f"The model has {ing.shape[0]} layers and {ing.shape[1]} heads per "
-                       "layer, counted from 0.")
+        return False, tr("ch08.ex_range", layers=ing.shape[0], heads=ing.shape[1])
     if (layer, head) == _ch8_best_head():
-        return True, (f"Correct: on average it puts {ing[layer, head]:.2f} of an ingredient's "
-                      "attention on the modifier of its clause.")
+        return True, tr("ch08.ex_best_ok", mass=ing[layer, head])
     dish = mass["dish → its quantity"]
     if dish[layer, head] > ing[layer, head] and dish[layer, head] >= 0.5:
-        return False, ("That head specialises in dishes looking at their quantity words. Read "
-                       "the panel 'ingredient → its modifier'.")
+        return False, tr("ch08.ex_best_dish",
+                         panel=relation_label("ingredient → its modifier"))
     if layer == 0:
-        return False, ("Layer 0's heads spread their weight: none of them puts even half of it "
-                       "on the modifier. Look at the other layer.")
-    return False, ("That head does look at modifiers, but another one puts more weight on "
-                   "them. Compare the numbers in the panel 'ingredient → its modifier'.")
+        return False, tr("ch08.ex_best_layer0")
+    return False, tr("ch08.ex_best_other", panel=relation_label("ingredient → its modifier"))
 
 
 def _ch8_pair_orders():
@@ -388,7 +543,7 @@ def _ch8_pairs_mistakes():
           mistakes=_ch8_pairs_mistakes)
 def _ch8_modifier_pairs(func):
     if not callable(func):
-        return False, "Pass the function itself (modifier_pairs), not its result."
+        return False, tr("ch08.ex_pass_function", name="modifier_pairs")
     want_func = _ch8_pairs_reference()
     for tokens in _ch8_pair_orders():
         got = func(list(tokens))
@@ -397,22 +552,20 @@ def _ch8_modifier_pairs(func):
         try:
             got = sorted((int(a), int(b)) for a, b in got)
         except (TypeError, ValueError):
-            return False, "Return a list of (ingredient index, modifier index) pairs."
+            return False, tr("ch08.ex_pairs_list")
         want = sorted(want_func(list(tokens)))
         if got == want:
             continue
         text = " ".join(tokens)
         if sorted((b, a) for a, b in got) == want:
-            return False, "The pairs are the wrong way round: (ingredient, modifier)."
+            return False, tr("ch08.ex_pairs_swapped")
         if set(got) > set(want) or any(
                 orders.category(tokens[b]) == "modifier" and not any(
                     s <= a < e and s <= b < e for s, e in orders.clauses(tokens))
                 for a, b in got):
-            return False, (f"For '{text}' you pair an ingredient with a modifier from another "
-                           "clause. A clause ends at ， or 。 (book.orders.clauses helps).")
-        return False, (f"For '{text}' some ingredient misses its modifier: the modifier may "
-                       "stand before or after the ingredient, anywhere in the same clause.")
-    return True, "Correct: these are the pairs the chapter measures."
+            return False, tr("ch08.ex_pairs_other_clause", text=text)
+        return False, tr("ch08.ex_pairs_missing", text=text)
+    return True, tr("ch08.ex_pairs_ok")
 
 
 def _ch8_entropy_reference():
@@ -432,7 +585,7 @@ def _ch8_entropy_reference():
                             lambda p: np.log(len(p)), 1.0])
 def _ch8_row_entropy(func):
     if not callable(func):
-        return False, "Pass the function itself (entropy), not its result."
+        return False, tr("ch08.ex_pass_function", name="entropy")
     rows = [np.full(4, 0.25), np.array([1.0, 0.0, 0.0]), np.array([0.5, 0.25, 0.25, 0.0]),
             np.array([0.7, 0.2, 0.1])]
     want = _ch8_entropy_reference()
@@ -440,18 +593,17 @@ def _ch8_row_entropy(func):
         with np.errstate(divide="ignore", invalid="ignore"):
             got = call(func, row)
         if got.size != 1:
-            return False, "Return one number per row."
+            return False, tr("ch08.ex_one_number")
         value, expected = float(got.reshape(())), want(row)
         if not np.isfinite(value):
-            return False, ("NaN (or infinity) for a row with a zero: 0 · log 0 is taken as 0, "
-                           "so skip the zero weights.")
+            return False, tr("ch08.ex_entropy_nan")
         if abs(value - expected) < 1e-9:
             continue
         if abs(value + expected) < 1e-9 and expected:
-            return False, "The sign: entropy is −Σ p log p, which is never negative."
+            return False, tr("ch08.ex_entropy_sign")
         if expected and abs(value - expected / np.log(2)) < 1e-9:
-            return False, "That is in bits (log base 2); the book measures nats (natural log)."
-        return False, f"Wrong for the row {row.tolist()}: compute −Σ p log p over p > 0."
-    return True, "Correct: 0 for a one-hot row, log n for a uniform one."
+            return False, tr("ch08.ex_entropy_bits")
+        return False, tr("ch08.ex_entropy_wrong", row=row.tolist())
+    return True, tr("ch08.ex_entropy_ok")
 
 

