@@ -118,7 +118,7 @@ def window_explorer(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
     frames = [longctx.window_data(n, w, cost_ns) for w in windows]
     first = frames[start]
     positions = list(range(n))  # numeric axes: plotly thins the ticks on a narrow screen
-    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.12, row_heights=[0.75, 0.25],
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.14, row_heights=[0.78, 0.22],
                         subplot_titles=_window_titles(first))
     fig.update_annotations(font_size=12)  # before the steps copy the annotations
     fig.add_trace(go.Heatmap(
@@ -150,16 +150,18 @@ def window_explorer(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
     fig.update_xaxes(title_text=tr("ch09.key_position"), tickfont_size=10, showgrid=False,
                      zeroline=False, constrain="domain", scaleanchor="y", row=1, col=1)
     fig.update_yaxes(title_text=tr("ch09.query_position"), autorange="reversed", tickfont_size=10,
-                     showgrid=False, zeroline=False, row=1, col=1)
-    fig.update_xaxes(row=2, col=1, **_log2_n_axis(cost_ns),
-                     tickangle=-45)
+                     showgrid=False, zeroline=False, constrain="domain", row=1, col=1)
+    fig.update_xaxes(row=2, col=1, **_log2_n_axis(cost_ns))
     fig.update_yaxes(type="log", title_text=tr("ch09.entries_axis"), row=2, col=1)
     slider = {**make_slider(steps, tr("ch09.window_slider"), active=start),
               "pad": {"t": 0, "b": 34}, "y": 1.0, "yanchor": "bottom"}
     fig.update_layout(sliders=[slider], height=880,
-                      legend={"orientation": "h", "x": 0, "y": -0.12, "yanchor": "top",
+                      # the legend sits at the figure's bottom edge, in a margin tall enough
+                      # for its five rows on a phone (it wraps there; one or two rows at 1280)
+                      legend={"orientation": "h", "x": 0, "y": 0, "yref": "container",
+                              "yanchor": "bottom", "traceorder": "normal",
                               "font": {"size": 12}},
-                      margin={"l": 60, "r": 20, "t": 120, "b": 10})
+                      margin={"l": 60, "r": 20, "t": 120, "b": 150})
     return fig
 
 
@@ -216,14 +218,17 @@ def implementations_figure(rows: list[dict]) -> go.Figure:
                  "arrayminus": rounded([r["vs_minimal"] - r["vs_minimal_low"]
                                         for r in ordered], 3)},
         text=[f"{v:.2f}×" for v in ratios], textposition="inside", insidetextanchor="start",
-        textfont={"color": "#ffffff"}, customdata=labels,
+        textfont={"color": "#ffffff"},
+        customdata=[f"{label.replace('<br>', ' ')} ({1000 * r['seconds']:.2f} ms)"
+                    for label, r in zip(labels, ordered, strict=True)],
         hovertemplate=tr("ch09.impl_hover", name="%{customdata}", x="%{x:.2f}")
         + "<extra></extra>"))
     fig.add_vline(x=1.0, line_dash="dash", line_color="#7a7a7a")
     high = max(r["vs_minimal_high"] for r in ordered)
     fig.update_layout(height=140 + 40 * len(rows),
                       title={"text": tr("ch09.impl_title"), "font": {"size": 14}},
-                      xaxis={"title": tr("ch09.impl_xaxis"), "range": [0, 1.08 * high]},
+                      xaxis={"title": tr("ch09.impl_xaxis"), "range": [0, 1.08 * high],
+                             "automargin": True},
                       yaxis={"automargin": True}, margin={"l": 20, "r": 20, "t": 60, "b": 50})
     return fig
 
