@@ -61,11 +61,13 @@ def attention_cost_figure(sweep: dict, measure: str, fit_from: int = 1,
             hovertemplate=f"n = %{{x}}<br>%{{y:.3g}} {unit}<extra></extra>"))
     what = tr("ch09.what_memory" if measure == "memory" else "ch09.what_time")
     fig.update_layout(
-        title={"text": title or what, "font": {"size": 14}}, height=440,
+        title={"text": title or what, "font": {"size": 14}}, height=520,
         xaxis=_log2_n_axis(ns), yaxis={"type": "log",
                                           "title": tr("ch09.cost_yaxis", what=what, unit=unit)},
-        legend={"orientation": "h", "y": -0.22, "x": 0, "font": {"size": 12}},
-        margin={"l": 60, "r": 20, "t": 50, "b": 40})
+        # one method per row, at the figure's bottom edge: no entry can run into the next
+        legend={"orientation": "v", "x": 0, "y": 0, "yref": "container", "yanchor": "bottom",
+                "font": {"size": 12}},
+        margin={"l": 60, "r": 20, "t": 50, "b": 150})
     return fig
 
 
