@@ -158,11 +158,12 @@ def window_explorer(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
     slider = {**make_slider(steps, tr("ch09.window_slider"), active=start),
               "pad": {"t": 0, "b": 34}, "y": 1.0, "yanchor": "bottom"}
     fig.update_layout(sliders=[slider], height=880,
-                      # the legend sits at the figure's bottom edge, in a margin tall enough
-                      # for its five rows on a phone (it wraps there; one or two rows at 1280)
-                      legend={"orientation": "h", "x": 0, "y": 0, "yref": "container",
+                      # the legend sits at the figure's bottom edge, one key per row, in a
+                      # margin tall enough for its five rows (a horizontal legend that wraps
+                      # was placed as if it had fewer rows, and its last key was cut off)
+                      legend={"orientation": "v", "x": 0, "y": 0, "yref": "container",
                               "yanchor": "bottom", "traceorder": "normal",
-                              "font": {"size": 12}},
+                              "font": {"size": 12}, "tracegroupgap": 0},
                       margin={"l": 60, "r": 20, "t": 120, "b": 150})
     return fig
 
