@@ -263,6 +263,40 @@ def cost_sweep(ns, *, measure: str = "memory", methods=METHODS, window: int = 32
     return out
 
 
+WINDOW_KERNELS = ("banded", "sdpa_window", "sdpa_causal", "sdpa")
+
+
+def window_kernels(n: int = 1024, window: int = 32, *, heads: int = 4, d_k: int = 32,
+                   repeats: int = 3, seed: int = 0) -> dict:
+    """The banded window against the fused kernel, on one sequence: time and peak memory.
+
+    ``banded``: :func:`banded_attention`; ``sdpa_window``: ``F.scaled_dot_product_attention``
+    with the window's boolean mask (the same numbers as the banded version; the mask is built
+    beforehand, as a model builds it once for all its layers and heads, and its size is
+    returned as ``mask_bytes``); ``sdpa_causal``: the plain causal fused kernel
+    (``is_causal=True``, no window); ``sdpa``: the fused kernel with no mask. Times: best of
+    ``repeats`` interleaved rounds (:func:`book.timing.compare`); memory: :func:`peak_memory`.
+    Returns ``{"n", "window", "mask_bytes", "max_diff", "seconds": {...}, "memory": {...}}``,
+    ``max_diff`` being the largest difference between ``sdpa_window`` and ``banded``.
+    """
+    n = validate.integer("n", n, low=2, high=16384)
+    window = validate.integer("window", window, low=0)
+    repeats = validate.integer("repeats", repeats, low=1, high=100)
+    q, k, v = random_qkv(n, heads, d_k, seed)
+    mask = window_mask(n, window)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    calls = {"banded": _bind(banded_attention, q, k, v, window),
+             "sdpa_window": lambda: sdpa(q, k, v, attn_mask=mask),
+             "sdpa_causal": lambda: sdpa(q, k, v, is_causal=True),
+             "sdpa": _bind(sdpa, q, k, v)}
+    with torch.no_grad():
+        diff = (calls["sdpa_window"]() - calls["banded"]()).abs().max().item()
+        memory = {m: peak_memory(call) for m, call in calls.items()}
+        seconds = timing.compare(calls, repeats=repeats)
+    return {"n": n, "window": window, "mask_bytes": mask.numel() * mask.element_size(),
+            "max_diff": diff, "seconds": seconds, "memory": memory}
+
+
 # --- chapter 9: where the time of a whole Transformer block goes ----------------------------
 
 BLOCK_PARTS = ("projections", "attention", "feed_forward")

@@ -172,6 +172,8 @@ def _glued_role():
                     "in the prose; glue the value in a code cell (book.glue) and write "
                     "{eval}`book.glued(\"name:.2f\")`", self.document, self.line)]
             self.text = match.group("key")
+            if ":" not in self.text:  # MyST-NB's default format, spelt out: a "doc::key" with
+                self.text += ":s"     # no format would split at its "::" (rsplit(":", 1))
             env = getattr(self.document.settings, "env", None)
             if "nb_renderer" not in self.document and env is not None:
                 # A translated paragraph (the Chinese edition): Sphinx re-parses the msgstr as a

@@ -28,33 +28,16 @@ import sys
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
-from torch import nn
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from book import masks, timing  # noqa: E402
+from book.efficient import MinimalSDPA  # noqa: E402  (chapter 9 uses the same yardstick)
 from book.mha import MultiHeadSelfAttentionSDPA, copy_to_torch_mha  # noqa: E402
 
 SHAPES = [(8, 128, 256, 8), (2, 512, 768, 12)]  # batch, tokens, d_model, heads
 TARGET = 1.05
-
-
-class MinimalSDPA(nn.Module):
-    """The yardstick: fused QKV linear → SDPA → output linear, nothing else."""
-
-    def __init__(self, d_model: int, n_heads: int):
-        super().__init__()
-        self.n_heads, self.d_k = n_heads, d_model // n_heads
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.out = nn.Linear(d_model, d_model)
-
-    def forward(self, x, causal: bool = False):
-        b, n, d = x.shape
-        q, k, v = self.qkv(x).view(b, n, 3, self.n_heads, self.d_k).permute(2, 0, 3, 1, 4)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # (b, h, n, d_k)
-        return self.out(y.transpose(1, 2).reshape(b, n, d))
 
 
 def layers(d_model: int, n_heads: int):

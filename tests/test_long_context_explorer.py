@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from book import ch09_long_context, efficient, longctx
+from book import ch09_long_context, checks, efficient, i18n, longctx
 
 
 def test_window_data_levels():
@@ -101,10 +102,12 @@ def test_block_share_kv_and_implementations_figures():
     kv_rows = [{"n_new": 4, "cached": 0.1, "full": 0.2, "speedup": 2.0, "same": True},
                {"n_new": 8, "cached": 0.2, "full": 0.8, "speedup": 4.0, "same": True}]
     assert list(ch09_long_context.kv_speedup_figure(kv_rows).data[2].y) == [2.0, 4.0]
-    impl = efficient.benchmark(batch=1, seq_len=4, d_model=8, n_heads=2, repeats=1)
+    impl = efficient.benchmark(batch=1, seq_len=4, d_model=8, n_heads=2, rounds=1,
+                               min_run_time=0.001)
     fig = ch09_long_context.implementations_figure(impl)
     assert len(fig.data[0].y) == len(efficient.NAMES)
     assert "need_weights=False" in " ".join(fig.data[0].y)
+    assert "minimal SDPA" in fig.layout.title.text
     gpu = [dict(r, device="cuda") for r in impl]
     assert "[cuda]" in " ".join(ch09_long_context.implementations_figure(impl + gpu).data[0].y)
     for make in (ch09_long_context.block_share_figure, ch09_long_context.kv_speedup_figure,
@@ -112,3 +115,73 @@ def test_block_share_kv_and_implementations_figures():
         with pytest.raises(ValueError, match="empty"):
             make([])
     assert isinstance(fig, go.Figure)
+
+
+# --- the Chinese edition: every figure and message of the chapter in Chinese -------------------
+
+ENGLISH_WORD = re.compile(r"[A-Za-z_]{3,}")
+# code, formulas and units the Chinese edition keeps as they are
+KEPT = {"softmax", "FLOPs", "SDPA", "einsum", "need_weights", "True", "False", "MHA", "QKV",
+        "grad", "no_grad", "log", "block", "window_mask", "longctx", "block_flops", "d_model",
+        "float16", "MiB", "extra", "customdata", "scaled_dot_product_attention", "fused",
+        "cuda", "cpu"}
+
+
+def _texts(fig) -> list[str]:
+    layout = fig.layout
+    out = [layout.title.text or ""] + [a.text for a in layout.annotations]
+    for axis in (k for k in layout if k.startswith(("xaxis", "yaxis"))):
+        out.append(layout[axis].title.text or "")
+    out += [t.name or "" for t in fig.data] + [t.hovertemplate or "" for t in fig.data]
+    for trace in fig.data:
+        if getattr(trace, "y", None) is not None and isinstance(trace, go.Bar) \
+                and trace.orientation == "h":
+            out += list(trace.y)
+    for slider in layout.sliders:
+        out.append(slider.currentvalue.prefix or "")
+    return out
+
+
+def _english(texts) -> list[str]:
+    words = []
+    for text in texts:
+        text = re.sub(r"%\{[^}]*\}|<[^>]*>|F\.\w+|nn\.\w+|\w+=\w+", " ", text)
+        words += [w for w in ENGLISH_WORD.findall(text) if w not in KEPT]
+    return words
+
+
+@pytest.fixture
+def chinese():
+    i18n.set_language("zh")
+    yield
+    i18n.set_language("en")
+
+
+def test_figures_have_no_english_in_chinese(chinese):
+    rows = [{"n": n, "projections": 1.0, "attention": 1.0, "feed_forward": 2.0, "total": 4.0,
+             "attention_share": 0.25, "attention_flop_share": 0.2} for n in (8, 16)]
+    kv_rows = [{"n_new": 4, "cached": 0.1, "full": 0.2, "speedup": 2.0, "same": True}]
+    impl = [{"variant": v, "label": v, "seconds": 1.0, "vs_minimal": 1.0, "vs_minimal_low": 0.9,
+             "vs_minimal_high": 1.1, "device": "cpu"} for v in efficient.NAMES]
+    figures = {"cost": ch09_long_context.attention_cost_figure(sweep(), "memory"),
+               "time": ch09_long_context.attention_cost_figure(sweep(), "time"),
+               "block": ch09_long_context.block_share_figure(rows),
+               "window": ch09_long_context.window_explorer(),
+               "kv": ch09_long_context.kv_speedup_figure(kv_rows),
+               "impl": ch09_long_context.implementations_figure(impl)}
+    for name, fig in figures.items():
+        texts = _texts(fig)
+        assert any(re.search("[\u4e00-\u9fff]", t) for t in texts), name
+        assert not _english(texts), (name, _english(texts))
+    steps = figures["window"].layout.sliders[0].steps
+    for step in steps:
+        assert not _english(a["text"] for a in step.args[1]["annotations"])
+
+
+def test_exercise_messages_are_chinese(chinese):
+    for key, wrong in (("ch9.keys_per_query", 256), ("ch9.crossover", 768),
+                       ("ch9.cache_bytes", 1), ("ch9.window_mask", "mask")):
+        for answer in (checks.reference(key), wrong):
+            message = checks.check(key, answer).message
+            assert re.search("[\u4e00-\u9fff]", message), (key, message)
+            assert not _english([message]), (key, message)

@@ -89,3 +89,21 @@ def test_block_costs_rows():
         longctx.block_costs([8], d_model=30, n_heads=4)
     with pytest.raises(ValueError, match="at least one"):
         longctx.block_costs([])
+
+
+def test_window_kernels_agree_and_the_fused_kernel_keeps_memory_small():
+    out = longctx.window_kernels(256, 16, repeats=1)
+    assert set(out["seconds"]) == set(out["memory"]) == set(longctx.WINDOW_KERNELS)
+    assert out["max_diff"] < 1e-5  # the fused kernel with the window mask = the banded version
+    assert out["mask_bytes"] == 256 * 256
+    assert all(s > 0 for s in out["seconds"].values())
+    # the fused kernel never holds the scores; the banded version holds n · (block + 2w) of them
+    assert out["memory"]["sdpa_window"] < out["memory"]["banded"] / 4
+    assert out["memory"]["sdpa_window"] == out["memory"]["sdpa"]
+
+
+@pytest.mark.parametrize("kwargs,msg", [({"n": 1}, "n"), ({"window": -1}, "window"),
+                                        ({"repeats": 0}, "repeats")])
+def test_window_kernels_bad_input(kwargs, msg):
+    with pytest.raises(ValueError, match=msg):
+        longctx.window_kernels(**kwargs)
