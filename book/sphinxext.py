@@ -180,9 +180,7 @@ def _glued_role():
                 # document of its own, without the notebook's glue data, so the key is looked
                 # up as a reference to this page's own notebook, resolved after reading.
                 own = posixpath.basename(str(env.doc2path(env.docname, False)))
-                # myst-nb splits the format off at the last ":": give a bare key its ":s"
-                key = self.text if ":" in self.text else f"{self.text}:s"
-                self.text = f"{own}::{key}"
+                self.text = f"{own}::{self.text}"
             return super().run()
 
     return GluedRole
