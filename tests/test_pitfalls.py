@@ -302,3 +302,61 @@ def test_head_maps_live_extremes_and_bad_input(models):
     explorer.update(order="一碗牛肉面")
     assert "cannot read" not in explorer.figure.layout.title.text
 
+
+
+# --- the Chinese edition: no English sentence left in chapter 6's figures -------------------
+
+def _english_words(texts) -> list[str]:
+    """Words of three or more Latin letters, apart from the names kept in both editions."""
+    import re
+    keep = {"d_k", "d_model", "JS", "token", "nats", "ln", "extra", "br"}
+    words = re.findall(r"[A-Za-z_]{3,}", " ".join(t for t in texts if t))
+    return [w for w in words if w not in keep]
+
+
+def _figure_texts(fig) -> list[str]:
+    layout = fig.layout
+    texts = [layout.title.text] + [a.text for a in layout.annotations]
+    texts += [getattr(layout[k].title, "text", None) for k in layout
+              if k.startswith(("xaxis", "yaxis"))]
+    texts += [t.name for t in fig.data] + [t.hovertemplate for t in fig.data]
+    for trace in fig.data:
+        texts += [str(v) for v in (trace.x or ()) if isinstance(v, str)]
+        texts += [str(v) for v in (trace.y or ()) if isinstance(v, str)]
+    for slider in layout.sliders:
+        texts.append(slider.currentvalue.prefix)
+        for step in slider.steps:
+            texts.append(step.args[1].get("title.text"))
+            texts += [a["text"] for a in step.args[1].get("annotations", [])]
+            texts += [v for row in step.args[0].get("x", []) for v in row
+                      if isinstance(v, str)]
+            texts += [v for row in step.args[0].get("y", []) for v in row
+                      if isinstance(v, str)]
+    return texts
+
+
+def test_chapter6_figures_in_chinese(models, data):
+    from book import i18n
+    i18n.set_language("zh")
+    try:
+        ablations = {h: heads.ablation(m, data[1][:20]) for h, m in models.items()}
+        red = {h: heads.redundancy(m, data[1][:20]) for h, m in models.items()}
+        figures = [ch06_heads.head_maps_explorer(models, ch06_heads.HEAD_MAPS_ORDER),
+                   ch06_heads.ablation_explorer(ablations),
+                   ch06_heads.redundancy_figure(red, red),
+                   ch06_heads.heads_sweep_figure(heads.sweep((1, 2), data=data, d_model=16,
+                                                             steps=2))]
+        for fig in figures:
+            texts = _figure_texts(fig)
+            assert _english_words(texts) == [], texts
+        # the Chinese edition labels the tokens alone, no English gloss
+        assert all("(" not in label for label in figures[0].data[0].y)
+        assert figures[0].layout.annotations[0].text == "头 0"
+        message = ch06_heads._ch6_parameters_check(4 * 64 * 64)[1]
+        assert "偏置" in message and _english_words([message]) == []
+    finally:
+        i18n.set_language("en")
+    # and English is back: glossed query labels, English titles
+    fig = ch06_heads.head_maps_explorer(models, ch06_heads.HEAD_MAPS_ORDER)
+    assert any("(" in label for label in fig.data[0].y)
+    assert fig.layout.annotations[0].text == "head 0"
