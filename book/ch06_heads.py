@@ -404,3 +404,44 @@ def _ch6_js_check(func):
             return False, _tr("ex_js_symmetric")
         return False, _tr("ex_js_wrong", p=p, q=q)
     return True, _tr("ex_js_ok")
+
+
+# --- the prose's verdicts (the chapter's claims follow its own numbers) ----------------------
+
+JS_SAME = 0.03  # nats: two redundancies closer than this read as "about as different"
+
+
+def sweep_verdicts(runs: dict, reseeded) -> dict[str, str]:
+    """The sentences chapter 6 glues into its prose about the sweep: is more heads worse,
+    beyond the noise between two seeds, and did the narrowest heads come last? ``runs``:
+    :func:`book.heads.sweep`; ``reseeded``: the one-head run with another seed."""
+    runs = dict(runs)
+    if 1 not in runs or len(runs) < 2:
+        raise ValueError("runs must hold the one-head model and at least one other: pass "
+                         "book.heads.sweep((1, 2, 4, 8, 16), ...)")
+    acc = {h: r.accuracy for h, r in runs.items()}
+    worst = min(acc, key=acc.get)
+    spread = max(acc.values()) - acc[worst]
+    beyond = spread > abs(acc[1] - reseeded.accuracy)
+    narrow_last = worst == max(runs)
+    worse = "worse_no" if not narrow_last else "worse_yes" if beyond else "worse_little"
+    side = "yes" if narrow_last else "no"
+    return {"worse_verdict": _tr(worse),
+            "noise_verdict": _tr("noise_beyond" if beyond else "noise_within"),
+            "direction_verdict": _tr(f"direction_{side}"),
+            "summary_direction": _tr(f"summary_direction_{side}")}
+
+
+def js_verdict(few, many) -> str:
+    """Compare the per-layer redundancy (book.heads.redundancy) of a model with few heads
+    (``few``) and one with many (``many``): about the same, or where they differ most."""
+    few, many = np.asarray(few, dtype=float), np.asarray(many, dtype=float)
+    if few.shape != many.shape or few.ndim != 1:
+        raise ValueError("few and many must be book.heads.redundancy(...) of two models with "
+                         f"the same layers, got shapes {few.shape} and {many.shape}")
+    layer = int(np.argmax(np.abs(many - few)))
+    gap = many[layer] - few[layer]
+    if abs(gap) < JS_SAME:
+        return _tr("js_same")
+    return _tr("js_less" if gap < 0 else "js_more", layer=layer, many=many[layer],
+               few=few[layer])

@@ -33,7 +33,7 @@ class HeadSettings(Config):
 
     d_model: int = 32
     n_layers: int = 2
-    steps: int = 200
+    steps: int = 120
     batch_size: int = 32
     lr: float = 1e-2
 

@@ -360,3 +360,25 @@ def test_chapter6_figures_in_chinese(models, data):
     fig = ch06_heads.head_maps_explorer(models, ch06_heads.HEAD_MAPS_ORDER)
     assert any("(" in label for label in fig.data[0].y)
     assert fig.layout.annotations[0].text == "head 0"
+
+
+def test_chapter6_verdicts_follow_the_numbers():
+    from types import SimpleNamespace as Run
+
+    def runs(**acc):
+        return {int(h[1:]): Run(accuracy=a) for h, a in acc.items()}
+
+    v = ch06_heads.sweep_verdicts(runs(h1=0.70, h2=0.69, h16=0.65), Run(accuracy=0.66))
+    assert v["worse_verdict"].startswith("Yes") and "came last" in v["direction_verdict"]
+    v = ch06_heads.sweep_verdicts(runs(h1=0.70, h2=0.69, h16=0.65), Run(accuracy=0.60))
+    assert v["worse_verdict"].startswith("A little") and "say nothing" in v["noise_verdict"]
+    v = ch06_heads.sweep_verdicts(runs(h1=0.61, h2=0.63, h16=0.632), Run(accuracy=0.58))
+    assert v["worse_verdict"] == "Not at this size." and "did not" in v["summary_direction"]
+    with pytest.raises(ValueError, match="one-head"):
+        ch06_heads.sweep_verdicts(runs(h2=0.6, h4=0.6), Run(accuracy=0.6))
+    assert ch06_heads.js_verdict([0.25, 0.40], [0.24, 0.39]).endswith("as 2 do.")
+    assert "less so in layer 1 (0.35 against 0.46)" in ch06_heads.js_verdict([0.23, 0.46],
+                                                                              [0.21, 0.35])
+    assert "more so in layer 0" in ch06_heads.js_verdict([0.20, 0.40], [0.30, 0.40])
+    with pytest.raises(ValueError, match="same layers"):
+        ch06_heads.js_verdict([0.2], [0.2, 0.3])
