@@ -180,9 +180,11 @@ def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go
 def _ablation_frame(n_heads: int, result: dict) -> dict:
     drop = np.asarray(result["drop"], dtype=float)
     n_layers = drop.shape[0]
-    return {"z": [rounded(drop, 3)], "x": [[_tr("ablation_head", h=h) for h in range(n_heads)]],
-            "y": [[_tr("ablation_layer", i=i) for i in range(n_layers)]],
-            "text": [[[f"{v:+.1f}" for v in row] for row in drop]]}
+    # heads down the rows, layers across: 16 heads stay legible on a phone (two wide columns
+    # of 16 rows rather than 16 columns of 9 px)
+    return {"z": [rounded(drop.T, 3)], "x": [[_tr("ablation_layer", i=i) for i in range(n_layers)]],
+            "y": [[_tr("ablation_head", h=h) for h in range(n_heads)]],
+            "text": [[[f"{v:+.1f}" for v in row] for row in drop.T]]}
 
 
 def _ablation_title(n_heads: int, result: dict) -> str:
@@ -192,7 +194,7 @@ def _ablation_title(n_heads: int, result: dict) -> str:
 
 
 def ablation_explorer(ablations: dict, start: int = 0) -> go.Figure:
-    """Static explorer: a slider over the number of heads; a heatmap (layer × head) of how
+    """Static explorer: a slider over the number of heads; a heatmap (head × layer) of how
     many accuracy points the model loses when that one head is zeroed
     (``ablations``: {n_heads: book.heads.ablation(...)})."""
     ablations = dict(ablations)
@@ -207,7 +209,7 @@ def ablation_explorer(ablations: dict, start: int = 0) -> go.Figure:
         z=first["z"][0], x=first["x"][0], y=first["y"][0], text=first["text"][0],
         texttemplate="%{text}", zmin=0, zmax=max(top, 1e-6), colorscale=COLORSCALE,
         colorbar={"title": {"text": _tr("ablation_colorbar")}},
-        hovertemplate=_tr("ablation_hover", layer="%{y}", head="%{x}", points="%{z:.2f}")
+        hovertemplate=_tr("ablation_hover", layer="%{x}", head="%{y}", points="%{z:.2f}")
         + "<extra></extra>"))
     steps = [{"label": str(h), "method": "update",
               "args": [frames[h], {"title.text": _ablation_title(h, ablations[h])}]}
@@ -216,7 +218,7 @@ def ablation_explorer(ablations: dict, start: int = 0) -> go.Figure:
                       title={"text": _ablation_title(keys[start], ablations[keys[start]]),
                              "font": {"size": 13}, "yref": "paper", "automargin": True,
                              "pad": {"b": 30}},
-                      yaxis={"autorange": "reversed"}, xaxis={"side": "bottom"}, height=380,
+                      yaxis={"autorange": "reversed"}, xaxis={"side": "bottom"}, height=560,
                       margin={"l": 70, "r": 20, "t": 40, "b": 20})
     return fig
 
@@ -243,7 +245,7 @@ def redundancy_figure(trained: dict, untrained: dict | None = None) -> go.Figure
                 line={"color": color, "dash": "dot"}, marker={"symbol": "circle-open"}))
     fig.add_hline(y=float(np.log(2)), line_dash="dash", line_color="#7a7a7a",
                   annotation_text=_tr("redundancy_ln2"),
-                  annotation_position="bottom right", annotation_font_size=11)
+                  annotation_position="bottom left", annotation_font_size=11)
     fig.update_layout(height=400, xaxis={"title": _tr("redundancy_x"),
                                          "type": "category"},
                       yaxis={"title": _tr("redundancy_y"),

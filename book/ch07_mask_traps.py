@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import textwrap
-
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
@@ -14,7 +11,7 @@ from plotly.subplots import make_subplots
 from . import i18n, masks, masktraps
 from .checks import NotAnswered, exercise, number
 from .live import LiveExplorer
-from .plotting import MASK_COLORSCALE, rounded
+from .plotting import MASK_COLORSCALE, TITLE_WIDTH, rounded, wrap
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
@@ -45,31 +42,16 @@ def bug_label(bug: str) -> str:
     return _tr(BUG_IDS[bug])
 
 
-def _wrap(text: str, width: int) -> list[str]:
-    """Lines of ``text`` at most ``width`` columns wide (a CJK character counts as two)."""
-    if i18n.language() != "zh":
-        return textwrap.wrap(text, width)
-    lines, line, used = [], "", 0
-    for piece in re.findall(r"[\x21-\x7e]+|\s+|.", text):   # a code name stays whole
-        size = len(piece) if piece.isascii() else 2 * len(piece)
-        if used + size > width and line.strip():
-            lines.append(line.rstrip())
-            line, used = "", 0
-            if piece.isspace():
-                continue
-        line, used = line + piece, used + size
-    return lines + [line.rstrip()] if line.strip() else lines
-
-
 def _bug_title(data: dict) -> str:
-    desc = "<br>".join(_wrap(_tr(BUG_IDS[data["bug"]] + "_text"), 95))
+    """The bug, what it does and what came out, in lines that fit a phone-wide figure."""
+    colon = "：" if i18n.language() == "zh" else ": "
+    head = f"<b>{bug_label(data['bug'])}</b>{colon}{_tr(BUG_IDS[data['bug']] + '_text')}"
     counts = _tr("bug_counts", nan=data["nan_rows"], uniform=data["uniform_rows"],
                  zero=data["zero_rows"])
     share = data["real_on_pad"]
     if np.isfinite(share) and data["padding"]:
         counts += _tr("bug_on_pad", share=share)
-    colon = "：" if i18n.language() == "zh" else ": "
-    return f"<b>{bug_label(data['bug'])}</b>{colon}{desc}<br><sup>{counts}</sup>"
+    return wrap(head, TITLE_WIDTH) + "<br>" + wrap(counts, TITLE_WIDTH)
 
 
 def _bug_traces(data: dict) -> dict:

@@ -245,9 +245,9 @@ def test_ablation_explorer_and_redundancy_figure(models, data):
     steps = fig.layout.sliders[0].steps
     assert [s.label for s in steps] == ["1", "4", "16"]
     for step, (h, result) in zip(steps, ablations.items(), strict=True):
-        assert step.args[0]["x"][0] == [f"head {i}" for i in range(h)]
-        assert np.allclose(step.args[0]["z"][0], result["drop"], atol=1e-3)
-    assert list(fig.data[0].x) == ["head 0", "head 1", "head 2", "head 3"]
+        assert step.args[0]["y"][0] == [f"head {i}" for i in range(h)]   # heads down the rows
+        assert np.allclose(step.args[0]["z"][0], result["drop"].T, atol=1e-3)
+    assert list(fig.data[0].y) == ["head 0", "head 1", "head 2", "head 3"]
     red = {h: heads.redundancy(m, data[1][:20]) for h, m in models.items()}
     fig = ch06_heads.redundancy_figure(red, red)
     assert list(fig.data[0].x) == ["4", "16"] and len(fig.data) == 4
