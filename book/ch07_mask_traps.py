@@ -145,9 +145,10 @@ def mask_training_figure(histories: dict) -> go.Figure:
             continue
         fig.add_trace(go.Scatter(x=steps.tolist(), y=rounded(loss), mode="lines", name=label,
                                  line={"color": color, "dash": dashes[i % len(dashes)]}))
-    fig.update_layout(height=420, xaxis={"title": _tr("train_x")},
+    # one legend entry per line under the plot: long run names never share a line
+    fig.update_layout(height=480, xaxis={"title": _tr("train_x")},
                       yaxis={"title": _tr("train_y"), "rangemode": "tozero"},
-                      legend={"orientation": "h", "y": -0.2, "x": 0},
+                      legend={"orientation": "v", "y": -0.2, "x": 0, "yanchor": "top"},
                       margin={"l": 60, "r": 20, "t": 30, "b": 40})
     return fig
 
