@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import heads, timing, validate
+from . import heads, i18n, timing, validate
 from .checks import call, exercise, number
 from .live import LiveExplorer
 from .plotting import COLORSCALE, RUN_COLORS, make_slider, rounded
@@ -19,8 +19,17 @@ MAX_GRID_HEADS = HEAD_GRID[0] * HEAD_GRID[1]
 assert MAX_GRID_HEADS == heads.MAX_MAP_HEADS, "the grid must hold every head the data allows"
 
 
+def _tr(msg_id: str, **values) -> str:
+    return i18n.tr(f"ch06.{msg_id}", **values)
+
+
+def head_count(n_heads: int) -> str:
+    """"1 head", "4 heads" (in the book's language)."""
+    return _tr("heads_1") if n_heads == 1 else _tr("heads_n", n=n_heads)
+
+
 def _head_count_label(n_heads: int, d_k: int) -> str:
-    return f"{n_heads} head{'s' if n_heads > 1 else ''}<br>d_k = {d_k}"
+    return _tr("sweep_x", heads=head_count(n_heads), d_k=d_k)
 
 
 def heads_sweep_figure(runs) -> go.Figure:
@@ -33,8 +42,7 @@ def heads_sweep_figure(runs) -> go.Figure:
     acc = [100 * r.accuracy for r in runs.values()]
     loss = [r.loss for r in runs.values()]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=["held-out token accuracy (%)",
-                                        "held-out loss (lower is better)"])
+                        subplot_titles=[_tr("sweep_acc"), _tr("sweep_loss")])
     fig.add_trace(go.Bar(x=x, y=rounded(acc, 2), marker_color="#1a56a8",
                          text=[f"{a:.1f}" for a in acc], textposition="outside",
                          hovertemplate="%{x}: %{y:.2f} %<extra></extra>"), row=1, col=1)
@@ -52,9 +60,9 @@ def heads_sweep_figure(runs) -> go.Figure:
 
 def _head_maps_title(data: dict) -> str:
     n = data["n_heads"]
-    js = "" if n == 1 else f": JS divergence {data['js']:.3f} nats"
-    return (f"{n} head{'s' if n > 1 else ''}, layer {data['layer']}{js}"
-            f"<br>{data['text']}<br>weight: white 0 → dark blue 1")
+    js = "" if n == 1 else _tr("maps_js", js=data["js"])
+    return _tr("maps_title", heads=head_count(n), layer=data["layer"], js=js,
+               text=data["text"])
 
 
 def _head_grid(n_heads: int) -> tuple[int, int]:
@@ -106,7 +114,7 @@ def _head_axes_visible(n_heads: int) -> dict:
 
 
 def _head_panel_titles(n_heads: int) -> list[str]:
-    return [f"head {h}" if h < n_heads else "" for h in range(MAX_GRID_HEADS)]
+    return [_tr("maps_panel", h=h) if h < n_heads else "" for h in range(MAX_GRID_HEADS)]
 
 
 def _head_panel_annotations(n_heads: int) -> list[dict]:
@@ -141,8 +149,9 @@ def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go
             # no colour bar: it would take the width the 16-head grid needs for 12 px cells;
             # the title names the scale and the hover gives each weight
             zmin=0, zmax=1, colorscale=COLORSCALE, showscale=False,
-            hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}} (%{{customdata}})<br>"
-                          "weight %{z:.3f}<extra></extra>"),
+            hovertemplate=_tr("maps_hover", h=h, query="%{y}", weight="%{z:.3f}",
+                              key=i18n.pick("%{x} (%{customdata})", "%{x}"))
+            + "<extra></extra>"),
             row=h // cols + 1, col=h % cols + 1)
     fig.update_yaxes(autorange="reversed", showticklabels=False, tickfont_size=11,
                      showgrid=False, zeroline=False, dtick=1, automargin=True)
@@ -157,7 +166,7 @@ def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go
                                 **_head_axes_visible(data["n_heads"])}]})
     fig.update_layout(_head_axes_visible(frames[start]["n_heads"]))
     fig.update_layout(annotations=_head_panel_annotations(frames[start]["n_heads"]))
-    slider = {**make_slider(steps, "heads · layer = ", active=start), "pad": {"t": 8},
+    slider = {**make_slider(steps, _tr("maps_slider"), active=start), "pad": {"t": 8},
               "font": {"size": 11}}
     fig.update_layout(sliders=[slider], height=880, plot_bgcolor="#ffffff",
                       title={"text": _head_maps_title(frames[start]), "font": {"size": 13},
@@ -171,20 +180,21 @@ def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go
 def _ablation_frame(n_heads: int, result: dict) -> dict:
     drop = np.asarray(result["drop"], dtype=float)
     n_layers = drop.shape[0]
-    return {"z": [rounded(drop, 3)], "x": [[f"head {h}" for h in range(n_heads)]],
-            "y": [[f"layer {i}" for i in range(n_layers)]],
-            "text": [[[f"{v:+.1f}" for v in row] for row in drop]]}
+    # heads down the rows, layers across: 16 heads stay legible on a phone (two wide columns
+    # of 16 rows rather than 16 columns of 9 px)
+    return {"z": [rounded(drop.T, 3)], "x": [[_tr("ablation_layer", i=i) for i in range(n_layers)]],
+            "y": [[_tr("ablation_head", h=h) for h in range(n_heads)]],
+            "text": [[[f"{v:+.1f}" for v in row] for row in drop.T]]}
 
 
 def _ablation_title(n_heads: int, result: dict) -> str:
     drop = np.asarray(result["drop"], dtype=float)
-    return (f"{n_heads} head{'s' if n_heads > 1 else ''}: intact model "
-            f"{100 * result['base_accuracy']:.1f} %; removing one head costs at most "
-            f"{drop.max():.1f} points (mean {drop.mean():.1f})")
+    return _tr("ablation_title", heads=head_count(n_heads), acc=100 * result["base_accuracy"],
+               top=drop.max(), mean=drop.mean())
 
 
 def ablation_explorer(ablations: dict, start: int = 0) -> go.Figure:
-    """Static explorer: a slider over the number of heads; a heatmap (layer × head) of how
+    """Static explorer: a slider over the number of heads; a heatmap (head × layer) of how
     many accuracy points the model loses when that one head is zeroed
     (``ablations``: {n_heads: book.heads.ablation(...)})."""
     ablations = dict(ablations)
@@ -198,16 +208,17 @@ def ablation_explorer(ablations: dict, start: int = 0) -> go.Figure:
     fig = go.Figure(go.Heatmap(
         z=first["z"][0], x=first["x"][0], y=first["y"][0], text=first["text"][0],
         texttemplate="%{text}", zmin=0, zmax=max(top, 1e-6), colorscale=COLORSCALE,
-        colorbar={"title": {"text": "points lost"}},
-        hovertemplate="%{y}, %{x} removed: %{z:.2f} points lost<extra></extra>"))
+        colorbar={"title": {"text": _tr("ablation_colorbar")}},
+        hovertemplate=_tr("ablation_hover", layer="%{x}", head="%{y}", points="%{z:.2f}")
+        + "<extra></extra>"))
     steps = [{"label": str(h), "method": "update",
               "args": [frames[h], {"title.text": _ablation_title(h, ablations[h])}]}
              for h in keys]
-    fig.update_layout(sliders=[make_slider(steps, "number of heads: ", active=start)],
+    fig.update_layout(sliders=[make_slider(steps, _tr("ablation_slider"), active=start)],
                       title={"text": _ablation_title(keys[start], ablations[keys[start]]),
                              "font": {"size": 13}, "yref": "paper", "automargin": True,
                              "pad": {"b": 30}},
-                      yaxis={"autorange": "reversed"}, xaxis={"side": "bottom"}, height=380,
+                      yaxis={"autorange": "reversed"}, xaxis={"side": "bottom"}, height=560,
                       margin={"l": 70, "r": 20, "t": 40, "b": 20})
     return fig
 
@@ -225,19 +236,19 @@ def redundancy_figure(trained: dict, untrained: dict | None = None) -> go.Figure
     for layer in range(n_layers):
         color = RUN_COLORS[layer % len(RUN_COLORS)]
         fig.add_trace(go.Scatter(x=x, y=rounded([v[layer] for v in trained.values()]),
-                                 mode="lines+markers", name=f"layer {layer}, trained",
+                                 mode="lines+markers", name=_tr("redundancy_trained", layer=layer),
                                  line={"color": color}))
         if untrained:
             fig.add_trace(go.Scatter(
                 x=x, y=rounded([np.asarray(untrained[h], dtype=float)[layer] for h in trained]),
-                mode="lines+markers", name=f"layer {layer}, before training",
+                mode="lines+markers", name=_tr("redundancy_fresh", layer=layer),
                 line={"color": color, "dash": "dot"}, marker={"symbol": "circle-open"}))
     fig.add_hline(y=float(np.log(2)), line_dash="dash", line_color="#7a7a7a",
-                  annotation_text="ln 2: heads look at disjoint words",
-                  annotation_position="bottom right", annotation_font_size=11)
-    fig.update_layout(height=400, xaxis={"title": "number of heads (d_model fixed)",
+                  annotation_text=_tr("redundancy_ln2"),
+                  annotation_position="bottom left", annotation_font_size=11)
+    fig.update_layout(height=400, xaxis={"title": _tr("redundancy_x"),
                                          "type": "category"},
-                      yaxis={"title": "mean JS divergence between heads (nats)",
+                      yaxis={"title": _tr("redundancy_y"),
                              "range": [0, 0.75]},
                       legend={"orientation": "h", "y": -0.25, "x": 0, "font": {"size": 12}},
                       margin={"l": 60, "r": 20, "t": 30, "b": 40})
@@ -267,7 +278,7 @@ def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
         except (ValueError, TypeError) as err:
             message = str(err)
             message = message if len(message) < 120 else message[:117] + "…"
-            fig.layout.title.text = f"cannot read this order: {message}"
+            fig.layout.title.text = _tr("maps_error", message=message)
             return
         # numpy arrays skip plotly's per-element validation, and only what changed is sent:
         # a redraw of 16 heads stays well under 50 ms
@@ -297,10 +308,10 @@ def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
 
     controls = {
         "n_heads": widgets.SelectionSlider(options=counts, value=counts[0],
-                                           description="heads"),
+                                           description=_tr("live_heads")),
         "layer": widgets.IntSlider(value=n_layers - 1, min=0, max=n_layers - 1,
-                                   description="layer"),
-        "order": widgets.Text(value=order, description="order", continuous_update=False,
+                                   description=_tr("live_layer")),
+        "order": widgets.Text(value=order, description=_tr("live_order"), continuous_update=False,
                               layout={"width": "420px"}),
     }
     fig = head_maps_explorer({counts[0]: models[counts[0]]}, order,
@@ -323,15 +334,14 @@ def _ch6_max_heads_check(answer):
     value = number(answer)
     expected = _ch6_max_heads()
     if value == expected:
-        return True, "Correct: 8 heads of 16 dimensions, the article's own configuration."
+        return True, _tr("ex_max_heads_ok")
     if value == 16:
-        return False, "16 is the minimum width d_k; the question asks for the number of heads."
+        return False, _tr("ex_max_heads_16")
     if value > 128:
-        return False, "The heads share d_model: d_k = d_model / heads, not d_model × heads."
+        return False, _tr("ex_max_heads_times")
     if value < expected and 128 % value == 0:
-        return False, "That keeps d_k ≥ 16, but a larger head count does too."
-    return False, ("d_k = d_model / heads must be at least 16, and the number of heads must "
-                   "divide d_model evenly.")
+        return False, _tr("ex_max_heads_small")
+    return False, _tr("ex_max_heads_hint")
 
 
 def _ch6_parameters() -> int:
@@ -346,16 +356,14 @@ def _ch6_parameters_check(answer):
     value = number(answer)
     expected = _ch6_parameters()
     if value == expected:
-        return True, "Correct, and the same number with 1, 4 or 64 heads."
+        return True, _tr("ex_params_ok")
     if value == 4 * 64 * 64:
-        return False, "Close: each of the four linear maps has a bias of 64 numbers too."
+        return False, _tr("ex_params_bias")
     if value == 3 * (64 * 64 + 64):
-        return False, "Don't forget the output projection W_O: four linear maps in all."
+        return False, _tr("ex_params_wo")
     if value > expected:
-        return False, ("The heads do not own separate full-size matrices: they share the "
-                       "four d_model × d_model maps, each head using d_k of their columns.")
-    return False, ("Count the linear maps W_Q, W_K, W_V and W_O: each is d_model × d_model "
-                   "plus a bias of d_model.")
+        return False, _tr("ex_params_big")
+    return False, _tr("ex_params_hint")
 
 
 def _ch6_js(p, q):
@@ -382,7 +390,7 @@ def _ch6_js_mistakes():
           mistakes=_ch6_js_mistakes)
 def _ch6_js_check(func):
     if not callable(func):
-        return False, "Pass the function itself (js_divergence), not its result."
+        return False, _tr("ex_js_callable")
     cases = [([0.5, 0.5], [0.5, 0.5]), ([1.0, 0.0], [0.0, 1.0]), ([0.7, 0.2, 0.1], [0.1, 0.3, 0.6]),
              ([0.25, 0.25, 0.5, 0.0], [0.0, 0.5, 0.25, 0.25]), ([1.0, 0.0, 0.0], [0.2, 0.3, 0.5])]
     for p, q in cases:
@@ -391,14 +399,51 @@ def _ch6_js_check(func):
         if np.isclose(got, want, atol=1e-9):
             continue
         if not np.isfinite(got):
-            return False, (f"Your answer is infinite or NaN for p = {p}, q = {q}: compare "
-                           "each distribution with the mixture m, which is positive wherever p "
-                           "or q is, and skip the terms where a_i = 0.")
+            return False, _tr("ex_js_nan", p=p, q=q)
         if np.isclose(got, want / np.log(2), atol=1e-9):
-            return False, "That is in bits (log base 2); use the natural log for nats."
+            return False, _tr("ex_js_bits")
         if not np.isclose(float(call(func, q, p).reshape(())), got, atol=1e-9):
-            return False, ("Your function is not symmetric: JS(p, q) must equal JS(q, p). "
-                           "Compare both distributions with their mixture m = (p + q) / 2.")
-        return False, (f"Wrong for p = {p}, q = {q}. Build m = (p + q) / 2, then average "
-                       "KL(p‖m) and KL(q‖m).")
-    return True, "Correct: 0 for equal rows, ln 2 for rows with no word in common."
+            return False, _tr("ex_js_symmetric")
+        return False, _tr("ex_js_wrong", p=p, q=q)
+    return True, _tr("ex_js_ok")
+
+
+# --- the prose's verdicts (the chapter's claims follow its own numbers) ----------------------
+
+JS_SAME = 0.03  # nats: two redundancies closer than this read as "about as different"
+
+
+def sweep_verdicts(runs: dict, reseeded) -> dict[str, str]:
+    """The sentences chapter 6 glues into its prose about the sweep: is more heads worse,
+    beyond the noise between two seeds, and did the narrowest heads come last? ``runs``:
+    :func:`book.heads.sweep`; ``reseeded``: the one-head run with another seed."""
+    runs = dict(runs)
+    if 1 not in runs or len(runs) < 2:
+        raise ValueError("runs must hold the one-head model and at least one other: pass "
+                         "book.heads.sweep((1, 2, 4, 8, 16), ...)")
+    acc = {h: r.accuracy for h, r in runs.items()}
+    worst = min(acc, key=acc.get)
+    spread = max(acc.values()) - acc[worst]
+    beyond = spread > abs(acc[1] - reseeded.accuracy)
+    narrow_last = worst == max(runs)
+    worse = "worse_no" if not narrow_last else "worse_yes" if beyond else "worse_little"
+    side = "yes" if narrow_last else "no"
+    return {"worse_verdict": _tr(worse),
+            "noise_verdict": _tr("noise_beyond" if beyond else "noise_within"),
+            "direction_verdict": _tr(f"direction_{side}"),
+            "summary_direction": _tr(f"summary_direction_{side}")}
+
+
+def js_verdict(few, many) -> str:
+    """Compare the per-layer redundancy (book.heads.redundancy) of a model with few heads
+    (``few``) and one with many (``many``): about the same, or where they differ most."""
+    few, many = np.asarray(few, dtype=float), np.asarray(many, dtype=float)
+    if few.shape != many.shape or few.ndim != 1:
+        raise ValueError("few and many must be book.heads.redundancy(...) of two models with "
+                         f"the same layers, got shapes {few.shape} and {many.shape}")
+    layer = int(np.argmax(np.abs(many - few)))
+    gap = many[layer] - few[layer]
+    if abs(gap) < JS_SAME:
+        return _tr("js_same")
+    return _tr("js_less" if gap < 0 else "js_more", layer=layer, many=many[layer],
+               few=few[layer])

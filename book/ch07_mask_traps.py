@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import textwrap
-
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from . import masks, masktraps
+from . import i18n, masks, masktraps
 from .checks import NotAnswered, exercise, number
 from .live import LiveExplorer
-from .plotting import MASK_COLORSCALE, rounded
+from .plotting import MASK_COLORSCALE, TITLE_WIDTH, rounded, wrap
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
@@ -25,14 +23,35 @@ WEIGHT_NAN_COLORSCALE = [[0.0, "#f7fbff"], [0.2, "#c6dbef"], [0.4, "#6baed6"],
                          [0.6, "#2171b5"], [0.8, "#08306b"], [0.8, "#b3261e"], [1.0, "#b3261e"]]
 
 
+def _tr(msg_id: str, **values) -> str:
+    return i18n.tr(f"ch07.{msg_id}", **values)
+
+
+#: the string-table id of each bug of masktraps.BUGS (its menu label; + "_text": its
+#: description)
+BUG_IDS = {"correct": "bug_correct", "flipped": "bug_flipped",
+           "flipped, no padding": "bug_flipped_nopad", "~uint8, -inf": "bug_uint8_inf",
+           "~uint8, -1e9": "bug_uint8_finite", "float 0/1 added": "bug_float",
+           "left pad + causal, -inf": "bug_left_inf", "left pad + causal, -1e9": "bug_left_finite",
+           "right pad + causal": "bug_right"}
+assert set(BUG_IDS) == set(masktraps.BUGS), "every bug needs a label in book/strings/ch07.toml"
+
+
+def bug_label(bug: str) -> str:
+    """The menu label of ``bug`` (a key of masktraps.BUGS) in the book's language."""
+    return _tr(BUG_IDS[bug])
+
+
 def _bug_title(data: dict) -> str:
-    desc = "<br>".join(textwrap.wrap(data["description"], 95))
-    counts = (f"NaN rows: {data['nan_rows']} · uniform rows: {data['uniform_rows']} · "
-              f"all-zero rows: {data['zero_rows']}")
+    """The bug, what it does and what came out, in lines that fit a phone-wide figure."""
+    colon = "：" if i18n.language() == "zh" else ": "
+    head = f"<b>{bug_label(data['bug'])}</b>{colon}{_tr(BUG_IDS[data['bug']] + '_text')}"
+    counts = _tr("bug_counts", nan=data["nan_rows"], uniform=data["uniform_rows"],
+                 zero=data["zero_rows"])
     share = data["real_on_pad"]
     if np.isfinite(share) and data["padding"]:
-        counts += f" · largest weight of a real token on padding: {share:.2f}"
-    return f"<b>{data['bug']}</b>: {desc}<br><sup>{counts}</sup>"
+        counts += _tr("bug_on_pad", share=share)
+    return wrap(head, TITLE_WIDTH) + "<br>" + wrap(counts, TITLE_WIDTH)
 
 
 def _bug_traces(data: dict) -> dict:
@@ -68,28 +87,30 @@ def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure
     first = _bug_traces(frames[0])
     # stacked: both grids keep cells wide enough for their numbers on a phone
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.14,
-                        subplot_titles=["mask the layer applies", "attention weights"])
+                        subplot_titles=[_tr("bug_panel_mask"), _tr("bug_panel_weights")])
     fig.add_trace(go.Heatmap(
         x=first["x"][0], y=first["y"][0], z=first["z"][0], text=first["text"][0],
         texttemplate="%{text}", zmin=0, zmax=1, colorscale=MASK_COLORSCALE, showscale=False,
-        hovertemplate="query %{y}<br>key %{x}<br>%{z}: 1 = may attend<extra></extra>"),
+        hovertemplate=_tr("bug_hover_mask", query="%{y}", key="%{x}", value="%{z}")
+        + "<extra></extra>"),
         row=1, col=1)
     fig.add_trace(go.Heatmap(
         x=first["x"][1], y=first["y"][1], z=first["z"][1], text=first["text"][1],
         texttemplate="%{text}", zmin=0, zmax=NAN_Z, colorscale=WEIGHT_NAN_COLORSCALE,
-        colorbar={"title": {"text": "weight", "side": "right"}, "len": 0.42, "y": 0.21,
+        colorbar={"title": {"text": _tr("weight"), "side": "right"}, "len": 0.42, "y": 0.21,
                   "tickvals": [0, 0.5, 1, NAN_Z], "ticktext": ["0", "0.5", "1", "NaN"]},
-        hovertemplate="query %{y}<br>key %{x}<br>weight %{text}<extra></extra>"),
+        hovertemplate=_tr("bug_hover_weight", query="%{y}", key="%{x}", value="%{text}")
+        + "<extra></extra>"),
         row=2, col=1)
     buttons = []
     for bug, data in zip(bugs, frames, strict=True):
         t = _bug_traces(data)
-        buttons.append({"label": bug, "method": "update",
+        buttons.append({"label": bug_label(bug), "method": "update",
                         "args": [{k: t[k] for k in ("x", "y", "z", "text")},
                                  {"title.text": _bug_title(data)}]})
-    fig.update_xaxes(title_text="key", side="bottom")
+    fig.update_xaxes(title_text=_tr("key"), side="bottom")
     fig.update_yaxes(autorange="reversed")
-    fig.update_yaxes(title_text="query")
+    fig.update_yaxes(title_text=_tr("query"))
     fig.update_annotations(font_size=12)
     fig.update_layout(
         height=860, margin={"l": 50, "r": 20, "t": 40, "b": 40},
@@ -114,8 +135,8 @@ def mask_training_figure(histories: dict) -> go.Figure:
     for i, (name, h) in enumerate(histories.items()):
         loss = np.asarray(h.loss, dtype=float)
         steps = np.arange(1, len(loss) + 1)
-        label = name + (f" — NaN at step {h.steps}" if h.diverged else
-                        f" — held-out accuracy {h.final_accuracy:.1%}")
+        label = (_tr("run_nan", name=name, step=h.steps) if h.diverged else
+                 _tr("run_acc", name=name, acc=h.final_accuracy))
         color = palette[i % len(palette)]
         if h.diverged:
             fig.add_trace(go.Scatter(x=[int(h.steps)], y=[float(np.nanmax(
@@ -124,9 +145,10 @@ def mask_training_figure(histories: dict) -> go.Figure:
             continue
         fig.add_trace(go.Scatter(x=steps.tolist(), y=rounded(loss), mode="lines", name=label,
                                  line={"color": color, "dash": dashes[i % len(dashes)]}))
-    fig.update_layout(height=420, xaxis={"title": "training step"},
-                      yaxis={"title": "training loss (cross-entropy)", "rangemode": "tozero"},
-                      legend={"orientation": "h", "y": -0.2, "x": 0},
+    # one legend entry per line under the plot: long run names never share a line
+    fig.update_layout(height=480, xaxis={"title": _tr("train_x")},
+                      yaxis={"title": _tr("train_y"), "rangemode": "tozero"},
+                      legend={"orientation": "v", "y": -0.2, "x": 0, "yanchor": "top"},
                       margin={"l": 60, "r": 20, "t": 30, "b": 40})
     return fig
 
@@ -147,12 +169,12 @@ def mask_bug_explorer_live() -> LiveExplorer:
         fig.layout.title.text = _bug_title(data)
 
     controls = {
-        "bug": widgets.Dropdown(options=list(masktraps.BUGS), value="flipped",
-                                description="bug"),
+        "bug": widgets.Dropdown(options=[(bug_label(b), b) for b in masktraps.BUGS],
+                                value="flipped", description=_tr("live_bug")),
         "length": widgets.IntSlider(value=5, min=1, max=masktraps.BUG_MAX_REAL,
-                                    description="real tokens"),
+                                    description=_tr("live_length")),
         "padding": widgets.IntSlider(value=2, min=0, max=masktraps.BUG_MAX_PAD,
-                                     description="padding"),
+                                     description=_tr("live_padding")),
     }
     fig = mask_bug_explorer(["flipped"])
     explorer = LiveExplorer(fig, controls, redraw)
@@ -181,36 +203,28 @@ def _ch7_key_padding_reference():
                             lambda k: 1 - k, "mask"])
 def _ch7_key_padding_mask(func):
     if not callable(func):
-        return False, "Pass the function itself (to_key_padding_mask), not its result."
+        return False, _tr("ex_kpm_callable")
     for keep in _ch7_keep_cases():
         out = func(keep.clone())
         if out is None:
             raise NotAnswered
         if not isinstance(out, torch.Tensor):
-            return False, f"Return a torch tensor, got {type(out).__name__}."
+            return False, _tr("ex_kpm_tensor", kind=type(out).__name__)
         if tuple(out.shape) != tuple(keep.shape):
-            return False, (f"key_padding_mask has one entry per (sequence, key): shape "
-                           f"{tuple(keep.shape)}, got {tuple(out.shape)}.")
+            return False, _tr("ex_kpm_shape", want=tuple(keep.shape), got=tuple(out.shape))
         want = keep == 0
         if out.dtype != torch.bool:
             if out.dtype == torch.uint8 and bool((out >= 254).all()):
-                return False, ("~ on a uint8 tensor flips all 8 bits: 1 becomes 254 and 0 "
-                               "becomes 255, both non-zero. Turn the 0/1 numbers into booleans "
-                               "first, then invert.")
-            return False, (f"nn.MultiheadAttention refuses a {out.dtype} key_padding_mask "
-                           "(only bool, or float that is ADDED to the scores). Return a "
-                           "boolean tensor.")
+                return False, _tr("ex_kpm_bits")
+            return False, _tr("ex_kpm_dtype", dtype=out.dtype)
         if torch.equal(out, want):
             continue
         if torch.equal(out, ~want):
-            return False, ("That mask is True on the real tokens, and nn.MultiheadAttention "
-                           "reads True in key_padding_mask as 'padding, ignore it': it would "
-                           "attend only to the padding.")
+            return False, _tr("ex_kpm_flipped")
         if bool(out.all()):
-            return False, ("Every entry is True: every key is ignored, so every row is fully "
-                           "masked (NaN). Did ~ run on the numbers before .bool()?")
-        return False, "True must mark exactly the padding positions (where keep is 0)."
-    return True, "Correct: True marks the padding, as nn.MultiheadAttention expects."
+            return False, _tr("ex_kpm_all")
+        return False, _tr("ex_kpm_wrong")
+    return True, _tr("ex_kpm_ok")
 
 
 @exercise("ch7.left_pad_rows", "Left padding + causal mask: how many query rows see no key?",
@@ -220,16 +234,12 @@ def _ch7_left_pad_rows(answer):
     allowed = masks.combine(masks.causal_mask(7), masks.padding_mask([3], 7, side="left"))
     want = len(masks.fully_masked_rows(allowed))
     if value == want:
-        return True, ("Correct: every padding query comes before the first real token, so the "
-                      "causal mask leaves it only padding keys, and those are blocked.")
+        return True, _tr("ex_rows_ok")
     if value == 0:
-        return False, ("With RIGHT padding no row would be empty. Here the padding comes first: "
-                       "what may the very first query (a padding position) attend to?")
+        return False, _tr("ex_rows_zero")
     if value == 7:
-        return False, ("The real tokens still see themselves and the real tokens before them. "
-                       "Count only the rows with nothing left.")
-    return False, ("Draw the 7 × 7 grid: allowed = (key ≤ query) AND (key is a real token). "
-                   "Count the rows with no allowed cell.")
+        return False, _tr("ex_rows_all")
+    return False, _tr("ex_rows_hint")
 
 
 def _ch7_softmax_reference():
@@ -267,28 +277,37 @@ def _ch7_softmax_mistakes():
           mistakes=_ch7_softmax_mistakes)
 def _ch7_masked_softmax(func):
     if not callable(func):
-        return False, "Pass the function itself (masked_softmax), not its result."
+        return False, _tr("ex_sm_callable")
     scores, allowed = _ch7_softmax_cases()
     out = func(scores.clone(), allowed.clone())
     if out is None:
         raise NotAnswered
     out = torch.as_tensor(out, dtype=torch.float32)
     if tuple(out.shape) != tuple(scores.shape):
-        return False, f"Return one weight per score: shape {tuple(scores.shape)}."
+        return False, _tr("ex_sm_shape", shape=tuple(scores.shape))
     want = masktraps.masked_weights(scores, allowed, "sdpa")
     empty = ~allowed.any(dim=-1)
     if bool(torch.isnan(out).any()):
-        return False, ("Some rows are NaN: a row whose keys are all blocked is all -inf, and "
-                       "softmax divides 0 by 0 there. Those rows must come out as zeros.")
+        return False, _tr("ex_sm_nan")
     if torch.allclose(out[empty], torch.full_like(out[empty], 1 / scores.shape[-1])):
-        return False, ("The rows with nothing allowed came out uniform — a finite fill such as "
-                       "-1e9 does that, and it makes the query attend to keys it must not see. "
-                       "Those rows must be all zeros.")
+        return False, _tr("ex_sm_uniform")
     if bool((out[~allowed] != 0).any()):
-        return False, "A blocked key must get weight exactly 0."
+        return False, _tr("ex_sm_blocked")
     if not torch.allclose(out, want, atol=1e-6):
-        return False, ("The allowed weights of a row must sum to 1 (softmax over the allowed "
-                       "keys only), except in a row with nothing allowed.")
-    return True, "Correct: exact softmax over the allowed keys, and zeros where none is allowed."
+        return False, _tr("ex_sm_sum")
+    return True, _tr("ex_sm_ok")
 
 
+
+
+_MEANING_IDS = {"True = fill (blocked)": "meaning_fill", "True = may attend": "meaning_attend",
+                "True = blocked": "meaning_blocked",
+                "True = padding (blocked)": "meaning_padding"}
+
+
+def api_meaning(api: str) -> str:
+    """What ``True`` means to ``api`` (a key of masktraps.API_MEANING), in the book's
+    language."""
+    if api not in masktraps.API_MEANING:
+        raise ValueError(f"api must be one of {sorted(masktraps.API_MEANING)}, not {api!r}")
+    return _tr(_MEANING_IDS[masktraps.API_MEANING[api]])

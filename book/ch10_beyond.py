@@ -6,7 +6,7 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
-from . import beyond
+from . import beyond, i18n
 from .checks import call, exercise, number
 from .live import LiveExplorer
 from .plotting import make_slider, rounded
@@ -16,9 +16,19 @@ from .plotting import make_slider, rounded
 PATTERN_KINDS = ("full", "window", "dilated", "hybrid")
 
 
+def _tr(msg_id: str, **values) -> str:
+    return i18n.tr(f"ch10.{msg_id}", **values)
+
+
+def kind_label(kind: str) -> str:
+    """The name of an attention variant ("full", "window", "dilated", "hybrid", "linear") in
+    the book's language; any other name is returned as it is."""
+    return _tr(f"kind_{kind}") if f"ch10.kind_{kind}" in i18n.table() else kind
+
+
 def _pattern_title(kind: str, window: int, data: dict) -> str:
-    return (f"{kind}, w = {window}: a query sees {data['mean_keys']:.1f} of {data['n']} keys<br>"
-            f"on average (at most {data['max_keys']})")
+    return _tr("pattern_title", kind=kind_label(kind), w=window, mean=data["mean_keys"],
+               n=data["n"], most=data["max_keys"])
 
 
 def _pattern_steps(kind: str, windows, n: int) -> list[dict]:
@@ -45,11 +55,12 @@ def pattern_explorer(windows=(1, 2, 3, 4), n: int = beyond.PATTERN_N) -> go.Figu
     fig = go.Figure(go.Heatmap(z=first["z"].tolist(), x=positions, y=positions, zmin=0, zmax=1,
                                colorscale=[[0, "#f4f4f4"], [1, "#1a3d6e"]], showscale=False,
                                xgap=1, ygap=1,
-                               hovertemplate="query %{y}, key %{x}: %{z}<extra></extra>"))
+                               hovertemplate=_tr("pattern_hover", query="%{y}", key="%{x}",
+                                                 value="%{z}") + "<extra></extra>"))
     menu = []
     for kind in PATTERN_KINDS:
         data = beyond.pattern_data(kind, windows[0], n)
-        menu.append({"label": kind, "method": "update",
+        menu.append({"label": kind_label(kind), "method": "update",
                      "args": [{"z": [data["z"].tolist()]},
                               {"title.text": _pattern_title(kind, windows[0], data),
                                "sliders[0].steps": _pattern_steps(kind, windows, n),
@@ -59,11 +70,11 @@ def pattern_explorer(windows=(1, 2, 3, 4), n: int = beyond.PATTERN_N) -> go.Figu
     fig.update_layout(
         updatemenus=[{"buttons": menu, "active": 1, "x": 0, "xanchor": "left", "y": 1.0,
                       "yanchor": "bottom", "pad": {"b": 8}}],
-        sliders=[make_slider(_pattern_steps("window", windows, n), "window w = ")],
+        sliders=[make_slider(_pattern_steps("window", windows, n), _tr("pattern_slider"))],
         title={"text": _pattern_title("window", windows[0], first), "font": {"size": 13},
                "x": 0.02, "xanchor": "left", "y": 0.98, "yanchor": "top"},
-        yaxis={**axis, "autorange": "reversed", "title": "query position"},
-        xaxis={**axis, "title": "key position", "tickangle": -90},
+        yaxis={**axis, "autorange": "reversed", "title": _tr("pattern_y")},
+        xaxis={**axis, "title": _tr("pattern_x"), "tickangle": -90},
         height=680, margin={"t": 120, "l": 60, "r": 20, "b": 20})
     return fig
 
@@ -73,10 +84,10 @@ def variant_cost_figure(ns, curves: dict[str, list[float]], *, unit: str,
     """Log-log cost of each method against the sequence length."""
     palette = {"full": "#b3261e", "window": "#1a56a8", "dilated": "#5f8f3e",
                "hybrid": "#8a5cc2", "linear": "#7a7a7a"}
-    fig = go.Figure([go.Scatter(x=list(ns), y=rounded(v, 9), mode="lines+markers", name=name,
-                                line={"color": palette.get(name)})
+    fig = go.Figure([go.Scatter(x=list(ns), y=rounded(v, 9), mode="lines+markers",
+                                name=kind_label(name), line={"color": palette.get(name)})
                      for name, v in curves.items()])
-    fig.update_layout(xaxis={"type": "log", "title": "sequence length n", "tickvals": list(ns),
+    fig.update_layout(xaxis={"type": "log", "title": _tr("cost_x"), "tickvals": list(ns),
                              "ticktext": [str(n) for n in ns]},
                       yaxis={"type": "log", "title": unit}, title=title, height=400)
     return fig
@@ -100,12 +111,13 @@ def pattern_live() -> LiveExplorer:
         controls["n_global"].disabled = kind != "hybrid"
 
     controls = {
-        "kind": widgets.Dropdown(options=list(PATTERN_KINDS), value="dilated",
-                                 description="variant"),
-        "window": widgets.IntSlider(value=2, min=0, max=16, description="window w"),
-        "dilation": widgets.IntSlider(value=2, min=1, max=8, description="dilation"),
-        "n_global": widgets.IntSlider(value=2, min=0, max=8, description="global"),
-        "n": widgets.IntSlider(value=32, min=1, max=128, description="length n"),
+        "kind": widgets.Dropdown(options=[(kind_label(k), k) for k in PATTERN_KINDS],
+                                 value="dilated", description=_tr("live_variant")),
+        "window": widgets.IntSlider(value=2, min=0, max=16, description=_tr("live_window")),
+        "dilation": widgets.IntSlider(value=2, min=1, max=8,
+                                      description=_tr("live_dilation")),
+        "n_global": widgets.IntSlider(value=2, min=0, max=8, description=_tr("live_global")),
+        "n": widgets.IntSlider(value=32, min=1, max=128, description=_tr("live_n")),
     }
     fig = pattern_explorer(windows=(2,))
     fig.layout.sliders, fig.layout.updatemenus = [], []
@@ -124,16 +136,14 @@ def pattern_live() -> LiveExplorer:
           reference=lambda: 2 * 2 + 1, mistakes=lambda: [3, 7, 13, 6])
 def _ch10_dilated_keys(answer):
     ok = number(answer) == len(beyond.dilated_offsets(2, 3))
-    return ok, ("Correct: 2w + 1, however large r is." if ok else
-                "Count the offsets 0, ±r, ±2r, … up to ±w·r: how many are there?")
+    return ok, _tr("ex_keys_ok" if ok else "ex_keys_hint")
 
 
 @exercise("ch10.dilated_reach", "Farthest key of dilated attention, w = 2, r = 3",
           reference=lambda: 6, mistakes=lambda: [2, 3, 5, 12])
 def _ch10_dilated_reach(answer):
     ok = number(answer) == int(beyond.dilated_offsets(2, 3).max())
-    return ok, ("Correct: dilation multiplies the reach, not the cost." if ok else
-                "The offsets are multiples of r, up to w of them on each side.")
+    return ok, _tr("ex_reach_ok" if ok else "ex_reach_hint")
 
 
 @exercise("ch10.linear_state", "Size of φ(K)ᵀV for d_k = d_v = 64 and 10 000 tokens",
@@ -141,10 +151,9 @@ def _ch10_dilated_reach(answer):
 def _ch10_linear_state(answer):
     value = number(answer)
     if value in (10_000 * 64, 10_000 ** 2):
-        return False, "That grows with the sequence; φ(K)ᵀ has shape (d_k, n), V (n, d_v)."
+        return False, _tr("ex_state_grows")
     ok = value == 64 * 64
-    return ok, ("Correct: d_k × d_v, independent of n." if ok else
-                "Multiply a (d_k × n) matrix by an (n × d_v) one: what shape comes out?")
+    return ok, _tr("ex_state_ok" if ok else "ex_state_hint")
 
 
 def _dilated_mask_reference(n, w, r):
@@ -158,15 +167,14 @@ def _dilated_mask_reference(n, w, r):
                             % r == 0, "mask"])
 def _ch10_dilated_mask(func):
     if not callable(func):
-        return False, "Pass the function itself (dilated_mask), not its result."
+        return False, _tr("ex_mask_callable")
     for n, w, r in [(10, 2, 3), (7, 1, 1), (12, 0, 4), (1, 3, 2)]:
         got = call(func, n, w, r)
         want = _dilated_mask_reference(n, w, r).astype(float)
         if got.shape != want.shape:
-            return False, f"For n = {n} the mask is {want.shape}; you returned {got.shape}."
+            return False, _tr("ex_mask_shape", n=n, want=want.shape, got=got.shape)
         if not np.array_equal(got != 0, want != 0):
-            return False, (f"Wrong for n={n}, w={w}, r={r}: a key is allowed when |i − j| is a "
-                           "multiple of r and at most w·r.")
-    return True, "Correct."
+            return False, _tr("ex_mask_wrong", n=n, w=w, r=r)
+    return True, _tr("ex_mask_ok")
 
 

@@ -532,11 +532,11 @@ def collate(orders: Sequence[Order], pad_to: int | None = None) -> Batch:
     orders = as_orders("orders", orders)
     longest = max(len(o) for o in orders)
     length = longest if pad_to is None else validate.integer("pad_to", pad_to, low=longest)
-    ids = torch.zeros(len(orders), length, dtype=torch.long)
-    labels = torch.full((len(orders), length), IGNORE_INDEX, dtype=torch.long)
-    for row, order in enumerate(orders):
-        ids[row, :len(order)] = torch.tensor(order.ids)
-        labels[row, :len(order)] = torch.tensor(order.label_ids)
+    # one tensor from padded Python lists: a tensor per order costs ~0.2 ms, and fit()
+    # collates its whole training set (thousands of orders) on every call
+    ids = torch.tensor([o.ids + [0] * (length - len(o)) for o in orders], dtype=torch.long)
+    labels = torch.tensor([o.label_ids + [IGNORE_INDEX] * (length - len(o)) for o in orders],
+                          dtype=torch.long)
     return Batch(ids, ids != 0, labels)
 
 

@@ -3,6 +3,8 @@ and the attention heatmap that every chapter's figures use. Plotly only; no chap
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -43,6 +45,9 @@ def wrap(text: str, width: int = 46) -> str:
         return text
     out = []
     for part in text.split("<br>"):
+        if _CJK.search(part):
+            out.extend(_wrap_cjk(part, width))
+            continue
         line = ""
         for word in part.split(" "):
             if line and len(line) + 1 + len(word) > width:
@@ -52,6 +57,28 @@ def wrap(text: str, width: int = 46) -> str:
                 line = f"{line} {word}" if line else word
         out.append(line)
     return "<br>".join(out)
+
+
+# Chinese has no spaces to break at, and each character is as wide as two Latin letters
+_CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")
+_NO_LINE_START = set("，。、：；！？）》」』”’")
+
+
+def _wrap_cjk(part: str, width: int) -> list[str]:
+    """One line of mixed Chinese and Latin text in lines of at most ``width`` units (a Chinese
+    character counts two): breaks between Chinese characters or at spaces, never inside a
+    Latin word, never before closing punctuation."""
+    lines, line, used = [], "", 0
+    for piece in re.findall(r"[^\s\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+"
+                            r"|\s+|.", part):
+        size = sum(2 if _CJK.match(c) else 1 for c in piece)
+        if line.strip() and used + size > width and piece not in _NO_LINE_START:
+            lines.append(line.rstrip())
+            line, used = "", 0
+            if piece.isspace():
+                continue
+        line, used = line + piece, used + size
+    return lines + [line.rstrip()] if line.strip() else lines or [""]
 
 
 def make_slider(steps: list[dict], prefix: str, active: int = 0) -> dict:

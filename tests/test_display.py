@@ -124,3 +124,20 @@ def test_tidy_wraps_titles_and_lifts_tiny_fonts():
     assert "<br>" in step_title
     with pytest.raises(TypeError, match="figure dict"):
         tidy(fig)
+
+
+def test_wrap_breaks_chinese_between_characters():
+    """Chinese has no spaces: lines break between characters, each counting as two Latin
+    letters, never inside a Latin word and never before closing punctuation."""
+    from book.plotting import wrap
+
+    text = ("翻转：把 True = 填充（nn.MultiheadAttention 的约定）交给了一个"
+            "把 True 理解为可以关注的层")
+    lines = wrap(text, 46).split("<br>")
+    assert len(lines) > 1 and "".join(lines).replace(" ", "") == text.replace(" ", "")
+    for line in lines:
+        assert sum(2 if ord(c) > 0x2e80 else 1 for c in line) <= 46 + 2
+        assert line[0] not in "，。、：；）"
+    assert "nn.MultiheadAttention" in wrap(text, 46)      # a code name stays whole
+    assert wrap("第 0 层，训练后") == "第 0 层，训练后"         # short: unchanged
+    assert wrap("一二三四五，六", 10) == "一二三四五，<br>六"   # the comma stays on its line

@@ -299,3 +299,42 @@ def test_nan_step_spreads_nan_from_a_flipped_mask_and_checks_input():
         masktraps.nan_step(model, batch, clip=1)
     with pytest.raises(TypeError, match="collate"):
         masktraps.nan_step(model, [1, 2], clip=False)
+
+
+def test_chapter7_figures_and_messages_in_chinese():
+    """The Chinese edition: menu, titles, axes, legends and exercise messages without an
+    English sentence (code names such as NaN, F.sdpa, uint8 stay)."""
+    import re
+
+    from book import i18n
+
+    keep = {"NaN", "uint8", "inf", "bool", "sdpa", "attn_mask", "scaled_dot_product_attention",
+            "nn", "MultiheadAttention", "True", "token", "logits", "softmax"}
+
+    def english(texts):
+        words = re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", " ".join(t for t in texts if t))
+        return [w for w in words if w not in keep and w not in ("br", "sup", "extra", "text")]
+
+    i18n.set_language("zh")
+    try:
+        fig = ch07_mask_traps.mask_bug_explorer()
+        texts = [fig.layout.title.text] + [a.text for a in fig.layout.annotations]
+        texts += [fig.layout.xaxis.title.text, fig.layout.yaxis.title.text]
+        texts += [t.hovertemplate for t in fig.data]
+        for button in fig.layout.updatemenus[0].buttons:
+            texts += [button.label, button.args[1]["title.text"]]
+        assert english(texts) == [], english(texts)
+        ok = train.History(loss=[2.0, 1.0], test_accuracy=[0.5], test_steps=[2], steps=2)
+        bad = train.History(loss=[float("nan")], steps=1, diverged=True)
+        fig = ch07_mask_traps.mask_training_figure({"正确的掩码": ok, "翻转": bad})
+        assert english([t.name for t in fig.data] + [fig.layout.xaxis.title.text,
+                                                     fig.layout.yaxis.title.text]) == []
+        message = ch07_mask_traps._ch7_left_pad_rows(0)[1]
+        assert english([message]) == [] and "右填充" in message
+        assert ch07_mask_traps.api_meaning("nn.MultiheadAttention attn_mask") == "True = 屏蔽"
+    finally:
+        i18n.set_language("en")
+    assert ch07_mask_traps.mask_bug_explorer().layout.updatemenus[0].buttons[0].label \
+        == "correct"
+    with pytest.raises(ValueError, match="api must be one of"):
+        ch07_mask_traps.api_meaning("masked fill")
