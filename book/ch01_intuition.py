@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import attention, i18n, orders_example, plotting
+from . import attention, orders_example, plotting
 from .checks import call, close_array, exercise, number
 from .i18n import tr
 from .live import LiveExplorer
@@ -18,24 +16,6 @@ from .plotting import COLORSCALE, SCALE_COLORS, make_slider, rounded, wrap
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
 
-def _wrap(text: str, width: int = 46) -> str:
-    """plotting.wrap, except that in Chinese a line may break between any two characters (a
-    CJK character counts as two columns; an ASCII run such as a code name stays whole)."""
-    if i18n.language() != "zh":
-        return wrap(text, width)
-    out = []
-    for part in text.split("<br>"):
-        line, used = "", 0
-        for piece in re.findall(r"[\x21-\x7e]+|\s+|.", part):
-            size = len(piece) if piece.isascii() else 2 * len(piece)
-            if used + size > width and line.strip() and piece not in "，。、：；）”":
-                out.append(line.rstrip())
-                line, used = "", 0
-                if piece.isspace():
-                    continue
-            line, used = line + piece, used + size
-        out.append(line.rstrip())
-    return "<br>".join(out)
 
 
 def _heads_titles(n_heads: int) -> tuple[list[str], str, dict]:
@@ -46,11 +26,11 @@ def _heads_titles(n_heads: int) -> tuple[list[str], str, dict]:
               else tr("ch01.head_panel_none")
               for i in range(orders_example.MAX_HEADS)]
     join = tr("ch01.kind_join")
-    lines = [_wrap(tr("ch01.head_line", head=i + 1,
+    lines = [wrap(tr("ch01.head_line", head=i + 1,
                      kinds=join.join(orders_example.kind_name(k) for k in kinds[i])), 46)
              for i in range(n_heads)]
     which = "ch01.heads_title_one" if n_heads == 1 else "ch01.heads_title_many"
-    title = (_wrap(tr(which, n=n_heads, illustrative=tr("ch01.illustrative")), 46) + "<br>"
+    title = (wrap(tr(which, n=n_heads, illustrative=tr("ch01.illustrative")), 46) + "<br>"
              + "<br>".join(lines))
     return panels, title, data
 
@@ -62,7 +42,7 @@ def _hover() -> str:
 def one_head_figure(weights) -> go.Figure:
     """The order's attention map for one head that tracks every relation (illustrative)."""
     labels = orders_example.labels()
-    title = _wrap(tr("ch01.one_head_title", illustrative=tr("ch01.illustrative")), 46)
+    title = wrap(tr("ch01.one_head_title", illustrative=tr("ch01.illustrative")), 46)
     fig = plotting.attention_heatmap(weights, labels, orders_example.labels(short=True),
                                      title=title)
     fig.update_traces(hovertemplate=_hover(), colorbar_title_text=tr("ch01.weight"))
@@ -124,7 +104,7 @@ def menu_figure(weights: dict[str, float]) -> go.Figure:
     fig.update_layout(xaxis={"title": tr("ch01.menu_y"), "range": [0, 1.15]},
                       yaxis={"autorange": "reversed", "automargin": True},
                       title={"text": tr("ch01.menu_title") + "<br><sup>"
-                             + _wrap(tr("ch01.menu_x"), 46) + "</sup>",
+                             + wrap(tr("ch01.menu_x"), 46) + "</sup>",
                              "x": 0, "xanchor": "left"},
                       # room for the longest line of a label (automargin measures the first)
                       height=360, margin={"l": 120, "r": 20, "t": 70, "b": 50})

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
-from . import attention, i18n, norms, walkthrough
+from . import attention, norms, walkthrough
 from .checks import call, close_array, exercise, number
 from .i18n import tr
 from .live import LiveExplorer
@@ -17,24 +15,6 @@ from .plotting import SIGNED_COLORSCALE, make_slider, rounded, wrap
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
 
-def _wrap(text: str, width: int = 46) -> str:
-    """plotting.wrap, except that in Chinese a line may break between any two characters (a
-    CJK character counts as two columns; an ASCII run such as a code name stays whole)."""
-    if i18n.language() != "zh":
-        return wrap(text, width)
-    out = []
-    for part in text.split("<br>"):
-        line, used = "", 0
-        for piece in re.findall(r"[\x21-\x7e]+|\s+|.", part):
-            size = len(piece) if piece.isascii() else 2 * len(piece)
-            if used + size > width and line.strip() and piece not in "，。、：；）”":
-                out.append(line.rstrip())
-                line, used = "", 0
-                if piece.isspace():
-                    continue
-            line, used = line + piece, used + size
-        out.append(line.rstrip())
-    return "<br>".join(out)
 
 
 
@@ -48,7 +28,7 @@ def _frame_update(frame: dict) -> dict:
 
 def _frame_title(frame: dict) -> str:
     r, c = np.shape(frame["values"])
-    return f"<b>{frame['name']}</b> ({r}×{c})<br>{_wrap(frame['description'], 56)}"
+    return f"<b>{frame['name']}</b> ({r}×{c})<br>{wrap(frame['description'], 56)}"
 
 
 def walkthrough_explorer(ex=None) -> go.Figure:

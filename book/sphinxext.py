@@ -180,9 +180,7 @@ def _glued_role():
                 # document of its own, without the notebook's glue data, so the key is looked
                 # up as a reference to this page's own notebook, resolved after reading.
                 own = posixpath.basename(str(env.doc2path(env.docname, False)))
-                # (PasteTextRole splits the format at the last ":", so a key without one
-                # gets the default "s" spelled out, else "x.ipynb::key" splits inside "::")
-                self.text = f"{own}::{self.text}" + ("" if ":" in self.text else ":s")
+                self.text = f"{own}::{self.text}"
             return super().run()
 
     return GluedRole
