@@ -134,15 +134,29 @@ PRINT_WIDTH_PX = round((210 - 20) / 25.4 * 96)
 
 
 def print_layout(page) -> dict:
-    """Lay the page out for print at the printable width of A4 and measure what overflows."""
+    """Lay the page out as a browser prints it on A4 and measure what leaves the paper.
+
+    A browser prints by laying the page out again at the paper's width under print media,
+    after firing ``beforeprint``; the window keeps its size (no resize event, so plotly does not
+    redraw its figures). The same here: print media, ``beforeprint``, then the root element
+    held to the printable width while the viewport stays as it was."""
     page.emulate_media(media="print")
-    page.set_viewport_size({"width": PRINT_WIDTH_PX, "height": 1100})
     page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    page.evaluate(f"""() => {{ const s = document.documentElement.style;
+        s.width = '{PRINT_WIDTH_PX}px'; s.maxWidth = '{PRINT_WIDTH_PX}px'; }}""")
     page.wait_for_timeout(300)
     measured = page.evaluate(PRINT_JS)
+    measured["width"] = PRINT_WIDTH_PX
     measured["overflow"] = [b for b in measured["boxes"]
-                            if b["left"] < -1 or b["right"] > measured["width"] + 1]
+                            if b["left"] < -1 or b["right"] > PRINT_WIDTH_PX + 1]
     return measured
+
+
+def after_print(page) -> None:
+    page.evaluate("""() => { document.documentElement.style.width = '';
+        document.documentElement.style.maxWidth = '';
+        window.dispatchEvent(new Event('afterprint')); }""")
+    page.emulate_media(media="screen")
 
 
 def main(argv: list[str]) -> int:
