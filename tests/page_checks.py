@@ -28,7 +28,8 @@ def axe_script() -> str:
 # Run axe on the whole document: default rules and the experimental ones; violations only.
 AXE_RUN_JS = """async (only) => {
   const experimental = axe.getRules(['experimental']).map(r => r.ruleId);
-  const options = {resultTypes: ['violations'],
+  // preload: false — axe would fetch each stylesheet by XHR, which file:// refuses (console errors)
+  const options = {resultTypes: ['violations'], preload: false,
                    rules: Object.fromEntries(experimental.map(id => [id, {enabled: true}]))};
   if (only) options.runOnly = {type: 'rule', values: only};
   const r = await axe.run(document, options);
@@ -40,9 +41,11 @@ AXE_RUN_JS = """async (only) => {
 
 def set_dark(page) -> None:
     """The theme's dark mode, as its switcher sets it (data-theme and data-mode on <html>)."""
+    # the theme fades colours in over 0.25 s: switched off, so axe measures the settled colours
+    page.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
     page.evaluate("""() => { document.documentElement.dataset.mode = 'dark';
                              document.documentElement.dataset.theme = 'dark'; }""")
-    page.wait_for_timeout(100)
+    page.wait_for_timeout(300)
 
 
 def run_axe(page, script: str, only: list[str] | None = None) -> list[dict]:

@@ -3,7 +3,9 @@
  * 1. Search from file://: Sphinx's search fetches each hit's page to show an excerpt, and a
  *    browser refuses fetch() on file:// (a CORS error on the console for every hit). There the
  *    results are listed without excerpts; over http they keep them.
- * 2. Print: plotly draws each figure at the width of the screen's text column, wider than the
+ * 2. Display math wider than the column scrolls sideways: each such block is made focusable,
+ *    so a keyboard user can scroll it too (axe's scrollable-region-focusable).
+ * 3. Print: plotly draws each figure at the width of the screen's text column, wider than the
  *    paper. Before printing, each figure's svg layers get a viewBox so that the print CSS
  *    (book.css, html.book-print) scales the whole figure to the paper; after printing they are
  *    put back as plotly drew them.
@@ -40,6 +42,20 @@
       });
     });
   }
+
+  function focusableWideMath() {
+    document.querySelectorAll("mjx-container[display='true']").forEach(function (el) {
+      if (el.scrollWidth > el.clientWidth + 1 && !el.hasAttribute("tabindex")) {
+        el.setAttribute("tabindex", "0");
+      }
+    });
+  }
+  window.addEventListener("load", function () {
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+      MathJax.startup.promise.then(focusableWideMath);
+    }
+  });
+  window.addEventListener("resize", focusableWideMath);
 
   window.addEventListener("beforeprint", scaleForPrint);
   window.addEventListener("afterprint", restoreAfterPrint);
