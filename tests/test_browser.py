@@ -356,7 +356,8 @@ SWITCH_JS = """(a) => {
                [r.right - 2, r.bottom - 2], [(r.left + r.right) / 2, (r.top + r.bottom) / 2]];
   for (const [x, y] of pts) {
     const top = document.elementFromPoint(x, y);
-    if (!top || !(a === top || a.contains(top)))
+    // the pill's rounded corners show its own wrapper: that is not something covering it
+    if (!top || !(a === top || a.contains(top) || top === a.parentElement))
       out.covered.push(top ? top.tagName + '.' + top.className : 'nothing');
   }
   const others = document.querySelectorAll('h1, .bd-header-article button, .bd-header-article a,'
