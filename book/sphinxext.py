@@ -20,6 +20,11 @@
   compute its outputs — are hashed into the build environment; a notebook whose hash moved is
   read (so executed) again. An unchanged tree still rebuilds in seconds.
 
+* the page itself: ``book-page.js`` (assets/static) lists search results from ``file://``
+  without the excerpts a browser refuses to fetch there, and scales figures to the paper when
+  printing; the theme's search field and MyST-NB's hidden-cell toggles are named by the text
+  they show (WCAG 2.5.3), one template copy and one page-body edit below.
+
 The vendored trees stay out of ``html_static_path`` on purpose: Jupyter Book adds every ``.js``
 file found there to every page.
 """
@@ -39,6 +44,7 @@ from pathlib import Path
 from . import editions
 
 PLOTLY_JS = "vendor/plotly-cartesian.min.js"
+PAGE_JS = "book-page.js"
 MATHJAX_JS = "vendor/mathjax/startup.js"
 # MathJax's loader fetches just these components (~0.75 MB with the fonts a chapter uses)
 # instead of an all-in-one bundle (tex-chtml.js 1.2 MB, tex-svg.js 2.1 MB, both with the 0.4 MB
@@ -215,12 +221,50 @@ def _without_fontawesome_js(app, config):
     text, n = _FONTAWESOME_JS.subn("", macros.read_text(encoding="utf-8"))
     if n == 0:
         return  # a theme version without it: nothing to drop
+    _override_template(app, config, "static/webpack-macros.html", text)
+
+
+def _override_template(app, config, name: str, text: str) -> None:
+    """Write ``text`` as template ``name`` in the build's own template folder, first on the path."""
     target = Path(app.doctreedir).parent / "book_templates"
-    (target / "static").mkdir(parents=True, exist_ok=True)
-    out = target / "static" / "webpack-macros.html"
+    out = target / name
+    out.parent.mkdir(parents=True, exist_ok=True)
     if not out.is_file() or out.read_text(encoding="utf-8") != text:
         out.write_text(text, encoding="utf-8")
-    config.templates_path = [str(target), *config.templates_path]
+    if str(target) not in config.templates_path:
+        config.templates_path = [str(target), *config.templates_path]
+
+
+# The theme's search field names itself "Search" (aria-label) while it shows "Search the book…
+# Ctrl+K": a speech-input user saying what they see finds no such control (axe's
+# label-content-name-mismatch, WCAG 2.5.3). Without the aria-label its name is what it shows.
+_SEARCH_FIELD_LABEL = re.compile(r' aria-label="\{\{ _\(\'Search\'\) \}\}"')
+
+
+def _search_field_named_by_its_text(app, config):
+    """A copy of the theme's ``search-button-field.html`` without its aria-label (see above)."""
+    try:
+        import pydata_sphinx_theme
+    except ImportError:
+        return
+    path = (Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme"
+            / "components" / "search-button-field.html")
+    if not path.is_file():
+        return
+    text, n = _SEARCH_FIELD_LABEL.subn("", path.read_text(encoding="utf-8"))
+    if n:
+        _override_template(app, config, "search-button-field.html", text)
+
+
+# MyST-NB names a hidden cell's toggle "Toggle hidden content" while it shows "Show code cell
+# content" (the same WCAG 2.5.3 mismatch): a <details> summary is named by its text and tells
+# its open state itself, so the label goes.
+_HIDDEN_CELL_LABEL = '<summary aria-label="Toggle hidden content">'
+
+
+def _hidden_cells_named_by_their_text(app, pagename, templatename, context, doctree):
+    if "body" in context and _HIDDEN_CELL_LABEL in context["body"]:
+        context["body"] = context["body"].replace(_HIDDEN_CELL_LABEL, "<summary>")
 
 
 # ---- never-stale rebuilds ---------------------------------------------------------------------
@@ -363,9 +407,14 @@ def setup(app):
     os.environ["BOOK_BUILD"] = "1"
     app.add_role("eval", _glued_role()(), override=True)
     editions.setup_sphinx(app)
+    # search results from file:// without the excerpt fetch; figures scaled to the paper in print
+    # (assets/static/book-page.js; html_static_path copies it)
+    app.add_js_file(PAGE_JS)
     app.connect("config-inited", _use_local_mathjax)
     app.connect("builder-inited", _mathjax_components)
     app.connect("config-inited", _without_fontawesome_js)
+    app.connect("config-inited", _search_field_named_by_its_text)
+    app.connect("html-page-context", _hidden_cells_named_by_their_text)
     app.connect("env-get-outdated", _outdated_notebooks)
     app.connect("html-page-context", _add_plotly)
     app.connect("html-page-context", _drop_thebe, priority=900)

@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 
 import legibility
+import page_checks
 import pytest
 from test_build import pages
 
@@ -205,3 +206,236 @@ def test_cjk_characters_are_in_the_book_font(built_book):
             missing[page.name] = "".join(sorted(lacking))
     assert not missing, (f"characters missing from the book font: {missing}; regenerate it "
                          "with `python -m book.fonts NotoSansCJK-Regular.ttc`")
+
+
+# ---- the page around the figures: accessibility, dark mode, print, search, language switch ----
+
+# The builds the page checks run on, each a conftest fixture returning {"html": folder}: every
+# edition (the Chinese build's fixture joins this list when it lands; `make book` also
+# publishes the Chinese edition under the English html folder's zh/, which is then checked too).
+EDITION_BUILDS = ["built_book"]
+# A word the search finds in each edition (the Chinese index is cut into words by jieba).
+SEARCH_QUERIES = {"en": "softmax", "zh": "注意力"}
+
+
+def _all_pages(html_root: Path) -> list[str]:
+    """Every page a reader can open, the search and index pages included."""
+    return [p.relative_to(html_root).as_posix() for p in sorted(html_root.rglob("*.html"))
+            if "_static" not in p.relative_to(html_root).parts]
+
+
+def check_accessibility(browser, html_root: Path) -> dict:
+    """axe-core on every page, light mode (all rules, the experimental ones included) and dark
+    mode (colour contrast), plus the computed contrast of every text the book's CSS colours.
+    Returns the counts by rule; asserts no serious or critical violation, no contrast under AA."""
+    script = page_checks.axe_script()
+    counts = {"light": {}, "dark": {}}
+    lowest: dict[str, float] = {}  # "mode selector" -> the lowest contrast ratio measured
+    failures, low = [], []
+    for rel in _all_pages(html_root):
+        page, _ = open_page(browser, html_root / rel)
+        try:
+            if page.locator("div.plotly-graph-div").count():
+                page.wait_for_function("() => Array.from(document.querySelectorAll("
+                                       "'div.plotly-graph-div')).every(g => g._fullLayout)",
+                                       timeout=30_000)
+            for mode in ("light", "dark"):
+                if mode == "dark":
+                    page_checks.set_dark(page)
+                found = page_checks.run_axe(page, script,
+                                            None if mode == "light" else ["color-contrast"])
+                for rule, n in page_checks.count_by_rule(found).items():
+                    counts[mode][rule] = counts[mode].get(rule, 0) + n
+                failures += [f"{rel} [{mode}] {v['id']} ({v['impact']}): {n['target']} "
+                             f"{n['summary'][:200]}"
+                             for v in page_checks.blocking(found) for n in v["nodes"]]
+                for c in page_checks.contrast(page):
+                    key = f"{mode} {c['selector']}"
+                    lowest[key] = min(lowest.get(key, 99.0), c["ratio"])
+                    if c["ratio"] < c["needed"]:
+                        low.append(f"{rel} [{mode}] {c['selector']} {c['text']!r}: "
+                                   f"{c['ratio']}:1 (needs {c['needed']}:1)")
+        finally:
+            page.context.close()
+    print(f"\naxe {html_root}: {json.dumps(counts, ensure_ascii=False)}")
+    print(f"lowest contrast of the book's CSS colours: {json.dumps(lowest)}")
+    assert not failures, "serious or critical axe violations:\n" + "\n".join(failures[:60])
+    assert not low, "text under WCAG AA contrast:\n" + "\n".join(low[:60])
+    return counts
+
+
+@pytest.mark.parametrize("build", EDITION_BUILDS)
+def test_pages_are_accessible(request, build, browser):
+    """0 serious or critical axe-core violations on every page, in light and dark mode; every
+    text the book's CSS colours reaches WCAG AA contrast in both modes."""
+    check_accessibility(browser, request.getfixturevalue(build)["html"])
+
+
+def check_print(browser, html_root: Path, pdf_dir: Path | None = None) -> int:
+    """Each chapter with figures, laid out for print at A4's printable width the way a browser
+    prints (the page reflows, the window keeps its size): every figure, image, table and code
+    block stays inside the page. Returns the number of boxes measured."""
+    measured, overflow = 0, []
+    for rel in _page_ids(html_root):
+        page, problems = open_page(browser, html_root / rel)
+        try:
+            if not page.locator("div.plotly-graph-div").count():
+                continue
+            page.wait_for_function("() => Array.from(document.querySelectorAll("
+                                   "'div.plotly-graph-div')).every(g => g._fullLayout)",
+                                   timeout=30_000)
+            result = page_checks.print_layout(page)
+            measured += len(result["boxes"])
+            overflow += [f"{rel}: {b['what']} spans {b['left']}..{b['right']} px of "
+                         f"{result['width']}" for b in result["overflow"]]
+            if pdf_dir is not None:
+                pdf_dir.mkdir(parents=True, exist_ok=True)
+                page.pdf(path=str(pdf_dir / (rel.replace("/", "_") + ".pdf")), format="A4")
+            assert problems["console"] == [], f"{rel}: console errors {problems['console']}"
+        finally:
+            page.context.close()
+    assert measured, "no page with figures was printed"
+    assert not overflow, "printed figures leave the page:\n" + "\n".join(overflow[:40])
+    return measured
+
+
+@pytest.mark.parametrize("build", EDITION_BUILDS)
+def test_print_keeps_figures_on_the_page(request, build, browser, tmp_path):
+    html_root = request.getfixturevalue(build)["html"]
+    n = check_print(browser, html_root, Path(SCREENSHOTS) / "print" if SCREENSHOTS else None)
+    print(f"\nprint {html_root}: {n} figures, images, tables and code blocks inside A4")
+
+
+def check_search(browser, html_root: Path, query: str) -> int:
+    """search.html?q=QUERY from file://: results are listed and nothing fails on the console."""
+    page, problems = open_page(browser, html_root / "search.html")
+    try:
+        page.goto((html_root / "search.html").as_uri() + "?q=" + query, wait_until="load")
+        page.wait_for_function("() => document.querySelector('#search-results .search-summary,"
+                               " #search-results p.search-summary') !== null", timeout=30_000)
+        page.wait_for_timeout(500)  # excerpts, where a page fetches them, arrive after the list
+        hits = page.locator("#search-results ul.search li").count()
+        status = page.locator("#search-results p").first.inner_text()
+        links = page.locator("#search-results ul.search li a").evaluate_all(
+            "els => els.map(a => a.href)")
+    finally:
+        page.context.close()
+    assert hits > 0, f"{html_root}: no result for {query!r} ({status})"
+    assert all(Path(link.split("#")[0].removeprefix("file://")).is_file() for link in links), links
+    assert problems["console"] == [], f"search for {query!r}: console errors {problems['console']}"
+    assert problems["failed"] == [], f"search for {query!r}: failed loads {problems['failed']}"
+    return hits
+
+
+def _edition(html_root: Path) -> str:
+    head = (html_root / "index.html").read_text(encoding="utf-8")[:3000]
+    return "zh" if '<html lang="zh' in head else "en"
+
+
+def _edition_roots(html_root: Path) -> dict[str, Path]:
+    """The editions an html folder holds: its own, and the Chinese one published under zh/."""
+    roots = {_edition(html_root): html_root}
+    if (html_root / "zh" / "index.html").is_file():
+        roots["zh"] = html_root / "zh"
+    return roots
+
+
+@pytest.mark.parametrize("build", EDITION_BUILDS)
+def test_search_from_file_url(request, build, browser):
+    """A query typed on search.html from file:// lists results, with no console error (the
+    page excerpts Sphinx fetches over http are left out there: file:// forbids the fetch)."""
+    for edition, root in _edition_roots(request.getfixturevalue(build)["html"]).items():
+        hits = check_search(browser, root, SEARCH_QUERIES[edition])
+        print(f"\nsearch {edition} {SEARCH_QUERIES[edition]!r}: {hits} results")
+
+
+# Is the switch drawn where a reader can use it: inside the viewport, on top at its corners and
+# centre (nothing covers it), clear of the title and the header's buttons?
+SWITCH_JS = """(a) => {
+  const r = a.getBoundingClientRect();
+  const out = {box: [r.left, r.top, r.width, r.height], covered: [], overlaps: []};
+  const pts = [[r.left + 2, r.top + 2], [r.right - 2, r.top + 2], [r.left + 2, r.bottom - 2],
+               [r.right - 2, r.bottom - 2], [(r.left + r.right) / 2, (r.top + r.bottom) / 2]];
+  for (const [x, y] of pts) {
+    const top = document.elementFromPoint(x, y);
+    // the pill's rounded corners show its own wrapper: that is not something covering it
+    if (!top || !(a === top || a.contains(top) || top === a.parentElement))
+      out.covered.push(top ? top.tagName + '.' + top.className : 'nothing');
+  }
+  const others = document.querySelectorAll('h1, .bd-header-article button, .bd-header-article a,'
+                                           + ' .bd-header-article .dropdown');
+  for (const el of others) {
+    if (!el.getClientRects().length) continue;
+    const o = el.getBoundingClientRect();
+    if (o.left < r.right && r.left < o.right && o.top < r.bottom && r.top < o.bottom)
+      out.overlaps.push(el.tagName + '.' + el.className);
+  }
+  out.inside = r.left >= 0 && r.right <= document.documentElement.clientWidth && r.width > 0;
+  return out;
+}"""
+
+
+def _switch_on(page, rel: str, width: int, expect_lang: str) -> str:
+    """The page's one language switch: visible, uncovered, clear of the title and the header's
+    buttons, a relative link in the other edition's language. Returns its href."""
+    link = page.locator(".book-language-switch a")
+    assert link.count() == 1, f"{rel}: {link.count()} language switches"
+    where = link.evaluate(SWITCH_JS)
+    assert where["inside"] and not where["covered"] and not where["overlaps"], (
+        f"{rel} at {width} px: language switch {where}")
+    href = link.get_attribute("href")
+    assert not href.startswith(("/", "file:", "http")), f"{rel}: {href} is not relative"
+    assert link.get_attribute("lang") == expect_lang, f"{rel}: switch lang"
+    return href
+
+
+def check_language_switch(browser, en_root: Path, zh_root: Path | None) -> dict:
+    """On every page of both editions, at 1280 and 390 px, the language switch is visible,
+    uncovered and clear of the title and the header's buttons; its link (relative, so it works
+    from file://) names the same page in the other edition as published (Chinese under zh/).
+    Where the Chinese edition is published under the English folder, following the link from
+    an English page opens its Chinese page and that page's switch leads back."""
+    done = {"en": 0, "zh": 0, "round_trips": 0}
+    sides = [("en", en_root, "zh-CN")] + ([("zh", zh_root, "en")] if zh_root else [])
+    published = zh_root is not None and zh_root.resolve() == (en_root / "zh").resolve()
+    for edition, root, other_lang in sides:
+        for rel in _page_ids(root):
+            if edition == "en" and rel.startswith("zh/"):
+                continue
+            for width in (legibility.DESKTOP, legibility.PHONE):
+                context = browser.new_context(viewport={"width": width, "height": 900})
+                page = context.new_page()
+                try:
+                    page.goto((root / rel).as_uri(), wait_until="load")
+                    href = _switch_on(page, rel, width, other_lang)
+                    target = ((root / rel).parent / href).resolve()
+                    # the other edition's page where `make book` publishes it
+                    want = (root / "zh" / rel) if edition == "en" else (root.parent / rel)
+                    assert target == want.resolve(), f"{edition} {rel}: the switch goes to {href}"
+                    done[edition] += 1
+                    if not (published and edition == "en" and width == legibility.DESKTOP
+                            and target.is_file()):
+                        continue
+                    page.locator(".book-language-switch a").click()
+                    page.wait_for_load_state("load")
+                    assert page.url == target.as_uri(), f"{rel}: the switch opened {page.url}"
+                    assert page.locator("html").get_attribute("lang") == "zh-CN", page.url
+                    _switch_on(page, "zh/" + rel, width, "en")
+                    page.locator(".book-language-switch a").click()
+                    page.wait_for_load_state("load")
+                    assert page.url == (root / rel).as_uri(), f"zh/{rel}: back to {page.url}"
+                    done["round_trips"] += 1
+                finally:
+                    context.close()
+    return done
+
+
+def test_language_switch(request, browser):
+    """Both editions' switches (the Chinese one where a build in EDITION_BUILDS has it)."""
+    roots: dict[str, Path] = {}
+    for build in EDITION_BUILDS:
+        for edition, root in _edition_roots(request.getfixturevalue(build)["html"]).items():
+            roots.setdefault(edition, root)  # a published zh/ comes first (see _edition_roots)
+    done = check_language_switch(browser, roots["en"], roots.get("zh"))
+    print(f"\nlanguage switch, pages x widths: {json.dumps(done)}"
+          + ("" if "zh" in roots else " (no Chinese edition in these builds)"))

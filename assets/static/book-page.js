@@ -1,0 +1,62 @@
+/* The page around the figures (Jupyter Book loads every .js of html_static_path on every page).
+ *
+ * 1. Search from file://: Sphinx's search fetches each hit's page to show an excerpt, and a
+ *    browser refuses fetch() on file:// (a CORS error on the console for every hit). There the
+ *    results are listed without excerpts; over http they keep them.
+ * 2. Display math wider than the column scrolls sideways: each such block is made focusable,
+ *    so a keyboard user can scroll it too (axe's scrollable-region-focusable).
+ * 3. Print: plotly draws each figure at the width of the screen's text column, wider than the
+ *    paper. Before printing, each figure's svg layers get a viewBox so that the print CSS
+ *    (book.css, html.book-print) scales the whole figure to the paper; after printing they are
+ *    put back as plotly drew them.
+ */
+(function () {
+  "use strict";
+
+  if (window.location.protocol === "file:" && typeof DOCUMENTATION_OPTIONS !== "undefined") {
+    DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false;
+  }
+
+  function scaleForPrint() {
+    document.documentElement.classList.add("book-print");
+    document.querySelectorAll(".js-plotly-plot").forEach(function (gd) {
+      var container = gd.querySelector(".svg-container");
+      var svgs = gd.querySelectorAll("svg.main-svg");
+      if (!container || !svgs.length) return;
+      var w = parseFloat(svgs[0].getAttribute("width"));
+      var h = parseFloat(svgs[0].getAttribute("height"));
+      if (!(w > 0 && h > 0)) return;
+      container.style.aspectRatio = w + " / " + h;
+      // plotly stacks its svg layers (absolutely positioned) in the container: each scales
+      svgs.forEach(function (svg) { svg.setAttribute("viewBox", "0 0 " + w + " " + h); });
+    });
+  }
+
+  function restoreAfterPrint() {
+    document.documentElement.classList.remove("book-print");
+    document.querySelectorAll(".js-plotly-plot").forEach(function (gd) {
+      var container = gd.querySelector(".svg-container");
+      if (container) container.style.aspectRatio = "";
+      gd.querySelectorAll("svg.main-svg").forEach(function (svg) {
+        svg.removeAttribute("viewBox");
+      });
+    });
+  }
+
+  function focusableWideMath() {
+    document.querySelectorAll("mjx-container[display='true']").forEach(function (el) {
+      if (el.scrollWidth > el.clientWidth + 1 && !el.hasAttribute("tabindex")) {
+        el.setAttribute("tabindex", "0");
+      }
+    });
+  }
+  window.addEventListener("load", function () {
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+      MathJax.startup.promise.then(focusableWideMath);
+    }
+  });
+  window.addEventListener("resize", focusableWideMath);
+
+  window.addEventListener("beforeprint", scaleForPrint);
+  window.addEventListener("afterprint", restoreAfterPrint);
+})();
