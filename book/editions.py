@@ -130,6 +130,8 @@ def gettext() -> None:
                     "--custom-builder", "gettext", "--config", str(config),
                     "--path-output", str(ROOT / GETTEXT_BUILD), "-q"], check=True)
     pot = ROOT / GETTEXT_BUILD / "_build" / "gettext"
+    # the theme's own template strings: Sphinx and sphinx-book-theme translate those themselves
+    (pot / "sphinx.pot").unlink(missing_ok=True)
     subprocess.run([str(Path(sys.executable).with_name("sphinx-intl")), "update",
                     "-p", str(pot), "-l", "zh_CN", "-d", str(ROOT / LOCALE_DIR),
                     "-w", "0"], check=True)

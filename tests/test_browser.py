@@ -170,7 +170,8 @@ def exercise_controls(page, fig, rel: str, i: int) -> int:
 
 
 # Findings still open (issue 10), per edition: 1280 + 390 px, every state of every figure.
-KNOWN_OPEN = {"built_book": {}, "built_zh": {}}
+# Chapter 9 is over 15 screens in both editions (18.6 in English, 16.4 in Chinese).
+KNOWN_OPEN = {"built_book": {"too_long": 1}, "built_zh": {"too_long": 1}}
 
 
 @pytest.mark.parametrize("build", EDITION_BUILDS)
