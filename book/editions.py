@@ -38,6 +38,9 @@ LOCALE_DIR = "locale"
 ZH_BUILD = Path("_build") / "zh"           # the Chinese edition's jupyter-book output path
 GETTEXT_BUILD = Path("_build") / "gettext"
 ZH_TITLE = "多头自注意力：用实验读懂"
+# The captions of _toc.yml's parts: jupyter-book adds the sidebar's toctrees after Sphinx's
+# gettext step, so the catalogues never see them; the Chinese build writes these instead.
+ZH_CAPTIONS = {"Chapters": "章节", "For teachers": "教师专区"}
 
 
 def edition_of(sphinx_language: str | None) -> str:
@@ -82,10 +85,39 @@ def language_switch(app, pagename, templatename, context, doctree) -> None:
         f'\n<link rel="alternate" hreflang="{html_lang}" href="{escape(target)}" />')
 
 
+def toc_captions() -> list[str]:
+    """The part captions of _toc.yml, in order."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    return [part["caption"] for part in toc.get("parts", []) if part.get("caption")]
+
+
+def translate_captions(app, exception) -> None:
+    """The Chinese edition's sidebar captions in Chinese (every page carries the sidebar)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    if edition_of(app.config.language) != "zh":
+        return
+    missing = [c for c in toc_captions() if c not in ZH_CAPTIONS]
+    if missing:
+        raise ValueError(f"_toc.yml captions without a Chinese name: {missing}; add them to "
+                         "book/editions.py's ZH_CAPTIONS")
+    outdir = Path(app.outdir)
+    for page in outdir.rglob("*.html"):
+        if "_static" in page.parts:
+            continue
+        text = page.read_text(encoding="utf-8")
+        new = text
+        for english, chinese in ZH_CAPTIONS.items():
+            new = new.replace(f'<span class="caption-text">{english}</span>',
+                              f'<span class="caption-text">{chinese}</span>')
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+
+
 def setup_sphinx(app) -> None:
-    app.add_config_value("book_edition_note", "", "html")
     app.connect("config-inited", export_language)
     app.connect("html-page-context", language_switch)
+    app.connect("build-finished", translate_captions)
 
 
 # --- command line -------------------------------------------------------------------------

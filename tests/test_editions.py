@@ -125,6 +125,20 @@ def test_catalogues_are_up_to_date(tmp_path):
     assert not problems, "run `make gettext` and translate:\n" + "\n".join(problems)
 
 
+def test_every_toc_caption_has_a_chinese_name():
+    assert editions.toc_captions(), "_toc.yml has no part captions?"
+    assert set(editions.toc_captions()) <= set(editions.ZH_CAPTIONS)
+
+
+@pytest.mark.slow
+def test_chinese_sidebar_captions(built_zh):
+    for rel in sorted(_html_pages(built_zh["html"])):
+        text = (built_zh["html"] / rel).read_text(encoding="utf-8")
+        for english in editions.ZH_CAPTIONS:
+            assert f'<span class="caption-text">{english}</span>' not in text, rel
+        assert f'<span class="caption-text">{editions.ZH_CAPTIONS["Chapters"]}</span>' in text, rel
+
+
 def test_switch_targets_and_editions():
     assert editions.switch_target("chapters/02_scaling", "en") == "zh/chapters/02_scaling.html"
     assert editions.switch_target("index", "zh") == "../index.html"
