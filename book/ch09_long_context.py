@@ -1,4 +1,5 @@
-"""Chapter 9 (long context): its static figures, live explorers and exercises."""
+"""Chapters 9 (long context) and 9b (serving: the KV cache, seven implementations): their
+static figures, live explorers and exercises."""
 
 from __future__ import annotations
 

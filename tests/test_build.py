@@ -74,3 +74,16 @@ def test_glued_numbers_are_filled_in(built_book):
     for nb in CHAPTERS:
         text = (built_book["html"] / "chapters" / f"{nb.stem}.html").read_text(encoding="utf-8")
         assert "{glue:" not in text and "glue:text" not in text
+
+
+@pytest.mark.parametrize("build", ["built_book", "built_zh"])
+def test_no_unrendered_roles_in_the_prose(request, build):
+    """An {eval} role the parser could not see (e.g. written inside a code span) shows up in
+    the page as the literal text "{eval}…book.glued(…)" instead of its number."""
+    html_root = request.getfixturevalue(build)["html"]
+    found = []
+    for page in pages(html_root):
+        text = re.sub(r"<pre.*?</pre>", "", page.read_text(encoding="utf-8"), flags=re.S)
+        found += [f"{page.relative_to(html_root)}: …{text[max(0, m.start() - 80):m.end() + 40]}…"
+                  for m in re.finditer(r"\{eval\}|glued\(|\{glue:", text)]
+    assert not found, "\n".join(found)
