@@ -19,6 +19,7 @@ Wikipedia segments. The same measurements on :mod:`book.pretrained`'s model:
 from __future__ import annotations
 
 import re
+import reprlib
 
 import numpy as np
 import torch
@@ -77,7 +78,11 @@ def parse(marked: str) -> tuple[str, list[tuple[tuple[int, int], tuple[int, int]
     a noun without one and pairs with nothing.
     """
     if not isinstance(marked, str):
-        raise TypeError(f"marked must be a str, got {type(marked).__name__}")
+        raise TypeError(f"marked must be a str such as '[the] {{cat}} sat', got "
+                        f"{reprlib.repr(marked)} ({type(marked).__name__})")
+    if set(_MARK.sub("", marked)) & set("[]{}"):
+        raise ValueError(f"marked={marked!r} has a bracket that marks no single word: put "
+                         "[determiner] and {noun} around one word each, e.g. '[the] {cat} sat'")
     plain, pairs, open_det, last = "", [], None, 0
     for m in _MARK.finditer(marked):
         plain += marked[last:m.start()]
@@ -87,14 +92,16 @@ def parse(marked: str) -> tuple[str, list[tuple[tuple[int, int], tuple[int, int]
         span = (start, start + len(word))
         if m.group(1):
             if open_det is not None:
-                raise ValueError(f"two determiners without a noun between them in {marked!r}")
+                raise ValueError(f"marked has two determiners without a noun between them in "
+                                 f"{marked!r}; follow each [determiner] with its {{noun}}")
             open_det = span
         elif open_det is not None:
             pairs.append((open_det, span))
             open_det = None
         last = m.end()
     if open_det is not None:
-        raise ValueError(f"a determiner without its noun in {marked!r}")
+        raise ValueError(f"marked has a determiner without its noun in {marked!r}; follow "
+                         "each [determiner] with its {noun}, e.g. '[the] {cat} sat'")
     return plain + marked[last:], pairs
 
 
@@ -144,17 +151,27 @@ def _check_maps(maps) -> list[dict]:
     return list(maps)
 
 
-def _texts(sentences) -> list[str]:
-    if isinstance(sentences, str) or not isinstance(sentences, (list, tuple)) or not sentences:
-        raise TypeError("sentences must be a non-empty list of str")
-    return list(sentences)
+def _check_shares(shares, kinds=()) -> dict:
+    if not isinstance(shares, dict) or not shares:
+        raise TypeError("shares must be the dict token_shares(maps) returns ({kind: {'mass': "
+                        f"(layers, heads) array, 'even': share}}}}), got {reprlib.repr(shares)}")
+    missing = [kind for kind in kinds if kind not in shares]
+    if missing:
+        raise ValueError(f"shares has no {missing} (it has {list(shares)}); pass "
+                         "token_shares(maps)")
+    for kind, v in shares.items():
+        if not (isinstance(v, dict) and "mass" in v):
+            raise TypeError(f"shares[{kind!r}] must be a dict with a 'mass' array (layers, "
+                            f"heads), as token_shares(maps) returns, got {reprlib.repr(v)}")
+        validate.array(f"shares[{kind!r}]['mass']", v["mass"], ndim=2)
+    return shares
 
 
 def all_maps(model: SentenceModel, sentences) -> list[dict]:
     """The attention maps of each sentence (:meth:`SentenceModel.attention_many`), with its
     ``text``."""
     _check(model)
-    texts = _texts(sentences)
+    texts = validate.texts("sentences", sentences)
     return [dict(d, text=s) for d, s in zip(model.attention_many(texts), texts, strict=True)]
 
 
@@ -194,16 +211,17 @@ def token_shares(maps: list[dict]) -> dict:
 
 def per_layer(shares: dict) -> dict:
     """{kind: (L,) mean over the heads of each layer}."""
-    return {k: v["mass"].mean(axis=1) for k, v in shares.items()}
+    return {k: np.asarray(v["mass"]).mean(axis=1) for k, v in _check_shares(shares).items()}
 
 
 def positional_heads(shares: dict, threshold: float = 0.5) -> dict:
     """Heads that put more than ``threshold`` on the previous / next token, strongest first:
     {"previous token": [(layer, head, share)], "next token": [...]}."""
     threshold = validate.real("threshold", threshold, low=0.0, high=1.0)
+    _check_shares(shares, ("previous token", "next token"))
     out = {}
     for kind in ("previous token", "next token"):
-        m = shares[kind]["mass"]
+        m = np.asarray(shares[kind]["mass"])
         found = [(int(i), int(j), float(m[i, j])) for i, j in zip(*np.nonzero(m > threshold),
                                                                   strict=True)]
         out[kind] = sorted(found, key=lambda t: -t[2])
@@ -233,7 +251,15 @@ def word_map(d: dict) -> np.ndarray:
     """One head's token maps → word maps (L, H, words, words), as Clark et al. do: attention
     *to* a word split into pieces is summed over its pieces, *from* it averaged; [CLS] and
     [SEP] are dropped."""
-    words = d["words"]
+    if not (isinstance(d, dict) and {"maps", "words"} <= set(d)):
+        raise TypeError("d must be one sentence's maps, a dict with 'maps' (layers, heads, n, n) "
+                        "and 'words' (an entry of all_maps(model, sentences)), got "
+                        f"{reprlib.repr(d)}")
+    words = validate.listed("d['words']", d["words"], "[None, 0, 1, 1, None]")
+    shape = validate.array("d['maps']", d["maps"], ndim=4).shape
+    if shape[2] != len(words) or shape[3] != len(words):
+        raise ValueError(f"d['maps'] has shape {shape} but d['words'] has {len(words)} tokens: "
+                         "the map of one sentence is (layers, heads, n, n), n = its tokens")
     ids = sorted({w for w in words if w is not None})
     onehot = np.zeros((len(words), len(ids)))
     for t, w in enumerate(words):
@@ -248,14 +274,15 @@ def _word_of(model: SentenceModel, text: str, span) -> int:
     for w, (s, _) in zip(t.words, t.offsets, strict=True):
         if w is not None and s == span[0]:
             return w
-    raise ValueError(f"no token starts at character {span[0]} of {text!r}")
+    raise ValueError(f"no token of {text!r} starts at character {span[0]}: mark whole words "
+                     "in marked, e.g. '[the] {cat} sat'")
 
 
 def labelled_pairs(model: SentenceModel, marked=None) -> list[dict]:
     """The determiner → noun pairs of :data:`LABELLED` (or ``marked``) as word indices."""
     _check(model)
     out = []
-    for i, m in enumerate(LABELLED if marked is None else marked):
+    for i, m in enumerate(LABELLED if marked is None else validate.texts("marked", marked)):
         text, pairs = parse(m)
         n_words = len({w for w in model.tokenize(text).words if w is not None})
         for det, noun in pairs:
@@ -276,12 +303,6 @@ def _check_pairs(pairs) -> list[dict]:
     return list(pairs)
 
 
-def _check_ints(name: str, values, *, low: int | None = None) -> list[int]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple, range)):
-        raise TypeError(f"{name} must be a list of whole numbers, got {values!r}")
-    return [validate.integer(name, v, low=low) for v in values]
-
-
 def relation_accuracy(pairs: list[dict], maps: list[dict], offsets=(-3, -2, -1, 1, 2, 3),
                       sentences=None) -> dict:
     """Per (layer, head): how often the determiner's most-attended *other* word is its noun.
@@ -293,12 +314,12 @@ def relation_accuracy(pairs: list[dict], maps: list[dict], offsets=(-3, -2, -1, 
     """
     maps = _check_maps(maps)
     pairs = _check_pairs(pairs)
-    offsets = _check_ints("offsets", offsets)
+    offsets = validate.integers("offsets", offsets, "(-1, 1)")
     if not offsets or 0 in offsets:
         raise ValueError(f"offsets must hold at least one non-zero word offset (0 is the word "
                          f"itself), e.g. (-1, 1); got {offsets}")
     if sentences is not None:
-        sentences = _check_ints("sentences", sentences, low=0)
+        sentences = validate.integers("sentences", sentences, "[0, 2, 4]", low=0)
     use = [p for p in pairs if sentences is None or p["sentence"] in set(sentences)]
     if not use:
         raise ValueError("no pairs to score: pass labelled_pairs(model) and valid sentences")
@@ -342,7 +363,15 @@ def coreference_flip(model: SentenceModel, pair=None) -> dict:
     on "animal" minus on "street" in each sentence. A head that resolves the pronoun would
     prefer "animal" in the first and "street" in the second (``flips``)."""
     _check(model)
-    pair = COREFERENCE if pair is None else pair
+    pair = COREFERENCE if pair is None else validate.texts("pair", pair)
+    if len(pair) != 2:
+        raise ValueError(f"pair must be two sentences (the 'tired' one, then the 'wide' one), "
+                         f"got {len(pair)}: {pair!r}")
+    for i, text in enumerate(pair):
+        missing = [w for w in ("it", "animal", "street") if w not in model.tokenize(text).tokens]
+        if missing:
+            raise ValueError(f"pair[{i}]={text!r} lacks the token(s) {missing}; each sentence of "
+                             "pair needs 'it', 'animal' and 'street', as COREFERENCE has")
     diffs = []
     for text in pair:
         d = model.attention(text)
@@ -373,7 +402,7 @@ def sink_test(model: SentenceModel, sentences) -> dict:
     sentence, as a control). Returns {kind: {"mass": mean weight removed, "change": …}}.
     """
     _check(model)
-    texts = _texts(sentences)
+    texts = validate.texts("sentences", sentences)
     toks, ids, real = model.batch(texts)
     base = model.embed(texts)
     with torch.no_grad(), edited_attention(model) as m:
@@ -401,7 +430,8 @@ def head_ablation(model: SentenceModel, sentences, heads) -> float:
     """Mean 1 − cosine between the sentence vectors with and without the (layer, head)
     pairs in ``heads`` (their weights zeroed)."""
     _check(model)
-    texts, heads = _texts(sentences), list(heads)
+    texts = validate.texts("sentences", sentences)
+    heads = validate.head_pairs("heads", heads, model.config.n_layers, model.config.n_heads)
     if not heads:
         raise ValueError("heads is empty: pass at least one (layer, head) pair")
     return _embed_change(model, texts, model.embed(texts), heads=heads)
@@ -411,12 +441,17 @@ def sink_heads(shares: dict, kinds=("[CLS]", "[SEP]"), threshold: float = 0.5) -
     """(layer, head) pairs that put more than ``threshold`` of their attention on ``kinds``
     together, most first."""
     threshold = validate.real("threshold", threshold, low=0.0, high=1.0)
-    mass = sum(shares[k]["mass"] for k in kinds)
+    _check_shares(shares)
+    kinds = validate.listed("kinds", kinds, "('[CLS]', '[SEP]')", allow_empty=False)
+    for kind in kinds:
+        validate.choice("kinds", kind, tuple(shares))
+    mass = sum(np.asarray(shares[k]["mass"]) for k in kinds)
     return [lh for lh in ranked_heads(mass) if mass[lh] > threshold]
 
 
 def ranked_heads(mass: np.ndarray) -> list[tuple[int, int]]:
     """(layer, head) pairs from the largest ``mass`` to the smallest."""
+    validate.array("mass", mass, ndim=2)
     mass = np.asarray(mass)
     order = np.argsort(-mass, axis=None, kind="stable")
     return [tuple(int(v) for v in np.unravel_index(i, mass.shape)) for i in order]

@@ -27,6 +27,7 @@ import hashlib
 import importlib.util
 import json
 import math
+import reprlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,6 +153,14 @@ class BertConfig:
                    raw["layer_norm_eps"])
 
 
+def _config(config) -> BertConfig:
+    if not isinstance(config, BertConfig):
+        raise TypeError(f"config must be a BertConfig (e.g. BertConfig(), or "
+                        f"BertConfig.from_json(model_dir() / 'config.json')), got "
+                        f"{reprlib.repr(config)} ({type(config).__name__})")
+    return config
+
+
 # --- the encoder ------------------------------------------------------------------------------
 
 class ReferenceAttention(nn.Module):
@@ -161,12 +170,8 @@ class ReferenceAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int):
         super().__init__()
-        d_model = validate.integer("d_model", d_model, low=1)
-        n_heads = validate.integer("n_heads", n_heads, low=1)
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}; pick "
-                             f"n_heads in {{{', '.join(map(str, validate.divisors(d_model)))}}}")
-        self.n_heads, self.d_k = n_heads, d_model // n_heads
+        self.d_k = validate.head_split(d_model, n_heads)
+        self.n_heads, d_model = int(n_heads), int(d_model)
         self.query, self.key = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
         self.value, self.dense = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
 
@@ -188,6 +193,11 @@ class BertLayer(nn.Module):
 
     def __init__(self, config: BertConfig, attention: nn.Module):
         super().__init__()
+        config = _config(config)
+        if not isinstance(attention, nn.Module):
+            raise TypeError(f"attention must be an attention layer (an nn.Module such as "
+                            f"book.mha.MultiHeadSelfAttention(d_model, n_heads)), got "
+                            f"{reprlib.repr(attention)} ({type(attention).__name__})")
         self.attention = attention
         self.attention_norm = nn.LayerNorm(config.d_model, eps=config.eps)
         self.ff_in = nn.Linear(config.d_model, config.d_ff)
@@ -215,7 +225,7 @@ class BertEncoder(nn.Module):
     def __init__(self, config: BertConfig = BertConfig(), attention: str = "book"):
         super().__init__()
         validate.choice("attention", attention, ("book", "reference"))
-        c = self.config = config
+        c = self.config = _config(config)
         self.attention_kind = attention
         self.word = nn.Embedding(c.vocab_size, c.d_model)
         self.position = nn.Embedding(c.max_positions, c.d_model)
@@ -226,12 +236,9 @@ class BertEncoder(nn.Module):
         self.layers = nn.ModuleList(BertLayer(c, make()) for _ in range(c.n_layers))
 
     def forward(self, ids, padding_mask=None, need_weights: bool = False):
-        if not (isinstance(ids, torch.Tensor) and ids.dtype == torch.int64 and ids.ndim == 2):
-            raise TypeError("ids must be an int64 tensor (batch, n); use SentenceModel.encode")
+        ids = validate.token_ids("ids", ids, self.config.vocab_size, ndim=2,
+                                 max_len=self.config.max_positions)
         n = ids.shape[1]
-        if not 0 < n <= self.config.max_positions:
-            raise ValueError(f"ids has {n} positions; the model takes 1 to "
-                             f"{self.config.max_positions}")
         positions = torch.arange(n, device=ids.device)[None]
         x = self.norm(self.word(ids) + self.position(positions)
                       + self.segment(torch.zeros_like(ids)))
@@ -250,6 +257,11 @@ def checkpoint_state(tensors: dict, config: BertConfig, attention: str = "book")
     nn.Linear, no transpose), and keep their names for the reference layer.
     """
     validate.choice("attention", attention, ("book", "reference"))
+    config = _config(config)
+    if not isinstance(tensors, dict):
+        raise TypeError(f"tensors must be the dict of a checkpoint's tensors (safetensors.torch"
+                        f".load_file(model_dir() / 'model.safetensors')), got "
+                        f"{reprlib.repr(tensors)} ({type(tensors).__name__})")
     names = {"word": "embeddings.word_embeddings", "position": "embeddings.position_embeddings",
              "segment": "embeddings.token_type_embeddings", "norm": "embeddings.LayerNorm"}
     proj = {"book": {"w_q": "self.query", "w_k": "self.key", "w_v": "self.value",
@@ -269,9 +281,13 @@ def checkpoint_state(tensors: dict, config: BertConfig, attention: str = "book")
         for part in ("weight", "bias"):
             key = f"{theirs}.{part}"
             if key in tensors:
+                if not isinstance(tensors[key], torch.Tensor):
+                    raise TypeError(f"tensors[{key!r}] must be a torch tensor, got "
+                                    f"{type(tensors[key]).__name__}")
                 state[f"{ours}.{part}"] = tensors[key]
             elif not ours.startswith(("word", "position", "segment")) or part == "weight":
-                raise KeyError(f"the checkpoint has no tensor {key!r}: not a BERT checkpoint")
+                raise ValueError(f"tensors has no tensor {key!r}: not a BERT checkpoint; pass "
+                                 "the tensors of the model's model.safetensors")
     return state
 
 
@@ -368,6 +384,11 @@ class Tokens:
 
 def labels(tokens) -> list[str]:
     """Unique axis labels: a repeated token gets a counter ("the", "the·2")."""
+    tokens = validate.listed("tokens", tokens, "['[CLS]', 'the', 'cat', '[SEP]']")
+    for i, t in enumerate(tokens):
+        if not isinstance(t, str):
+            raise TypeError(f"tokens[{i}] must be a str (a token, e.g. from "
+                            f"SentenceModel.tokenize(text).tokens), got {t!r}")
     seen: dict[str, int] = {}
     out = []
     for t in tokens:
@@ -395,24 +416,20 @@ class SentenceModel:
 
     def tokenize(self, text: str) -> Tokens:
         """WordPiece tokens of ``text`` with [CLS] and [SEP] added."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        if not text.strip():
-            raise ValueError("text is empty; pass a sentence, e.g. 'the cat sat on the mat'")
+        return self._tokens(validate.text("text", text), "text")
+
+    def _tokens(self, text: str, name: str) -> Tokens:
         enc = self.tokenizer.encode(text)
         if len(enc.ids) > MAX_TOKENS:
-            raise ValueError(f"text has {len(enc.ids)} tokens (with [CLS] and [SEP]) but the "
+            raise ValueError(f"{name} has {len(enc.ids)} tokens (with [CLS] and [SEP]) but the "
                              f"model takes at most {MAX_TOKENS}; split it into shorter parts")
         return Tokens(text, list(enc.tokens), list(enc.ids), list(enc.word_ids),
                       [tuple(o) for o in enc.offsets])
 
     def batch(self, texts):
         """Tokenise and pad: (tokens, ids (batch, n) int64, real (batch, n) bool)."""
-        if isinstance(texts, str):
-            texts = [texts]
-        if not isinstance(texts, (list, tuple)) or not texts:
-            raise TypeError("texts must be a str or a non-empty list of str")
-        toks = [self.tokenize(t) for t in texts]
+        texts = validate.texts("texts", texts, one_ok=True)
+        toks = [self._tokens(t, f"texts[{i}]") for i, t in enumerate(texts)]
         n = max(len(t) for t in toks)
         ids = torch.zeros(len(toks), n, dtype=torch.int64)  # [PAD] = 0
         real = torch.zeros(len(toks), n, dtype=torch.bool)
@@ -438,7 +455,7 @@ class SentenceModel:
 
     def similarity(self, a: str, b: str) -> float:
         """Cosine similarity of two sentences' vectors (1 = same direction)."""
-        e = self.embed([a, b])
+        e = self.embed([validate.text("a", a), validate.text("b", b)])
         return float(e[0] @ e[1])
 
     def attention(self, text: str) -> dict:
@@ -484,6 +501,18 @@ def view_data(model: SentenceModel, text: str) -> dict:
 
 # --- editing the weights inside chosen heads (ablations) -------------------------------------
 
+def _key_mask(keys):
+    if keys is None:
+        return None
+    if isinstance(keys, np.ndarray):
+        keys = torch.from_numpy(keys)
+    if not (isinstance(keys, torch.Tensor) and keys.dtype == torch.bool and keys.ndim == 2):
+        raise TypeError(f"keys must be None or a (batch, n) bool tensor, True = zero the weight "
+                        f"on that key, e.g. torch.tensor([[True, False, False]]); got "
+                        f"{reprlib.repr(keys)}")
+    return keys
+
+
 class WeightEdit(nn.Module):
     """Sits in the slot of ``MultiHeadSelfAttention.dropout``, which the layer applies to its
     weights right after softmax (an identity in eval mode): zeroes whole heads (``heads``) and
@@ -491,9 +520,16 @@ class WeightEdit(nn.Module):
 
     def __init__(self, heads=(), keys=None, key_heads=None):
         super().__init__()
-        self.heads, self.keys, self.key_heads = list(heads), keys, key_heads
+        self.heads = validate.integers("heads", heads, "[0, 3]", low=0)
+        self.keys = _key_mask(keys)
+        self.key_heads = None if key_heads is None else validate.integers(
+            "key_heads", key_heads, "[0, 3]", low=0)
 
     def forward(self, weights):  # (batch, heads, n, n)
+        top = max(self.heads + (self.key_heads or []), default=-1)
+        if top >= weights.shape[1]:
+            raise ValueError(f"head {top} of WeightEdit's heads/key_heads is not among the "
+                             f"layer's {weights.shape[1]} heads (0..{weights.shape[1] - 1})")
         w = weights.clone()
         if self.heads:
             w[:, self.heads] = 0.0  # this head's output is then just w_o's bias share
@@ -513,14 +549,13 @@ def edited_attention(model: SentenceModel, heads=(), keys=None, key_heads=None):
     ((batch, n) bool for the next forward pass), the weight that every head (or the
     (layer, head) pairs in ``key_heads``) puts on those keys."""
     if not isinstance(model, SentenceModel) or model.encoder.attention_kind != "book":
-        raise TypeError("model must be a SentenceModel with attention='book'")
+        raise TypeError(f"model must be a SentenceModel with attention='book' "
+                        f"(book.pretrained.load()), got {reprlib.repr(model)}")
     c = model.config
-    pairs = [tuple(int(v) for v in p) for p in heads]
-    chosen = None if key_heads is None else [tuple(int(v) for v in p) for p in key_heads]
-    for p in pairs + (chosen or []):
-        if len(p) != 2 or not (0 <= p[0] < c.n_layers and 0 <= p[1] < c.n_heads):
-            raise ValueError(f"head {p} is not a (layer, head) pair with layer in "
-                             f"0..{c.n_layers - 1} and head in 0..{c.n_heads - 1}")
+    pairs = validate.head_pairs("heads", heads, c.n_layers, c.n_heads)
+    chosen = None if key_heads is None else validate.head_pairs("key_heads", key_heads,
+                                                                c.n_layers, c.n_heads)
+    keys = _key_mask(keys)
     saved = [layer.attention.dropout for layer in model.encoder.layers]
     try:
         for i, layer in enumerate(model.encoder.layers):

@@ -6,6 +6,7 @@ what was wrong *and* what to do instead, so a reader who passes bad input learns
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Sequence
 from numbers import Integral, Real
 from pathlib import Path
@@ -112,6 +113,53 @@ def listed(name: str, value, example: str, *, allow_empty: bool = True) -> list:
     return value
 
 
+def integers(name: str, value, example: str, *, low: int | None = None,
+             high: int | None = None) -> list[int]:
+    """``value`` as a list of ints in [low, high] (:func:`listed`, then :func:`integer` for
+    each item, named ``name[i]``)."""
+    return [integer(f"{name}[{i}]", v, low=low, high=high)
+            for i, v in enumerate(listed(name, value, example))]
+
+
+def text(name: str, value) -> str:
+    """Return ``value`` if it is a str with at least one non-space character, else raise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str (a sentence such as 'the cat sat on the mat'), "
+                        f"got {reprlib.repr(value)} ({type(value).__name__})")
+    if not value.strip():
+        raise ValueError(f"{name} is empty; pass a sentence, e.g. 'the cat sat on the mat'")
+    return value
+
+
+def texts(name: str, value, *, one_ok: bool = False) -> list[str]:
+    """``value`` as a non-empty list of sentences (each checked by :func:`text` as
+    ``name[i]``); with ``one_ok`` a lone str is a list of one."""
+    if one_ok and isinstance(value, str):
+        value = [value]
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)) or not value:
+        what = "a str or a non-empty list of str" if one_ok else "a non-empty list of str"
+        raise TypeError(f"{name} must be {what}, such as ['the cat sat on the mat'], got "
+                        f"{reprlib.repr(value)}")
+    return [text(f"{name}[{i}]", v) for i, v in enumerate(value)]
+
+
+def head_pairs(name: str, value, n_layers: int, n_heads: int) -> list[tuple[int, int]]:
+    """``value`` as a list of (layer, head) pairs of a model with ``n_layers`` layers of
+    ``n_heads`` heads (both counted from 0), or raise naming the pair that is not one."""
+    out = []
+    for i, pair in enumerate(listed(name, value, "[(0, 3), (5, 11)]")):
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise TypeError(f"{name}[{i}] must be a (layer, head) pair such as (0, 3), got "
+                            f"{reprlib.repr(pair)}")
+        layer, head = (integer(f"{name}[{i}][{j}]", v) for j, v in enumerate(pair))
+        if not (0 <= layer < n_layers and 0 <= head < n_heads):
+            raise ValueError(f"{name}[{i}]=({layer}, {head}) is not a head of this model: the "
+                             f"layer must be in 0..{n_layers - 1} and the head in "
+                             f"0..{n_heads - 1}")
+        out.append((layer, head))
+    return out
+
+
 def choice(name: str, value, options: Sequence):
     """Return ``value`` if it is one of ``options``, else raise listing them."""
     try:
@@ -198,8 +246,8 @@ def token_ids(name: str, value, vocab_size: int, *, ndim: int = 1,
             arr = arr.astype(np.int64)
         t = torch.from_numpy(np.array(arr))   # np.array keeps a 0-d input 0-d
     if t.dtype == torch.bool or t.is_floating_point() or t.is_complex():
-        raise TypeError(f"{name} must hold integer token ids (torch.long), got dtype {t.dtype};"
-                        f" ids are never rounded silently: convert them yourself, e.g. "
+        raise TypeError(f"{name} must hold integer token ids (torch.long = int64), got dtype "
+                        f"{t.dtype}; ids are never rounded silently: convert them yourself, e.g. "
                         f"torch.as_tensor({name}).round().long()")
     if t.ndim != ndim or t.numel() == 0:
         hint = " (add a batch axis with ids[None])" if ndim == 2 and t.ndim == 1 else ""

@@ -1,9 +1,11 @@
-"""Shared fixtures: the repository root and one clean build of the book per test session."""
+"""Shared fixtures and helpers: the repository root, one clean build of the book per test
+session, the Chinese edition, exercise checkers' basics and the texts of a figure."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -214,3 +216,55 @@ def check_message(key, answer) -> str:
     result = checks.check(key, answer)
     assert not result.ok, (key, answer)
     return result.message
+
+
+@pytest.fixture
+def chinese():
+    """Run a test in the Chinese edition (book.i18n set to "zh"), then back to English."""
+    from book import i18n
+
+    i18n.set_language("zh")
+    yield
+    i18n.set_language("en")
+
+
+def check_exercise(key) -> None:
+    """An exercise checker's basics: the reference passes, each listed mistake is judged wrong
+    with a hint (one that does not print a single-number answer), and no answer is "todo"."""
+    from book import checks
+
+    answer = checks.reference(key)
+    assert checks.check(key, answer).ok
+    for wrong in checks.exercises()[key].mistakes():
+        result = checks.check(key, wrong)
+        assert result.status == "bad", (key, wrong)
+        assert len(result.message) > 15
+        if isinstance(answer, (int, float)) and not callable(answer):
+            assert f"{float(answer):g}" not in result.message.replace(str(wrong), "")
+    assert checks.check(key, ...).status == "todo"
+
+
+# English words and phrases left in the Chinese edition's figures
+ENGLISH_PHRASE = re.compile(r"[A-Za-z]{3,}[\s-]+[A-Za-z]{3,}")
+FIGURE_TEXT_KEYS = ("text", "name", "label", "prefix", "hovertemplate")
+
+
+def figure_texts(fig, keys=FIGURE_TEXT_KEYS, drop: str = "") -> list[str]:
+    """Every text of ``fig`` under one of ``keys`` (by default the titles, annotations, legend,
+    menus, sliders and hover templates a reader sees), with tags, plotly's %{...} fields and
+    whatever the pattern ``drop`` matches removed."""
+    pattern = re.compile(r"<[^>]+>|%\{[^}]*\}" + (f"|{drop}" if drop else ""))
+    out = []
+
+    def walk(x, key=""):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, k)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v, key)
+        elif isinstance(x, str) and key in keys:
+            out.append(pattern.sub(" ", x))
+
+    walk(fig.to_plotly_json())
+    return out

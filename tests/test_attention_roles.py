@@ -12,6 +12,7 @@ import unicodedata
 import numpy as np
 import pytest
 import torch
+from conftest import ENGLISH_PHRASE, FIGURE_TEXT_KEYS, figure_texts
 
 from book import attention_roles, ch08_seeing_attention, checks, i18n, orders, train
 from book import attention_roles as roles
@@ -372,36 +373,6 @@ def test_top_key_and_where_it_looked(model):
 
 # ---- the Chinese edition ------------------------------------------------------------------
 
-PHRASE = re.compile(r"[A-Za-z]{3,}[\s-]+[A-Za-z]{3,}")
-
-
-def _figure_texts(fig) -> list[str]:
-    """Every text a reader sees in ``fig`` (titles, annotations, legend, menus, sliders,
-    hover templates, category ticks), with tags and plotly's %{...} fields removed."""
-    out = []
-
-    def walk(x, key=""):
-        if isinstance(x, dict):
-            for k, v in x.items():
-                walk(v, k)
-        elif isinstance(x, (list, tuple)):
-            for v in x:
-                walk(v, key)
-        elif isinstance(x, str) and key in ("text", "name", "label", "prefix",
-                                             "hovertemplate", "x", "y"):
-            out.append(re.sub(r"<[^>]+>|%\{[^}]*\}", " ", x))
-
-    walk(fig.to_plotly_json())
-    return out
-
-
-@pytest.fixture
-def chinese():
-    i18n.set_language("zh")
-    yield
-    i18n.set_language("en")
-
-
 def test_chapter_8_figures_speak_chinese(model, small_model, some_orders, chinese):
     figs = [ch08_seeing_attention.head_view(model, TEXTS, start=(1, 1)),
             ch08_seeing_attention.model_view(model, TEXTS[:2]),
@@ -410,14 +381,16 @@ def test_chapter_8_figures_speak_chinese(model, small_model, some_orders, chines
             ch08_seeing_attention.entropy_figure({0: np.full((2, 2), 0.9)},
                                                  np.full((2, 2), 0.5), 500)]
     for fig in figs:
-        english = [t for t in _figure_texts(fig) if PHRASE.search(t)]
+        # the category ticks (x, y) too
+        english = [t for t in figure_texts(fig, FIGURE_TEXT_KEYS + ("x", "y"))
+                   if ENGLISH_PHRASE.search(t)]
         assert not english, english[:5]
     caption = figs[0].layout.annotations[0].text
     assert "a bowl of" not in caption and "模型" in caption and "不要" in caption
     assert roles.head_name(1, 3) == "第 1 层第 3 个头"
     assert "应为" in " ".join(roles.order_view_data(model, TEXTS[2])["marks"])
     ok, message = checks.exercises()["ch8.row_entropy"].checker(lambda p: 1.0)
-    assert not ok and not PHRASE.search(message)
+    assert not ok and not ENGLISH_PHRASE.search(message)
 
 
 def test_captions_fit_a_phone_screen(model):

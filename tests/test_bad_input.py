@@ -57,39 +57,43 @@ NON_INTEGRAL = st.floats(allow_nan=True, allow_infinity=True).filter(
 
 
 @dataclass
-class Int:
-    low: int | None = None
-    high: int | None = None
-    none_ok: bool = False
-
-    def bad(self, valid):
-        parts = [NON_INTEGRAL, TEXT, st.booleans(), st.just([1])]
-        if not self.none_ok:
-            parts.append(st.none())
-        if self.low is not None:
-            parts.append(st.integers(max_value=self.low - 1, min_value=self.low - 10**6))
-        if self.high is not None:
-            parts.append(st.integers(min_value=self.high + 1, max_value=self.high + 10**6))
-        return st.one_of(parts)
-
-
-@dataclass
-class Real:
+class _Number:
+    """A number argument in [low, high] (None: no bound); ``none_ok``: None is valid there."""
     low: float | None = None
     high: float | None = None
     none_ok: bool = False
 
     def bad(self, valid):
-        parts = [st.sampled_from([math.nan, math.inf, -math.inf]), TEXT, st.booleans()]
+        parts = self.wrong_kinds()
         if not self.none_ok:
             parts.append(st.none())
         if self.low is not None:
-            parts.append(st.floats(max_value=self.low, exclude_max=True,
-                                   min_value=self.low - 1e6))
+            parts.append(self.below(self.low))
         if self.high is not None:
-            parts.append(st.floats(min_value=self.high, exclude_min=True,
-                                   max_value=self.high + 1e6))
+            parts.append(self.above(self.high))
         return st.one_of(parts)
+
+
+class Int(_Number):
+    def wrong_kinds(self):
+        return [NON_INTEGRAL, TEXT, st.booleans(), st.just([1])]
+
+    def below(self, low):
+        return st.integers(max_value=low - 1, min_value=low - 10**6)
+
+    def above(self, high):
+        return st.integers(min_value=high + 1, max_value=high + 10**6)
+
+
+class Real(_Number):
+    def wrong_kinds(self):
+        return [st.sampled_from([math.nan, math.inf, -math.inf]), TEXT, st.booleans()]
+
+    def below(self, low):
+        return st.floats(max_value=low, exclude_max=True, min_value=low - 1e6)
+
+    def above(self, high):
+        return st.floats(min_value=high, exclude_min=True, max_value=high + 1e6)
 
 
 @dataclass
@@ -336,7 +340,7 @@ CASES = [
     # mha
     case("mha.MultiHeadSelfAttention", mha.MultiHeadSelfAttention,
          {"d_model": 8, "n_heads": 2}, d_model=Int(1), n_heads=Int(1),
-         dropout=Real(0.0, 0.99), bias=Bool()),
+         dropout=Real(0.0, 1.0), bias=Bool()),
     case("mha.MultiHeadSelfAttention(n_heads not dividing)", mha.MultiHeadSelfAttention,
          {"d_model": 8, "n_heads": 2}, n_heads=Thing([3, 5, 6, 7, 9])),
     case("mha.MultiHeadSelfAttention.forward", LAYER, {"x": X3},
@@ -457,7 +461,7 @@ CASES = [
     # the toy transformer
     case("model.TinyEncoder", TinyEncoder, dict(TINY), d_model=Int(1), n_layers=Int(1, 64),
          d_ff=Int(1, none_ok=True), max_len=Int(1), norm=Choice(train.NORMS),
-         init=Choice(train.INITS), dropout=Real(0.0, 0.99), positions=Bool(),
+         init=Choice(train.INITS), dropout=Real(0.0, 1.0), positions=Bool(),
          seed=Int(0, none_ok=True), n_heads=Thing([3, 0, 2.5, "2"]),
          attention=Thing(["flash", "window--2", "dilated-2x0", 3, None])),
     case("model.TinyEncoder.forward", MODEL, {"ids": torch.tensor([[1, 2, 3]])},
@@ -705,7 +709,7 @@ CASES = [
          dilation=Int(1), size=Thing([3])),
     case("beyond.VariantAttention", beyond.VariantAttention,
          {"d_model": 8, "n_heads": 2, "spec": "window-1"}, d_model=Int(1),
-         spec=Thing(["window--1", "flash", 3, None]), dropout=Real(0.0, 0.99)),
+         spec=Thing(["window--1", "flash", 3, None]), dropout=Real(0.0, 1.0)),
     case("beyond.VariantAttention.forward", beyond.VariantAttention(8, 2, "linear"),
          {"x": X3, "padding_mask": np.ones((2, 5), bool)}, x=Tensor(ndim=3),
          padding_mask=Mask(), mask=Thing([CAUSAL4[:1], masks.causal_mask(5)])),
@@ -732,7 +736,7 @@ CASES = [
     case("kvcache.KVCache.attend", (lambda c: (c.append([1.0, 2.0], [1.0]), c)[1])(
         kvcache.KVCache(2, 1)).attend, {"q": [1.0, 0.0]}, q=Array((1,))),
     case("model.EncoderBlock", train.EncoderBlock, {"d_model": 8, "n_heads": 2, "d_ff": 16},
-         d_ff=Int(1), norm=Choice(train.NORMS), dropout=Real(0.0, 0.99),
+         d_ff=Int(1), norm=Choice(train.NORMS), dropout=Real(0.0, 1.0),
          attention=Thing(["flash", 3, "window--1"])),
     case("train.load", train.load, {"path": train.CHECKPOINT},
          names={"path": ["path", "checkpoint"]}, path=Thing([3, None, "", [1]])),
@@ -795,10 +799,10 @@ def _has_nan(out) -> bool:
     return False
 
 
-@pytest.mark.parametrize("c", CASES, ids=lambda c: c.name)
-@EXAMPLES
-@given(data=st.data())
-def test_bad_input_raises_a_clear_error(c, data, one_thread):
+def check_bad_call(c: Case, data, calls: Counter = CALLS) -> None:
+    """Replace one argument of ``c``'s valid call with a bad value drawn from ``data``: the call
+    must raise a ValueError or TypeError whose message names the argument (``calls`` counts
+    them). tests/test_bad_input_modern.py runs its cases through this too."""
     arg = data.draw(st.sampled_from(sorted(c.kinds)), label="argument")
     value = data.draw(c.kinds[arg].bad(c.valid.get(arg)), label=f"bad {arg}")
     try:
@@ -810,13 +814,20 @@ def test_bad_input_raises_a_clear_error(c, data, one_thread):
             f"{c.name}({arg}={value!r}) raised {type(err).__name__} without naming "
             f"{words}: {message}")
         assert len(message) > 25, f"{c.name}({arg}={value!r}): message too short: {message}"
-        CALLS[c.name] += 1
+        calls[c.name] += 1
         return
     except Exception as err:   # noqa: BLE001 - an obscure error is what this test catches
         pytest.fail(f"{c.name}({arg}={value!r}) raised {type(err).__name__} (not a clear "
                     f"ValueError/TypeError): {err}")
     pytest.fail(f"{c.name}({arg}={value!r}) accepted bad input and returned "
                 f"{'NaN' if _has_nan(out) else type(out).__name__}")
+
+
+@pytest.mark.parametrize("c", CASES, ids=lambda c: c.name)
+@EXAMPLES
+@given(data=st.data())
+def test_bad_input_raises_a_clear_error(c, data, one_thread):
+    check_bad_call(c, data)
 
 
 def test_valid_calls_work():

@@ -26,9 +26,9 @@ from test_bad_input import (
     Real,
     Tensor,
     Thing,
-    _call,
     _has_nan,
     case,
+    check_bad_call,
 )
 
 from book import flash, gqa, head_stats, mla, positions, pretrained
@@ -73,7 +73,7 @@ CASES = [
          scores=Tensor(ndim=2)),
     case("positions.RopeSelfAttention", positions.RopeSelfAttention,
          {"d_model": 8, "n_heads": 2}, names={"d_model": ["d_model", "d_k"]},
-         d_model=Int(1), n_heads=Int(1), dropout=Real(0.0, 0.99)),
+         d_model=Int(1), n_heads=Int(1), dropout=Real(0.0, 1.0)),
     case("positions.RopeSelfAttention.forward", ROPE, {"x": X3},
          x=Tensor(ndim=3), mask=Mask(ref=CAUSAL5)),
     case("positions.positional_encoder", positions.positional_encoder,
@@ -126,7 +126,7 @@ CASES = [
     # mla
     case("mla.LatentAttention", mla.LatentAttention,
          {"d_model": 8, "n_heads": 2, "d_latent": 4}, names={"d_model": ["d_model", "d_k"]},
-         d_model=Int(1), n_heads=Int(1), d_latent=Int(1), dropout=Real(0.0, 0.99)),
+         d_model=Int(1), n_heads=Int(1), d_latent=Int(1), dropout=Real(0.0, 1.0)),
     case("mla.LatentAttention.latent", MLA.latent, {"x": X3}, x=Tensor(ndim=3)),
     case("mla.LatentAttention.forward", MLA, {"x": X3}, x=Tensor(ndim=3),
          mask=Mask(ref=CAUSAL5)),
@@ -207,7 +207,7 @@ def _pretrained_cases(model):
              {"texts": ["a cat"]}, texts=Thing([None, 3, [], [3]])),
         case("pretrained.view_data", pretrained.view_data, {"model": model, "text": "a cat"},
              model=Thing(NOT_MODEL), text=Thing([None, 3, ""])),
-        case("pretrained.WeightEdit", pretrained.WeightEdit, {"heads": [(0, 1)]},
+        case("pretrained.WeightEdit", pretrained.WeightEdit, {"heads": [0, 1]},
              names={"key_heads": ["key_heads", "keys"]},
              heads=Thing([3, "0,1", [(0,)], [(0.5, 1)]]), keys=Thing([3, "cls", [1.5]]),
              key_heads=Thing([3, "x"])),
@@ -260,56 +260,13 @@ def _pretrained_cases(model):
     ]
 
 
-def _check_bad_call(c, data):
-    arg = data.draw(st.sampled_from(sorted(c.kinds)), label="argument")
-    value = data.draw(c.kinds[arg].bad(c.valid.get(arg)), label=f"bad {arg}")
-    try:
-        out = _call(c, arg, value)
-    except (ValueError, TypeError) as err:
-        message = str(err)
-        words = c.names.get(arg, [arg])
-        assert any(w in message for w in words), (
-            f"{c.name}({arg}={value!r}) raised {type(err).__name__} without naming "
-            f"{words}: {message}")
-        assert len(message) > 25, f"{c.name}({arg}={value!r}): message too short: {message}"
-        CALLS[c.name] += 1
-        return
-    except Exception as err:   # noqa: BLE001 - an obscure error is what this test catches
-        pytest.fail(f"{c.name}({arg}={value!r}) raised {type(err).__name__} (not a clear "
-                    f"ValueError/TypeError): {err}")
-    pytest.fail(f"{c.name}({arg}={value!r}) accepted bad input and returned "
-                f"{'NaN' if _has_nan(out) else type(out).__name__}")
-
-
 PRETRAINED = _pretrained_cases(MODEL)
 
-# Still answering some bad input with an obscure error (KeyError, AttributeError, an error that
-# names an inner argument, e.g. "text" for texts=[3]) or accepting it, as this file found them;
-# strict: the mark fails as soon as a function is fixed, so it must then be removed.
-KNOWN_BAD = {
-    "head_stats.all_maps", "head_stats.coreference_flip", "head_stats.head_ablation",
-    "head_stats.labelled_pairs", "head_stats.parse", "head_stats.per_layer",
-    "head_stats.positional_heads", "head_stats.ranked_heads", "head_stats.sink_heads",
-    "head_stats.sink_test", "head_stats.word_map", "pretrained.BertEncoder.forward",
-    "pretrained.BertEncoder", "pretrained.BertLayer", "pretrained.SentenceModel.attention_many",
-    "pretrained.SentenceModel.batch", "pretrained.SentenceModel.embed",
-    "pretrained.SentenceModel.hidden", "pretrained.SentenceModel.similarity",
-    "pretrained.WeightEdit", "pretrained.checkpoint_state", "pretrained.edited_attention",
-    "pretrained.labels"}
-
-
-def _param(c):
-    if c.name in KNOWN_BAD:
-        return pytest.param(c, id=c.name, marks=pytest.mark.xfail(
-            strict=True, reason="bad input not yet refused with a clear error"))
-    return pytest.param(c, id=c.name)
-
-
-@pytest.mark.parametrize("c", [_param(c) for c in CASES + PRETRAINED])
+@pytest.mark.parametrize("c", CASES + PRETRAINED, ids=lambda c: c.name)
 @EXAMPLES
 @given(data=st.data())
 def test_bad_input_raises_a_clear_error(c, data, one_thread):
-    _check_bad_call(c, data)
+    check_bad_call(c, data, CALLS)
 
 
 def test_valid_calls_work():

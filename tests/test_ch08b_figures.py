@@ -3,10 +3,9 @@ book's limits (≤ 880 px tall, unique labels), bad input is reported in the wid
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
+from conftest import ENGLISH_PHRASE, figure_texts
 
 from book import ch08b_real_model as ch
 from book import checks, head_stats, i18n, pretrained
@@ -99,29 +98,6 @@ def test_model_view_live(model):
     assert "at most 256" in live.message.value
 
 
-PHRASE = re.compile(r"[A-Za-z]{3,}[\s-]+[A-Za-z]{3,}")
-
-
-def _figure_texts(fig) -> list[str]:
-    """The titles, annotations, legend, menu, slider and hover texts of ``fig`` (tags and
-    plotly's %{...} fields removed); the English sentences themselves are data, left out."""
-    out = []
-
-    def walk(x, key=""):
-        if isinstance(x, dict):
-            for k, v in x.items():
-                walk(v, k)
-        elif isinstance(x, (list, tuple)):
-            for v in x:
-                walk(v, key)
-        elif isinstance(x, str) and key in ("text", "name", "label", "prefix",
-                                             "hovertemplate"):
-            out.append(re.sub(r"<[^>]+>|%\{[^}]*\}|“[^”]*”", " ", x))
-
-    walk(fig.to_plotly_json())
-    return out
-
-
 def test_figures_speak_chinese_and_sliders_retitle(model, measured):
     shares, entropy = measured
     i18n.set_language("zh")
@@ -132,10 +108,11 @@ def test_figures_speak_chinese_and_sliders_retitle(model, measured):
                 ch.sink_figure({"[CLS]": {"mass": 0.5, "change": 0.01},
                                 "one word": {"mass": 0.05, "change": 0.1}})]
         for fig in figs:
-            english = [t for t in _figure_texts(fig) if PHRASE.search(t)]
+            # the English sentences themselves, in “…”, are data, left out
+            english = [t for t in figure_texts(fig, drop="“[^”]*”") if ENGLISH_PHRASE.search(t)]
             assert not english, english[:5]
         ok, message = checks.exercises()["ch8b.previous_head"].checker("nope")
-        assert not ok and not PHRASE.search(message)
+        assert not ok and not ENGLISH_PHRASE.search(message)
         table = ch.paper_table(shares, entropy).data
         assert "Clark 等人" in table and "over half" not in table
     finally:

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from book import ch09_long_context, checks, efficient, i18n, longctx
+from book import ch09_long_context, checks, efficient, longctx
 
 
 def test_window_data_levels():
@@ -148,13 +148,6 @@ def _english(texts) -> list[str]:
         text = re.sub(r"%\{[^}]*\}|<[^>]*>|F\.\w+|nn\.\w+|\w+=\w+", " ", text)
         words += [w for w in ENGLISH_WORD.findall(text) if w not in KEPT]
     return words
-
-
-@pytest.fixture
-def chinese():
-    i18n.set_language("zh")
-    yield
-    i18n.set_language("en")
 
 
 def test_figures_have_no_english_in_chinese(chinese):
