@@ -159,13 +159,16 @@ def rope(x: torch.Tensor, positions=None, base: float = ROPE_BASE) -> torch.Tens
     return x * cos + rotated_half * sin
 
 
+MAX_GRID = 4096  # score_grid's largest n: 4096² float32 scores are 64 MiB
+
+
 def score_grid(q: torch.Tensor, k: torch.Tensor, n: int, kind: str = "rope",
                base: float = ROPE_BASE) -> torch.Tensor:
     """(n, n) scores of one query vector placed at position m against one key vector at n.
 
     ``kind="rope"`` rotates q and k; ``"sinusoidal"`` adds the sinusoidal table to both (the
     absolute scheme); ``"none"`` uses the same q and k everywhere. Rows = query positions,
-    columns = key positions.
+    columns = key positions. At most ``MAX_GRID`` positions (the grid is n × n numbers).
     """
     validate.choice("kind", kind, ("rope", "sinusoidal", "none"))
     q = _tensor("q", q, min_ndim=1)
@@ -173,7 +176,7 @@ def score_grid(q: torch.Tensor, k: torch.Tensor, n: int, kind: str = "rope",
     if q.ndim != 1 or q.shape != k.shape:
         raise ValueError(f"q and k must be two 1-D vectors of the same width, got "
                          f"{tuple(q.shape)} and {tuple(k.shape)}")
-    n = validate.integer("n", n, low=1)
+    n = validate.integer("n", n, low=1, high=MAX_GRID)
     qs, ks = q.expand(n, -1), k.expand(n, -1)
     if kind == "rope":
         qs, ks = rope(qs, base=base), rope(ks, base=base)

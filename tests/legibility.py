@@ -67,6 +67,16 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells]) => {
     boxes.push({label, kind: 'menu', q: [[r.left, r.top], [r.right, r.top], [r.right, r.bottom],
                 [r.left, r.bottom]], font: 99});
   }
+  // a legend entry's line and marker hide what is under them, like text does
+  for (const el of gd.querySelectorAll('.legend .legendpoints, .legend .legendlines')) {
+    if (hidden(el)) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    const entry = el.closest('.traces');
+    const label = 'key of ' + ((entry && entry.textContent || '').trim() || 'a legend entry');
+    boxes.push({label, kind: 'legend key', q: [[r.left, r.top], [r.right, r.top],
+                [r.right, r.bottom], [r.left, r.bottom]], font: 99});
+  }
   for (const el of gd.querySelectorAll('svg text')) {
     if (el.closest('.hoverlayer') || el.closest('.modebar')) continue;
     const label = (el.textContent || '').trim();
@@ -107,6 +117,7 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells]) => {
       const b = boxes[j];
       if (a.kind === 'cell text' && b.kind === 'cell text') continue;  // cells tile the grid
       if (a.kind === 'menu' && b.kind === 'menu') continue;  // a button and its own label
+      if (a.kind === 'legend key' && b.kind === 'legend key') continue;  // line + marker
       if (overlap(a, b)) out.collision.push(`${a.kind} "${a.label}" × ${b.kind} "${b.label}"`);
     }
     const xs = a.q.map(p => p[0]), ys = a.q.map(p => p[1]);

@@ -9,9 +9,31 @@
  *    paper. Before printing, each figure's svg layers get a viewBox so that the print CSS
  *    (book.css, html.book-print) scales the whole figure to the paper; after printing they are
  *    put back as plotly drew them.
+ * 4. Figures with CJK text wait for the book's CJK font (book.css: "Book Noto Sans SC") before
+ *    plotly draws them. plotly measures each text once, to place legend entries, margins and
+ *    tick labels, and caches the size by the text's content and style: measured with a fallback
+ *    font before the web font has loaded, a Chinese legend entry is placed too close to the
+ *    next (their keys run into the text) and long tick labels leave the figure, and redrawing
+ *    later reuses the stale sizes. Figures without CJK text are drawn at once.
  */
 (function () {
   "use strict";
+
+  var CJK = /[\u2e80-\u2fdf\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]/;
+  if (window.Plotly && window.Plotly.newPlot && document.fonts && document.fonts.load) {
+    var newPlot = window.Plotly.newPlot;
+    var fontReady = null;
+    window.Plotly.newPlot = function () {
+      var self = this, args = arguments;
+      var draw = function () { return newPlot.apply(self, args); };
+      var text;
+      try { text = JSON.stringify([args[1], args[2]]); } catch (e) { return draw(); }
+      var found = text && text.match(CJK);
+      if (!found) return draw();
+      fontReady = fontReady || document.fonts.load('12px "Book Noto Sans SC"', found[0]);
+      return fontReady.then(draw, draw);
+    };
+  }
 
   if (window.location.protocol === "file:" && typeof DOCUMENTATION_OPTIONS !== "undefined") {
     DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false;
