@@ -256,6 +256,33 @@ def _search_field_named_by_its_text(app, config):
         _override_template(app, config, "search-button-field.html", text)
 
 
+# The theme loads Sphinx's search scripts and the whole search index (searchindex.js: 85 KB in
+# English, 140 KB in Chinese) on every page, for its search-as-you-type box. With that option
+# off (the default, and this book's setting) nothing on a page uses them: the search field
+# opens search.html, which loads them itself.
+_SEARCH_SCRIPTS = re.compile(
+    r"[ \t]*<script src=\"\{\{ pathto\('(?:_static/searchtools\.js|_static/language_data\.js|"
+    r"searchindex\.js)', 1\) \| e \}\}\"></script>\n?")
+
+
+def _search_scripts_only_on_the_search_page(app, config):
+    """A copy of the theme's ``layout.html`` without the search scripts on other pages (above),
+    unless search-as-you-type is on."""
+    if (config.html_theme_options or {}).get("search_as_you_type"):
+        return
+    try:
+        import pydata_sphinx_theme
+    except ImportError:
+        return
+    path = (Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme"
+            / "layout.html")
+    if not path.is_file():
+        return
+    text, n = _SEARCH_SCRIPTS.subn("", path.read_text(encoding="utf-8"))
+    if n == 3:  # a theme version that loads them otherwise is left as it is
+        _override_template(app, config, "pydata_sphinx_theme/layout.html", text)
+
+
 # MyST-NB names a hidden cell's toggle "Toggle hidden content" while it shows "Show code cell
 # content" (the same WCAG 2.5.3 mismatch): a <details> summary is named by its text and tells
 # its open state itself, so the label goes.
@@ -414,6 +441,7 @@ def setup(app):
     app.connect("builder-inited", _mathjax_components)
     app.connect("config-inited", _without_fontawesome_js)
     app.connect("config-inited", _search_field_named_by_its_text)
+    app.connect("config-inited", _search_scripts_only_on_the_search_page)
     app.connect("html-page-context", _hidden_cells_named_by_their_text)
     app.connect("env-get-outdated", _outdated_notebooks)
     app.connect("html-page-context", _add_plotly)

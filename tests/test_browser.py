@@ -316,10 +316,15 @@ def test_print_keeps_figures_on_the_page(request, build, browser, tmp_path):
 
 
 def check_search(browser, html_root: Path, query: str) -> int:
-    """search.html?q=QUERY from file://: results are listed and nothing fails on the console."""
-    page, problems = open_page(browser, html_root / "search.html")
+    """A reader on a chapter page opens the search field (Ctrl+K), types QUERY and presses
+    Enter, from file://: search.html lists results and nothing fails on the console."""
+    page, problems = open_page(browser, html_root / "chapters" / "01_intuition.html")
     try:
-        page.goto((html_root / "search.html").as_uri() + "?q=" + query, wait_until="load")
+        page.keyboard.press("Control+k")
+        field = page.locator("form.bd-search input[name='q']").locator("visible=true").first
+        field.fill(query)
+        field.press("Enter")
+        page.wait_for_url("**/search.html?q=*", wait_until="load")
         page.wait_for_function("() => document.querySelector('#search-results .search-summary,"
                                " #search-results p.search-summary') !== null", timeout=30_000)
         page.wait_for_timeout(500)  # excerpts, where a page fetches them, arrive after the list
