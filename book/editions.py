@@ -27,6 +27,8 @@ from pathlib import Path
 
 import yaml
 
+from . import page_fonts
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # edition code -> what Sphinx calls its language, the <html lang> and the folder it is built in
@@ -118,6 +120,9 @@ def setup_sphinx(app) -> None:
     app.connect("config-inited", export_language)
     app.connect("html-page-context", language_switch)
     app.connect("build-finished", translate_captions)
+    # after every other step that writes the pages (the captions above among them): each page's
+    # own CJK font, subset to the characters it shows (book/page_fonts.py)
+    app.connect("build-finished", page_fonts.page_subsets, priority=900)
 
 
 # --- command line -------------------------------------------------------------------------
@@ -133,7 +138,9 @@ def write_config(edition: str, execute: bool = True) -> Path:
     if edition == "zh":
         config["title"] = ZH_TITLE
         sphinx.setdefault("html_theme_options", {})["search_bar_text"] = "搜索本书…"
-        # the larger CJK subset (book/fonts.py), after book.css so that its face wins
+        # the larger CJK subset (book/fonts.py), after book.css so that its face wins; at the
+        # build's end each page but the search page links its own subset instead
+        # (book/page_fonts.py)
         sphinx["html_css_files"] = [*sphinx.get("html_css_files", []), "book-zh.css"]
         # MyST-NB's toggles of hidden cells ("Show code cell source")
         sphinx["nb_code_prompt_show"] = "显示代码单元格"

@@ -5,9 +5,11 @@ would render as a box. The book ships ``assets/static/fonts/NotoSansSC-book.woff
 Font License, ``assets/static/fonts/OFL.txt``), which the page CSS and the plotly template name
 first, for the CJK ranges only (``unicode-range``), so Latin text keeps the theme's font.
 
-The Chinese edition uses far more characters (its whole prose): its pages load
-``NotoSansSC-zh.woff2`` instead (``book-zh.css``, added by book/editions.py), so English pages
-stay light. Regenerate both after adding Chinese text anywhere in the book::
+The Chinese edition uses far more characters (its whole prose): ``NotoSansSC-zh.woff2`` holds
+them all (``book-zh.css``, added by book/editions.py), so English pages stay light; at the end
+of the Chinese build each page but the search page gets a subset of it holding only its own
+characters (book/page_fonts.py). Regenerate both after adding Chinese text anywhere in the
+book::
 
     python -m book.fonts /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
 

@@ -110,55 +110,61 @@ FONT_SUFFIXES = (".woff", ".woff2", ".ttf", ".otf")
 CJK_FONT = "NotoSansSC"  # the book's CJK subset font(s), book/fonts.py
 
 
-def browser_pages(html_root: Path) -> list[dict]:
-    """Per page: bytes loaded (HTML + local files fetched), figures, first/last figure paint."""
-    from playwright.sync_api import sync_playwright
+def browser_pages(html_root: Path, browser=None) -> list[dict]:
+    """Per page: bytes loaded (HTML + local files fetched), figures, first/last figure paint,
+    and the CJK font files it loaded (``cjk_fonts``, their paths). ``browser``: a Playwright
+    Chromium to use (one is launched when None)."""
+    if browser is None:
+        from playwright.sync_api import sync_playwright
 
-    rows = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        for path in pages(html_root):
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            page = context.new_page()
-            loaded: set[Path] = set()
-
-            def route(r):
-                if r.request.url.startswith(("file://", "data:", "blob:")):
-                    r.continue_()
-                else:
-                    r.abort()
-
-            def finished(request, loaded=loaded):
-                url = urlparse(request.url)
-                if url.scheme == "file":
-                    loaded.add(Path(unquote(url.path)))
-
-            page.route("**/*", route)
-            page.on("requestfinished", finished)
-            page.add_init_script(PAINT_PROBE)
-            page.goto(path.as_uri(), wait_until="load")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
             try:
-                page.wait_for_function("() => !window.__bookPaint.figures || "
-                                       "window.__bookPaint.last !== null", timeout=30_000)
-            except Exception:  # noqa: BLE001 - report what was reached
-                pass
-            page.wait_for_timeout(300)  # late font loads
-            paint = page.evaluate("() => window.__bookPaint")
-            loaded.add(path)
-            files = {f: f.stat().st_size for f in loaded if f.is_file()}
-            rows.append({"page": path.relative_to(html_root).as_posix(), "root": html_root,
-                         "bytes": sum(files.values()), "files": len(files),
-                         "cjk_font": sum(n for f, n in files.items()
-                                         if f.name.startswith(CJK_FONT)),
-                         "fonts": sum(n for f, n in files.items()
-                                      if f.suffix in FONT_SUFFIXES),
-                         "mathjax": sum(n for f, n in files.items() if "mathjax" in f.parts),
-                         "plotly": sum(n for f, n in files.items() if "plotly" in f.name),
-                         "figures": paint["figures"],
-                         "first_ms": paint["first"], "last_ms": paint["last"]})
-            context.close()
-        browser.close()
-    return rows
+                return browser_pages(html_root, browser)
+            finally:
+                browser.close()
+    return [_load_page(browser, path, html_root) for path in pages(html_root)]
+
+
+def _load_page(browser, path: Path, html_root: Path) -> dict:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    loaded: set[Path] = set()
+
+    def route(r):
+        if r.request.url.startswith(("file://", "data:", "blob:")):
+            r.continue_()
+        else:
+            r.abort()
+
+    def finished(request):
+        url = urlparse(request.url)
+        if url.scheme == "file":
+            loaded.add(Path(unquote(url.path)))
+
+    page.route("**/*", route)
+    page.on("requestfinished", finished)
+    page.add_init_script(PAINT_PROBE)
+    page.goto(path.as_uri(), wait_until="load")
+    try:
+        page.wait_for_function("() => !window.__bookPaint.figures || "
+                               "window.__bookPaint.last !== null", timeout=30_000)
+    except Exception:  # noqa: BLE001 - report what was reached
+        pass
+    page.wait_for_timeout(300)  # late font loads
+    paint = page.evaluate("() => window.__bookPaint")
+    context.close()
+    loaded.add(path)
+    files = {f: f.stat().st_size for f in loaded if f.is_file()}
+    cjk_fonts = sorted(f for f in files if f.name.startswith(CJK_FONT))
+    return {"page": path.relative_to(html_root).as_posix(), "root": html_root,
+            "bytes": sum(files.values()), "files": len(files),
+            "cjk_font": sum(files[f] for f in cjk_fonts), "cjk_fonts": cjk_fonts,
+            "fonts": sum(n for f, n in files.items() if f.suffix in FONT_SUFFIXES),
+            "mathjax": sum(n for f, n in files.items() if "mathjax" in f.parts),
+            "plotly": sum(n for f, n in files.items() if "plotly" in f.name),
+            "figures": paint["figures"],
+            "first_ms": paint["first"], "last_ms": paint["last"]}
 
 
 def edition(html_root: Path) -> str:

@@ -5,14 +5,13 @@ MathJax output wherever the page has math, every plotly figure painted, and on e
 explorer, moving a slider or choosing a dropdown entry changes the drawn data. Then the
 legibility check of tests/legibility.py on every figure in every state, at 1280 and 390 px, and
 the page checks (code blocks that overflow, chapters over 15 screens); and every CJK character
-the pages and figures use is in the book's own subset font.
+a page can show is in the CJK font file it loads (a Chinese page: its own subset).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -200,24 +199,43 @@ def test_every_figure_is_legible(request, build, browser, tmp_path):
 
 
 @pytest.mark.parametrize("build", EDITION_BUILDS)
-def test_cjk_characters_are_in_the_book_font(request, build):
-    """Every CJK character that a page or a figure shows has a glyph in the subset its
-    edition loads (the Chinese pages load the larger one, book-zh.css)."""
-    from book import fonts
+def test_cjk_characters_are_in_the_book_font(request, build, browser):
+    """Every CJK character a page can show (its text and tooltips, the theme's words, its
+    figures' JSON, what its scripts write: book/page_fonts.py) has a glyph in the one CJK font
+    file that Chromium loads for the page (tests/bench_pages.py): on an English page the
+    book's subset, on a Chinese page a subset of its own, never the edition's whole one (the
+    search page alone keeps that)."""
+    import bench_pages
+
+    from book import fonts, page_fonts
 
     html_root = request.getfixturevalue(build)["html"]
-    subset = fonts.SUBSET_ZH if _edition(html_root) == "zh" else fonts.SUBSET
-    have = fonts.subset_chars(html_root / "_static" / "fonts" / subset.name)
-    missing = {}
-    for page in pages(html_root):
-        text = page.read_text(encoding="utf-8")
-        # figure JSON may spell characters as \\uXXXX escapes
-        text = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
-        lacking = fonts.cjk_chars(text) - have
+    zh = _edition(html_root) == "zh"
+    missing, wrong, shown = {}, [], []
+    for row in bench_pages.browser_pages(html_root, browser):
+        page = html_root / row["page"]
+        named = page_fonts.page_font(page)
+        font = ((page.parent / named) if named
+                else html_root / "_static" / "fonts" / fonts.SUBSET.name).resolve()
+        loaded = [f.resolve() for f in row["cjk_fonts"]]
+        if zh:  # every Chinese page draws Chinese: its own font is loaded, and only that one
+            right = font.name.startswith(page_fonts.PAGE_FONT_PREFIX) and loaded == [font]
+        else:
+            right = named is None and loaded in ([], [font])
+        if not right:
+            wrong.append(f"{row['page']}: its face names {named}, Chromium loaded "
+                         f"{[f.name for f in loaded]}")
+        chars = page_fonts.page_chars(page)
+        lacking = chars - fonts.subset_chars(font)
         if lacking:
-            missing[page.name] = "".join(sorted(lacking))
-    assert not missing, (f"characters missing from the book font: {missing}; regenerate it "
-                         "with `python -m book.fonts NotoSansCJK-Regular.ttc`")
+            missing[row["page"]] = "".join(sorted(lacking))
+        shown.append(f"{row['page']}: {font.name} {font.stat().st_size:,} B, "
+                     f"{len(chars)} characters")
+    print("\n" + "\n".join(shown))
+    assert not wrong, "pages loading another CJK font than their own:\n" + "\n".join(wrong)
+    assert not missing, (f"characters missing from the font the page loads: {missing}; "
+                         "regenerate the subsets with `python -m book.fonts "
+                         "NotoSansCJK-Regular.ttc`")
 
 
 # ---- the page around the figures: accessibility, dark mode, print, search, language switch ----

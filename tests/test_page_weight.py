@@ -145,25 +145,29 @@ def test_pages_without_figures_are_light_and_every_figure_paints(html_roots, loa
                 f"{r['page']}: a figure never painted"
 
 
-def chinese_font_allowance() -> int:
-    """Still open (issue 13): a Chinese chapter also loads the Chinese edition's CJK subset
-    (every character of its prose, ~256 KiB), and the heaviest one (chapter 8b) then passes
-    4 MB. Until per-page subsets land, a Chinese page may exceed the limit by that font's size
-    and no more."""
-    from book import fonts
-
-    return fonts.SUBSET_ZH.stat().st_size
+# Still open (issue 13): chapters over 4 MB even with a CJK font of their own, each with the
+# most it may weigh until the rest of it comes down. The Chinese chapter 8b weighs 3.98 MB
+# before its font (81 kB), 68 kB more than the English one: mostly its larger search index
+# (140 kB, the English one 83 kB), which pydata-sphinx-theme loads on every page.
+KNOWN_OVER = {"zh/chapters/08b_real_model.html": 4_070_000}
 
 
 @pytest.mark.slow
 def test_chapter_pages_weigh_at_most_4_mb(loaded_pages):
-    """Every chapter, in both editions (the Chinese one with the allowance above)."""
-    allowance = chinese_font_allowance()
-    limits = {"en": CHAPTER_LIMIT, "zh": CHAPTER_LIMIT + allowance}
-    over = [f"{r['edition']} {r['page']}: {r['bytes']:,} B (CJK font {r['cjk_font']:,} B)"
-            for r in loaded_pages if r["figures"] and r["bytes"] > limits[r["edition"]]]
-    beyond_4mb = [f"{r['page']} {r['bytes']:,} B" for r in loaded_pages
-                  if r["edition"] == "zh" and r["figures"] and r["bytes"] > CHAPTER_LIMIT]
-    print(f"\nChinese chapters over 4 MB (within the font allowance of {allowance:,} B): "
-          f"{beyond_4mb or 'none'}")
-    assert not over, f"chapters over their limit {limits}: {over}"
+    """Every chapter, in both editions, at most 4 MB (those of KNOWN_OVER at most their own
+    limit); a Chinese page loads a CJK subset of its own characters, never the edition's
+    whole one (book/page_fonts.py)."""
+    from book import fonts
+
+    over = [f"{r['page']}: {r['bytes']:,} B (CJK font {r['cjk_font']:,} B)"
+            for r in loaded_pages
+            if r["figures"] and r["bytes"] > KNOWN_OVER.get(r["page"], CHAPTER_LIMIT)]
+    weights = {r["page"]: r["bytes"] for r in loaded_pages}
+    print(f"\nchapters over 4 MB (known open): "
+          f"{ {page: weights.get(page) for page in KNOWN_OVER} }")
+    fixed = [page for page in KNOWN_OVER if page in weights and weights[page] <= CHAPTER_LIMIT]
+    whole = [r["page"] for r in loaded_pages if r["edition"] == "zh"
+             and any(f.name == fonts.SUBSET_ZH.name for f in r["cjk_fonts"])]
+    assert not over, f"chapters over their limit (4 MB; {KNOWN_OVER}): {over}"
+    assert not fixed, f"{fixed} now weigh at most 4 MB: drop them from KNOWN_OVER"
+    assert not whole, f"Chinese pages loading the whole {fonts.SUBSET_ZH.name}: {whole}"
