@@ -145,11 +145,10 @@ def test_pages_without_figures_are_light_and_every_figure_paints(html_roots, loa
                 f"{r['page']}: a figure never painted"
 
 
-# Still open (issue 13): chapters over 4 MB even with a CJK font of their own, each with the
-# most it may weigh until the rest of it comes down. The Chinese chapter 8b weighs 3.98 MB
-# before its font (81 kB), 68 kB more than the English one: mostly its larger search index
-# (140 kB, the English one 83 kB), which pydata-sphinx-theme loads on every page.
-KNOWN_OVER = {"zh/chapters/08b_real_model.html": 4_070_000}
+# Chapters allowed over 4 MB until they come down, each with the most it may weigh: none now
+# (the heaviest, the Chinese chapter 8b, was 4.06 MB with a CJK font of its own until the
+# search index stopped loading on every page: book/sphinxext.py).
+KNOWN_OVER: dict[str, int] = {}
 
 
 @pytest.mark.slow
