@@ -10,7 +10,7 @@ from . import attention, norms, walkthrough
 from .checks import call, close_array, exercise, number
 from .i18n import tr
 from .live import LiveExplorer
-from .plotting import SIGNED_COLORSCALE, make_slider, rounded, wrap
+from .plotting import SIGNED_COLORSCALE, TITLE_WIDTH, make_slider, rounded, wrap
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
@@ -27,8 +27,10 @@ def _frame_update(frame: dict) -> dict:
 
 
 def _frame_title(frame: dict) -> str:
+    # wrapped at the width the book's renderer wraps titles to (plotting.tidy): wrapped wider,
+    # each line was broken again there, leaving a short line and one more line of title
     r, c = np.shape(frame["values"])
-    return f"<b>{frame['name']}</b> ({r}×{c})<br>{wrap(frame['description'], 56)}"
+    return f"<b>{frame['name']}</b> ({r}×{c})<br>{wrap(frame['description'], TITLE_WIDTH)}"
 
 
 def walkthrough_explorer(ex=None) -> go.Figure:
@@ -43,6 +45,9 @@ def walkthrough_explorer(ex=None) -> go.Figure:
         hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>"))
     steps = [{"label": f["name"], "method": "update",
               "args": [_frame_update(f), {"title.text": _frame_title(f)}]} for f in frames]
+    # title.automargin: the book's renderer (plotting.tidy) reserves the top margin for the
+    # tallest step's title, so that plotly never grows it (it would draw the cells above
+    # their axis) and the cells keep one size from step to step
     fig.update_layout(sliders=[make_slider(steps, tr("ch03.slider_step"))],
                       title={"text": _frame_title(frames[0]), "font": {"size": 13},
                              "x": 0, "xanchor": "left", "yref": "paper", "automargin": True,

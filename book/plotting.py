@@ -3,6 +3,7 @@ and the attention heatmap that every chapter's figures use. Plotly only; no chap
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -113,6 +114,79 @@ def attention_heatmap(weights, row_labels, col_labels=None, title: str = "",
 
 TITLE_WIDTH = 46  # characters per title line: fits a 390 px wide figure at 13 px
 MIN_FONT = 10     # px: no figure text below this
+LINE_SPACING = 1.3  # plotly's line height, in font sizes (svg_text_utils.LINE_SPACING)
+CAP_SHIFT = 0.7     # plotly moves a one-line title anchored at its top this many sizes down
+TITLE_TOP = 12      # px from the top of the figure to a reserved title's first line
+_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def title_lines(text) -> int:
+    """How many lines plotly draws for the title ``text`` (0 for none)."""
+    if not isinstance(text, str) or not text.strip():
+        return 0
+    return len(_BR.split(text))
+
+
+def title_height(text, size: float) -> float:
+    """The height in px of plotly's title ``text`` at font ``size``: one line height (1.3 font
+    sizes) per line. Drawn, n lines measure 1.3·size·(n − 1) plus one line's glyph box (1.15
+    font sizes in the book's fonts), so this errs on the roomy side."""
+    return LINE_SPACING * size * title_lines(text)
+
+
+def _title_pad_top(text, size: float) -> float:
+    """``title.pad.t`` that puts the first baseline of a top-anchored title one font size under
+    TITLE_TOP: plotly moves a one-line title down by CAP_SHIFT, the lines of a longer one not."""
+    shift = CAP_SHIFT if title_lines(text) == 1 else 0.0
+    return round(TITLE_TOP + size * (1.0 - shift), 1)
+
+
+def _reserve_title_room(layout: dict) -> None:
+    """A main title with ``automargin``: its top margin reserved for the tallest title of the
+    figure's states instead, and the title anchored at the top of the figure, ``pad.b`` (the
+    gap it asked for below it) above the plot in its tallest state.
+
+    plotly.js (the book's 4.1.1 bundle) takes an automargin title's push on the top margin
+    *after* it has laid the subplots out, while it is still replotting: it updates the plot
+    area's size (``_size``) but redraws nothing, and its last margin check then finds no change.
+    The axes, their tick labels and the drag area are drawn at the new top; the plot background
+    and the traces stay at the old one: a heatmap sits 30 px above its axis, each row's tick
+    label at its cell's lower edge, a strip of background below the cells. It comes out right
+    only when another margin (a wider y tick label, say) also grows in that last check and
+    forces a new draw, which is why one edition's figure could be right and the other's not.
+    A margin big enough from the start does not help: plotly then lays a title of several lines
+    out downwards from the plot's top edge, over the plot. Without automargin nothing pushes,
+    and the plot area keeps one size in every state of the figure's controls.
+    """
+    title = layout.get("title")
+    if not isinstance(title, dict) or not title.get("automargin"):
+        return
+    font = title.get("font") if isinstance(title.get("font"), dict) else {}
+    base = layout.get("font") if isinstance(layout.get("font"), dict) else {}
+    size = font.get("size") or round(1.4 * (base.get("size") or 12))  # plotly's default
+    pad = dict(title["pad"]) if isinstance(title.get("pad"), dict) else {}
+    texts = [title.get("text")]
+    placed = {"automargin": False, "yref": "container", "y": 1, "yanchor": "top"}
+    title.update(placed, pad={**pad, "t": _title_pad_top(title.get("text"), size)})
+    for control in (layout.get("sliders") or []) + (layout.get("updatemenus") or []):
+        for entry in control.get("steps", []) + control.get("buttons", []):
+            for arg in entry.get("args") or []:
+                if not isinstance(arg, dict):
+                    continue
+                if isinstance(arg.get("title"), str):  # the text alone, keeping the rest
+                    arg["title.text"] = arg.pop("title")
+                if "title.text" in arg:
+                    texts.append(arg["title.text"])
+                    arg["title.pad.t"] = _title_pad_top(arg["title.text"], size)
+                elif isinstance(arg.get("title"), dict):  # a step that replaces the title
+                    step_pad = arg["title"].get("pad") or pad
+                    texts.append(arg["title"].get("text"))
+                    arg["title"].update(placed, pad={**step_pad, "t": _title_pad_top(
+                        arg["title"].get("text"), size)})
+    tallest = max(title_height(t, size) for t in texts)
+    margin = layout.setdefault("margin", {})
+    # plotly's default top margin is 100 px; the title's automargin could only add to it
+    margin["t"] = max(margin.get("t", 100), math.ceil(TITLE_TOP + tallest + pad.get("b", 0)))
 
 
 def _panel_width(annotations: list) -> int:
@@ -144,7 +218,9 @@ def _tidy_layout(layout: dict, width: int | None = None) -> None:
 def tidy(fig_dict: dict) -> dict:
     """Make a figure (as a dict, before it is rendered) legible at phone width, in place:
     titles and subplot titles wrapped into short lines (the steps of its sliders and menus
-    too), no tick label or cell text under 10 px, bar labels hidden rather than shrunk."""
+    too), no tick label or cell text under 10 px, bar labels hidden rather than shrunk, and a
+    title with ``automargin`` given a fixed top margin that holds its tallest state (plotly
+    misplaces the plot when the title grows the margin, see :func:`_reserve_title_room`)."""
     if not isinstance(fig_dict, dict):
         raise TypeError(f"tidy takes a figure dict (fig.to_dict()), got {type(fig_dict).__name__}")
     layout = fig_dict.setdefault("layout", {})
@@ -166,4 +242,5 @@ def tidy(fig_dict: dict) -> dict:
             for arg in entry.get("args") or []:
                 if isinstance(arg, dict):
                     _tidy_layout(arg, width)
+    _reserve_title_room(layout)  # after the wrapping: it counts the lines
     return fig_dict

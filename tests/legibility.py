@@ -9,6 +9,10 @@ legend, slider and menu labels, colorbar, cell text) as a rotated rectangle and 
 * ``out_of_bounds``: a text box that leaves the figure's svg,
 * ``tiny_text``: visible text under 10 px,
 * ``small_cells``: heatmap cells under 12 px on screen (checked at the desktop width only),
+* ``misplaced_cells``: a heatmap's drawn cells (its ``<image>``) not where its own axes put
+  them: an edge more than 2.5 px from the first or last cell edge mapped by the axis (the
+  position its tick labels and plot area use), e.g. cells drawn 30 px above their y axis with a
+  strip of background below them and each row's tick label at its cell's lower edge,
 * ``stale_title``: a control changed the drawn data but no title, subplot title or axis title
   changed with it.
 
@@ -30,12 +34,13 @@ SCREEN_HEIGHT = 900
 MAX_SCREENS = 15
 MIN_FONT_PX = 10
 MIN_CELL_PX = 12
+CELL_TOLERANCE_PX = 2.5  # plotly rounds the heatmap image to whole pixels
 MAX_STEPS = 6
-KINDS = ("collision", "out_of_bounds", "tiny_text", "small_cells", "stale_title",
-         "code_overflow", "too_long")
+KINDS = ("collision", "out_of_bounds", "tiny_text", "small_cells", "misplaced_cells",
+         "stale_title", "code_overflow", "too_long")
 
 # One state of one figure: every visible text as a quad in page pixels, checked in the page.
-STATE_JS = r"""([gd, minFont, minCell, checkCells]) => {
+STATE_JS = r"""([gd, minFont, minCell, checkCells, cellTolerance]) => {
   const svg = gd.querySelector('.main-svg');
   if (!svg) return {error: 'no svg'};
   const frame = svg.getBoundingClientRect();
@@ -110,7 +115,8 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells]) => {
       if (least <= 1.5) return false;
     }
     return true; };
-  const out = {collision: [], out_of_bounds: [], tiny_text: [], small_cells: []};
+  const out = {collision: [], out_of_bounds: [], tiny_text: [], small_cells: [],
+               misplaced_cells: []};
   for (let i = 0; i < boxes.length; i++) {
     const a = boxes[i];
     for (let j = i + 1; j < boxes.length; j++) {
@@ -127,8 +133,8 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells]) => {
     if (a.font < minFont - 0.01)
       out.tiny_text.push(`${a.kind} "${a.label}" ${a.font.toFixed(1)} px`);
   }
+  const fl = gd._fullLayout;
   if (checkCells) {
-    const fl = gd._fullLayout;
     for (const t of gd._fullData) {
       if (t.type !== 'heatmap' || t.visible !== true || !t.z || !t.z.length) continue;
       const xa = fl[(t.xaxis || 'x').replace('x', 'xaxis')];
@@ -140,6 +146,52 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells]) => {
       if (Math.min(w, h) < minCell)
         out.small_cells.push(
           `heatmap "${t.name || ''}" ${ny}×${nx}: cells ${w.toFixed(1)}×${h.toFixed(1)} px`);
+    }
+  }
+  // Each heatmap's drawn cells against its axes: plotly draws a heatmap as one <image> in its
+  // subplot's group; the cells' first and last edges (the trace's bricks), mapped by the axes
+  // as the ticks and the plot area are, say where that image belongs on screen.
+  for (const g of gd.querySelectorAll('.heatmaplayer g.hm')) {
+    const cd = g.__data__ && g.__data__[0], img = g.querySelector('image');
+    const t = cd && cd.trace;
+    if (!t || t.visible !== true || !img || !cd.x || !cd.y || hidden(img)) continue;
+    const xa = fl[(t.xaxis || 'x').replace('x', 'xaxis')];
+    const ya = fl[(t.yaxis || 'y').replace('y', 'yaxis')];
+    if (!xa || !ya || !xa._length || !ya._length) continue;
+    const drawn = img.getBoundingClientRect();
+    if (drawn.width === 0 || drawn.height === 0) continue;
+    const sides = [];
+    const compare = (ax, edges, origin, lo, hi, names) => {
+      // the first and the last edge the axis can place, as plotly's heatmap finds them
+      const placed = Array.from(edges, v => ax.c2p(v)).filter(Number.isFinite);
+      if (!placed.length) return null;
+      const px = [placed[0], placed[placed.length - 1]].sort((a, b) => a - b);
+      const want = [], got = [lo - origin, hi - origin];
+      for (let k = 0; k < 2; k++) {
+        // cells beyond the axis' range: the image need only reach the edge of the plot area
+        const clipped = k === 0 ? px[0] < 0 : px[1] > ax._length;
+        const at = ax._offset + Math.min(Math.max(px[k], 0), ax._length);
+        want.push(at);
+        const off = got[k] - at;
+        if (clipped ? (k === 0 ? off > cellTolerance : off < -cellTolerance)
+                    : Math.abs(off) > cellTolerance)
+          sides.push(`${names[k]} edge ${Math.abs(off).toFixed(0)} px ` +
+                     (off < 0 ? names[2] : names[3]));
+      }
+      return want;
+    };
+    const wx = compare(xa, cd.x, frame.left, drawn.left, drawn.right,
+                       ['left', 'right', 'too far left', 'too far right']);
+    const wy = compare(ya, cd.y, frame.top, drawn.top, drawn.bottom,
+                       ['top', 'bottom', 'too high', 'too low']);
+    if (sides.length && wx && wy) {
+      const span = (a, b) => `${a.toFixed(0)}–${b.toFixed(0)}`;
+      out.misplaced_cells.push(
+        `heatmap "${t.name || ''}" ${cd.z.length}×${(cd.z[0] || []).length}: cells drawn off ` +
+        `their axes (${sides.join(', ')}): drawn at x ` +
+        `${span(drawn.left - frame.left, drawn.right - frame.left)}, y ` +
+        `${span(drawn.top - frame.top, drawn.bottom - frame.top)} px in the figure, its axes ` +
+        `put them at x ${span(wx[0], wx[1])}, y ${span(wy[0], wy[1])} px`);
     }
   }
   return out;
@@ -213,7 +265,8 @@ def check_figure(page, fig, width: int) -> tuple[list[dict], int]:
     n_states = 0
     for state, control in figure_states(page, fig):
         n_states += 1
-        found = page.evaluate(STATE_JS, [handle, MIN_FONT_PX, MIN_CELL_PX, width == DESKTOP])
+        found = page.evaluate(STATE_JS, [handle, MIN_FONT_PX, MIN_CELL_PX, width == DESKTOP,
+                                         CELL_TOLERANCE_PX])
         if "error" in found:
             findings.append({"kind": "out_of_bounds", "state": state, "what": found["error"]})
             continue

@@ -126,6 +126,43 @@ def test_tidy_wraps_titles_and_lifts_tiny_fonts():
         tidy(fig)
 
 
+def test_tidy_reserves_the_room_of_an_automargin_title():
+    """plotly.js misplaces the plot when an automargin title grows the top margin (the cells
+    drawn above their axes): tidy turns that automargin off, reserves the top margin for the
+    tallest title of every slider step, and anchors each step's title at the figure's top."""
+    import math
+
+    from book.plotting import TITLE_TOP, tidy
+
+    steps = [{"method": "update", "args": [{}, {"title.text": "a<br>b<br>c<br>d"}]},
+             {"method": "update", "args": [{}, {"title.text": "one line"}]},
+             {"method": "relayout", "args": [{"title": "plain"}]}]
+    fig = go.Figure(go.Heatmap(z=[[1, 2], [3, 4]]))
+    fig.update_layout(title={"text": "x<br>y", "font": {"size": 13}, "yref": "paper",
+                             "automargin": True, "pad": {"b": 16}},
+                      margin={"t": 30}, sliders=[{"steps": steps}])
+    layout = tidy(fig.to_dict())["layout"]
+    title = layout["title"]
+    assert title["automargin"] is False
+    assert (title["yref"], title["y"], title["yanchor"]) == ("container", 1, "top")
+    # four lines of 1.3 font sizes, the gap asked for below, the space above
+    assert layout["margin"]["t"] == math.ceil(TITLE_TOP + 4 * 1.3 * 13 + 16)
+    # the first baseline one font size under TITLE_TOP whatever the lines (plotly shifts a
+    # one-line title anchored at its top by 0.7 font sizes, one of several lines not)
+    assert title["pad"] == {"b": 16, "t": TITLE_TOP + 13}
+    args = [s["args"][-1] for s in layout["sliders"][0]["steps"]]
+    assert args[0]["title.pad.t"] == TITLE_TOP + 13
+    assert args[1]["title.pad.t"] == round(TITLE_TOP + 0.3 * 13, 1)
+    assert args[2] == {"title.text": "plain", "title.pad.t": round(TITLE_TOP + 0.3 * 13, 1)}
+    # a margin already big enough stays; a title without automargin is left alone
+    fig.update_layout(margin={"t": 200})
+    assert tidy(fig.to_dict())["layout"]["margin"]["t"] == 200
+    fig.update_layout(title={"automargin": False})
+    plain = tidy(fig.to_dict())["layout"]
+    assert "yanchor" not in plain["title"] and "title.pad.t" not in \
+        plain["sliders"][0]["steps"][0]["args"][1]
+
+
 def test_wrap_breaks_chinese_between_characters():
     """Chinese has no spaces: lines break between characters, each counting as two Latin
     letters, never inside a Latin word and never before closing punctuation."""
