@@ -68,18 +68,38 @@ _NO_LINE_START = set("，。、：；！？）》」』”’")
 def _wrap_cjk(part: str, width: int) -> list[str]:
     """One line of mixed Chinese and Latin text in lines of at most ``width`` units (a Chinese
     character counts two): breaks between Chinese characters or at spaces, never inside a
-    Latin word, never before closing punctuation."""
-    lines, line, used = [], "", 0
+    Latin word, never before closing punctuation, and never leaves one character alone on the
+    last line (it takes the previous line's last word or character with it)."""
+    lines, line = [], []
     for piece in re.findall(r"[^\s\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+"
                             r"|\s+|.", part):
         size = sum(2 if _CJK.match(c) else 1 for c in piece)
-        if line.strip() and used + size > width and piece not in _NO_LINE_START:
-            lines.append(line.rstrip())
-            line, used = "", 0
+        if _text(line).strip() and _units(line) + size > width and piece not in _NO_LINE_START:
+            lines.append(line)
+            line = []
             if piece.isspace():
                 continue
-        line, used = line + piece, used + size
-    return lines + [line.rstrip()] if line.strip() else lines or [""]
+        line.append((piece, size))
+    if _text(line).strip():
+        lines.append(line)
+    if len(lines) > 1 and sum(size for piece, size in lines[-1] if not piece.isspace()) <= 2:
+        before = lines[-2]
+        gap = []
+        while before and before[-1][0].isspace():
+            gap.insert(0, before.pop())
+        moved = []
+        while len(before) > 1 and (not moved or moved[0][0] in _NO_LINE_START):
+            moved.insert(0, before.pop())
+        lines[-1] = moved + gap + lines[-1]
+    return [_text(line).rstrip() for line in lines] or [""]
+
+
+def _text(line: list[tuple[str, int]]) -> str:
+    return "".join(piece for piece, _ in line)
+
+
+def _units(line: list[tuple[str, int]]) -> int:
+    return sum(size for _, size in line)
 
 
 def make_slider(steps: list[dict], prefix: str, active: int = 0) -> dict:

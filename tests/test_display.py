@@ -177,4 +177,7 @@ def test_wrap_breaks_chinese_between_characters():
         assert line[0] not in "，。、：；）"
     assert "nn.MultiheadAttention" in wrap(text, 46)      # a code name stays whole
     assert wrap("第 0 层，训练后") == "第 0 层，训练后"         # short: unchanged
-    assert wrap("一二三四五，六", 10) == "一二三四五，<br>六"   # the comma stays on its line
+    assert wrap("一二三四五，六七八", 10) == "一二三四五，<br>六七八"  # the comma stays on its line
+    # no character alone on the last line: it takes the last word or character before it
+    assert wrap("一二三四五，六", 10) == "一二三四<br>五，六"
+    assert wrap("一个查询平均看到 24 个键中的 8.2 个", 34) == "一个查询平均看到 24 个键中的<br>8.2 个"
