@@ -180,4 +180,5 @@ def test_wrap_breaks_chinese_between_characters():
     assert wrap("一二三四五，六七八", 10) == "一二三四五，<br>六七八"  # the comma stays on its line
     # no character alone on the last line: it takes the last word or character before it
     assert wrap("一二三四五，六", 10) == "一二三四<br>五，六"
-    assert wrap("一个查询平均看到 24 个键中的 8.2 个", 34) == "一个查询平均看到 24 个键中的<br>8.2 个"
+    title = "一个查询平均看到 24 个键中的 8.2 个"
+    assert wrap(title, 34) == "一个查询平均看到 24 个键中的<br>8.2 个"
