@@ -51,8 +51,10 @@ def _caption(data: dict) -> str:
             + "</span>")
 
 
-def _menu_name(name: str, width: int = 28) -> str:
-    """A menu label short enough for a phone screen (long orders end in …)."""
+def _menu_name(name: str, width: int = 22) -> str:
+    """A menu label short enough for a phone screen (long orders end in …): at 390 px the head
+    view's menu starts where its plot does, right of the token labels, and a label of 28
+    columns ran past the figure's right edge once measured in the CJK font it is drawn in."""
     if _columns(name) <= width:
         return name
     while _columns(name) > width - 1:

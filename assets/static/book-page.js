@@ -22,6 +22,15 @@
   var CJK = /[\u2e80-\u2fdf\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]/;
   if (window.Plotly && window.Plotly.newPlot && document.fonts && document.fonts.load) {
     var newPlot = window.Plotly.newPlot;
+    // The face the page's text is drawn in: the last @font-face of the family (a Chinese page
+    // declares its own subset after book.css's; document.fonts.load would fetch both).
+    var bookFace = function (character) {
+      var face = null;
+      document.fonts.forEach(function (f) {
+        if (f.family.replace(/["']/g, "") === "Book Noto Sans SC") face = f;
+      });
+      return face ? face.load() : document.fonts.load('12px "Book Noto Sans SC"', character);
+    };
     var fontReady = null;
     window.Plotly.newPlot = function () {
       var self = this, args = arguments;
@@ -30,7 +39,7 @@
       try { text = JSON.stringify([args[1], args[2]]); } catch (e) { return draw(); }
       var found = text && text.match(CJK);
       if (!found) return draw();
-      fontReady = fontReady || document.fonts.load('12px "Book Noto Sans SC"', found[0]);
+      fontReady = fontReady || bookFace(found[0]);
       return fontReady.then(draw, draw);
     };
   }
