@@ -104,11 +104,40 @@ def _sc_font_number(source: Path) -> int:
                      "(Debian's fonts-noto-cjk) or NotoSansSC-Regular.otf")
 
 
+def woff2_subset(source: Path, chars: set[str], *, font_number: int = 0,
+                 layout_features: list[str] | None = None, missing_hint: str | None = None
+                 ) -> bytes:
+    """The bytes of a woff2 of ``source`` (its face ``font_number``) holding ``chars``, with
+    the OpenType ``layout_features`` (default: all); the same bytes for the same input. With
+    ``missing_hint``, characters ``source`` has no glyph for raise a ValueError naming them
+    and ending in the hint; without, they are left out."""
+    import io
+
+    from fontTools import subset
+
+    options = subset.Options()
+    options.flavor = "woff2"
+    options.font_number = font_number
+    options.layout_features = list(layout_features or ["*"])
+    options.name_IDs = ["*"]
+    options.hinting = False
+    options.desubroutinize = True
+    font = subset.load_font(str(source), options)  # keeps head.modified: reproducible
+    missing = set(chars) - {chr(c) for c in font.getBestCmap()}
+    if missing and missing_hint is not None:
+        raise ValueError(f"{''.join(sorted(missing))!r} missing from {Path(source).name}: "
+                         f"{missing_hint}")
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=sorted(ord(c) for c in chars))
+    subsetter.subset(font)
+    out = io.BytesIO()
+    subset.save_font(font, out, options)
+    return out.getvalue()
+
+
 def make_subset(source: Path, target: Path = SUBSET, chars: set[str] | None = None) -> Path:
     """Write a woff2 of ``source`` (a Noto Sans CJK collection or a Noto Sans SC font) holding
     ``chars`` (default: every CJK character the book uses)."""
-    from fontTools import subset
-
     source = Path(source)
     if not source.is_file():
         raise FileNotFoundError(f"source font {source} not found; install or download "
@@ -116,20 +145,9 @@ def make_subset(source: Path, target: Path = SUBSET, chars: set[str] | None = No
     chars = book_chars() if chars is None else set(chars)
     if not chars:
         raise ValueError("no characters to keep: pass chars or add Chinese text to the book")
-    options = subset.Options()
-    options.flavor = "woff2"
-    options.font_number = _sc_font_number(source)
-    options.layout_features = ["*"]
-    options.name_IDs = ["*"]
-    options.hinting = False
-    options.desubroutinize = True
-    font = subset.load_font(str(source), options)
-    subsetter = subset.Subsetter(options)
-    subsetter.populate(unicodes=sorted(ord(c) for c in chars))
-    subsetter.subset(font)
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    subset.save_font(font, str(target), options)
+    target.write_bytes(woff2_subset(source, chars, font_number=_sc_font_number(source)))
     return target
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import html
-import io
 import json
 import posixpath
 import re
@@ -101,25 +100,9 @@ def page_font(page: Path) -> str | None:
 def subset_bytes(source: Path, chars: set[str]) -> bytes:
     """A woff2 of ``source`` holding exactly ``chars`` (the same bytes for the same input).
     Raises ValueError naming the characters ``source`` has no glyph for."""
-    from fontTools import subset
-
-    options = subset.Options()
-    options.flavor = "woff2"
-    options.layout_features = LAYOUT_FEATURES
-    options.name_IDs = ["*"]
-    options.hinting = False
-    options.desubroutinize = True
-    font = subset.load_font(str(source), options)  # keeps head.modified: reproducible
-    missing = set(chars) - {chr(c) for c in font.getBestCmap()}
-    if missing:
-        raise ValueError(f"{''.join(sorted(missing))!r} missing from {Path(source).name}: "
-                         "regenerate it with `python -m book.fonts NotoSansCJK-Regular.ttc`")
-    subsetter = subset.Subsetter(options)
-    subsetter.populate(unicodes=sorted(ord(c) for c in chars))
-    subsetter.subset(font)
-    out = io.BytesIO()
-    subset.save_font(font, out, options)
-    return out.getvalue()
+    return fonts.woff2_subset(source, chars, layout_features=LAYOUT_FEATURES,
+                              missing_hint="regenerate it with "
+                              "`python -m book.fonts NotoSansCJK-Regular.ttc`")
 
 
 def _face(url: str) -> str:
