@@ -64,6 +64,8 @@ def _register_renderer() -> None:
             from .plotting import tidy
 
             _figure_counter += 1
+            if in_build():
+                _check_traces(fig_dict)
             tidy(fig_dict)  # short title lines, no text under 10 px (legible on a phone)
             payload = pio.to_json(fig_dict, validate=False)
             digest = hashlib.sha1(payload.encode()).hexdigest()[:8]
@@ -79,6 +81,19 @@ def _register_renderer() -> None:
 
     pio.renderers["book"] = BookRenderer()
     pio.renderers.default = "book"
+
+
+def _check_traces(fig_dict: dict) -> None:
+    """The book's pages load a plotly.js bundle of just ``TEMPLATE_TRACES``: a figure of another
+    trace type would be blank there, so the build stops on it."""
+    types = {trace.get("type", "scatter") for trace in fig_dict.get("data", ())}
+    missing = sorted(types - set(TEMPLATE_TRACES))
+    if missing:
+        raise ValueError(f"this figure draws {', '.join(missing)} traces, which the book's "
+                         f"plotly.js bundle does not hold (it draws {', '.join(TEMPLATE_TRACES)}):"
+                         " use one of those, or add the trace to TRACES in "
+                         "assets/vendor/plotly/refresh.py, run it, and add it to "
+                         "book.display.TEMPLATE_TRACES")
 
 
 def in_build() -> bool:

@@ -40,7 +40,7 @@ def test_chinese_edition_builds_without_warnings(built_zh):
 
 def test_vendored_assets_are_copied(built_book):
     static = built_book["html"] / "_static" / "vendor"
-    assert (static / "plotly-cartesian.min.js").stat().st_size > 1_000_000
+    assert (static / "plotly-book.min.js").stat().st_size > 1_000_000
     mathjax = static / "mathjax"
     assert (mathjax / "startup.js").is_file() and (mathjax / "output" / "chtml.js").is_file()
     assert list((mathjax / "output" / "chtml" / "fonts" / "woff-v2").glob("MathJax_Main-*.woff"))
@@ -58,7 +58,7 @@ def test_heavy_scripts_load_only_where_needed(built_book):
     for page in pages(built_book["html"]):
         text = page.read_text(encoding="utf-8")
         has_plot = "plotly-graph-div" in text
-        assert ("vendor/plotly-cartesian.min.js" in text) == has_plot, page.name
+        assert ("vendor/plotly-book.min.js" in text) == has_plot, page.name
         if "vendor/mathjax/startup.js" in text:
             assert re.search(r'class="[^"]*math', text), f"{page.name} loads MathJax for nothing"
 

@@ -1,4 +1,4 @@
-"""A light book: the vendored plotly.js cartesian bundle matches the installed plotly and holds
+"""A light book: the vendored plotly.js bundle matches the installed plotly and holds
 every trace type the book draws; figures embed a slim template that looks the same.
 
 The built pages' weights (≤ 4 MB per chapter, ≤ 1.5 MB without figures, as Chromium loads them)
@@ -18,7 +18,7 @@ from conftest import ROOT
 
 from book import display, sphinxext
 
-BUNDLE = ROOT / "assets" / "vendor" / "plotly" / "plotly-cartesian.min.js"
+BUNDLE = ROOT / "assets" / "vendor" / "plotly" / sphinxext.PLOTLY_BUNDLE
 CHAPTER_LIMIT, PLAIN_LIMIT = 4_000_000, 1_500_000
 
 
@@ -26,18 +26,26 @@ def test_vendored_plotlyjs_is_the_installed_plotlys_version():
     import plotly.offline
 
     assert sphinxext.vendored_plotlyjs_version() == plotly.offline.get_plotlyjs_version(), (
-        "the vendored cartesian bundle differs from the plotly.js that plotly generates figures "
+        "the vendored bundle differs from the plotly.js that plotly generates figures "
         "for; run `python assets/vendor/plotly/refresh.py`")
     source = json.loads((BUNDLE.parent / "SOURCE.json").read_text(encoding="utf-8"))
     assert source["version"] == sphinxext.vendored_plotlyjs_version()
     assert source["sha256"] == hashlib.sha256(BUNDLE.read_bytes()).hexdigest()
     assert "MIT" in (BUNDLE.parent / "LICENSE").read_text(encoding="utf-8")
+    # every package whose code is in the bundle has its licence shipped beside it
+    third_party = (BUNDLE.parent / "THIRD_PARTY_LICENSES.txt").read_text(encoding="utf-8")
+    others = {k: v for k, v in source["bundled"].items() if k != "plotly.js"}
+    assert others, "SOURCE.json lists no bundled package"
+    for name, info in others.items():
+        assert f"\n{name} {info['version']} ({info['license']})\n" in third_party, name
+    # the traces it was built with are the ones it registers
+    assert set(source["traces"]) == _bundle_traces()
 
 
 def test_a_mismatched_bundle_stops_the_build(tmp_path, monkeypatch):
-    fake = tmp_path / "plotly" / "plotly-cartesian.min.js"
+    fake = tmp_path / "plotly" / sphinxext.PLOTLY_BUNDLE
     fake.parent.mkdir()
-    fake.write_text("/**\n* plotly.js (cartesian - minified) v0.0.1\n*/\n", encoding="utf-8")
+    fake.write_text("/**\n* plotly.js (book: scatter - minified) v0.0.1\n*/\n", encoding="utf-8")
     monkeypatch.setattr(sphinxext, "VENDOR", tmp_path)
     with pytest.raises(RuntimeError, match="refresh.py"):
         sphinxext.plotly_js_path()
@@ -71,7 +79,7 @@ def _traces_in_sources() -> set[str]:
 def test_every_trace_type_the_book_draws_is_in_the_bundle_and_the_template():
     used = _traces_in_sources()
     assert used >= {"scatter", "heatmap", "bar"}, used  # the scan finds what is there
-    assert used <= _bundle_traces(), f"not in the cartesian bundle: {used - _bundle_traces()}"
+    assert used <= _bundle_traces(), f"not in the vendored bundle: {used - _bundle_traces()}"
     assert used <= set(display.TEMPLATE_TRACES)
 
 
@@ -170,3 +178,18 @@ def test_chapter_pages_weigh_at_most_4_mb(loaded_pages):
     assert not over, f"chapters over their limit (4 MB; {KNOWN_OVER}): {over}"
     assert not fixed, f"{fixed} now weigh at most 4 MB: drop them from KNOWN_OVER"
     assert not whole, f"Chinese pages loading the whole {fonts.SUBSET_ZH.name}: {whole}"
+
+
+def test_the_build_stops_on_a_trace_the_bundle_lacks(monkeypatch):
+    """In the build's kernels a figure the pages could not draw is an error naming the fix; in
+    a reader's Jupyter (full plotly.js) the same figure is shown."""
+    display.setup()
+    renderer = pio.renderers["book"]
+    pie = go.Figure(go.Pie(values=[1, 2])).to_plotly_json()
+    heatmap = go.Figure(go.Heatmap(z=[[1, 2], [3, 4]])).to_plotly_json()
+    monkeypatch.setenv(display.BUILD_ENV, "1")
+    with pytest.raises(ValueError, match=r"pie traces.*refresh\.py"):
+        renderer.to_mimebundle(pie)
+    assert "Plotly.newPlot" in renderer.to_mimebundle(heatmap)["text/html"]
+    monkeypatch.setenv(display.BUILD_ENV, "0")
+    assert "Plotly.newPlot" in renderer.to_mimebundle(pie)["text/html"]
