@@ -31,17 +31,20 @@ def figure_html(notebook: Path) -> list[str]:
     return out
 
 
-def write_page(parts: list[str], target: Path, width: int = 752) -> None:
+def write_page(parts: list[str], target: Path, width: int = 752, page_js: bool = False) -> None:
+    """``page_js``: load the book's page script too (assets/static/book-page.js: figures drawn
+    one task each, the CJK ones once the font is there), as the built pages do."""
     sys.path.insert(0, str(ROOT))
-    from book.sphinxext import plotly_js_path
+    from book.sphinxext import PAGE_JS, plotly_js_path
 
     static = ROOT / "assets" / "static"
+    script = f'<script src="{(static / PAGE_JS).as_uri()}"></script>' if page_js else ""
     body = "\n".join(f'<div class="cell_output" style="margin:24px 0">{p}</div>' for p in parts)
     target.write_text(
         f"""<!doctype html><html><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="stylesheet" href="{(static / 'book.css').as_uri()}">
-<script src="{plotly_js_path().as_uri()}"></script></head>
+<script src="{plotly_js_path().as_uri()}"></script>{script}</head>
 <body style="margin:0 auto;max-width:{width}px;padding:0 8px">{body}</body></html>""",
         encoding="utf-8")
 

@@ -231,6 +231,55 @@ def test_legibility_sees_cells_drawn_off_their_axes(browser, tmp_path):
     assert found(tidy(copy.deepcopy(raw)), "reserved.html") == []
 
 
+# Which figures have drawn, at each animation frame (book-page.js draws one figure a task).
+FRAMES_PROBE = """
+(() => {
+  const frames = window.__frames = [];
+  const look = () => {
+    const ids = Array.from(document.querySelectorAll('.plotly-graph-div'))
+      .filter(d => d.querySelector('.main-svg')).map(d => d.id);
+    if (!frames.length || frames[frames.length - 1].join() !== ids.join()) frames.push(ids);
+    requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
+})();
+"""
+
+
+def test_figures_are_drawn_one_task_each_in_page_order(browser, tmp_path):
+    """book-page.js: each figure is on the screen (a frame shows it) before the next is drawn,
+    in page order, a figure with Chinese text among them: it waits for the font, and the figure
+    after it waits for it (before, a CJK figure was drawn after the figures below it, and on a
+    Chinese page every figure at once)."""
+    import figures_page
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    figs = {"fig-a": go.Figure(go.Heatmap(z=[[1, 2], [3, 4]])),
+            "fig-b": go.Figure(go.Bar(x=["头", "尾"], y=[1, 2]), layout_title_text="两个头"),
+            "fig-c": go.Figure(go.Scatter(x=[1, 2, 3], y=[3, 1, 2]))}
+    parts = [pio.to_html(f, include_plotlyjs=False, full_html=False, div_id=k)
+             for k, f in figs.items()]
+    path = tmp_path / "figures.html"
+    figures_page.write_page(parts, path, page_js=True)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.add_init_script(FRAMES_PROBE)
+    try:
+        page.goto(path.as_uri(), wait_until="load")
+        page.wait_for_function("() => document.querySelectorAll('.main-svg').length >= 3",
+                               timeout=20_000)
+        page.wait_for_timeout(200)
+        frames = [tuple(f) for f in page.evaluate("() => window.__frames")]
+    finally:
+        context.close()
+    assert errors == [], errors
+    assert [f for f in frames if f] == [("fig-a",), ("fig-a", "fig-b"),
+                                        ("fig-a", "fig-b", "fig-c")], f"frames: {frames}"
+
+
 @pytest.mark.parametrize("build", EDITION_BUILDS)
 def test_cjk_characters_are_in_the_book_font(request, build, browser):
     """Every CJK character a page can show (its text and tooltips, the theme's words, its
