@@ -35,7 +35,9 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 CHAPTER_LIMIT, PLAIN_LIMIT, PAINT_LIMIT_MS = 4_000_000, 1_500_000, 1000
 LOADS = 3  # each page opened this many times by make bench; paint times are the medians
-COPY = ["book", "chapters", "assets", "_config.yml", "_toc.yml", "index.md", "pyproject.toml"]
+COPY = ["book", "chapters", "assets", "locale", "_config.yml", "_toc.yml", "index.md",
+        "pyproject.toml"]
+CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # Records, from the start of navigation, when the first and the last plotly figure drew.
 PAINT_PROBE = """
@@ -90,6 +92,12 @@ def build(root: Path, edition: str = "en") -> dict:
         print(log[-4000:])
         raise SystemExit(f"the {edition} edition did not build; see the log above")
     executed = sorted(set(re.findall(r"(chapters/\w+)\.ipynb: Executing notebook", log)))
+    if edition == "zh":  # the prose must be the translation, not English with Chinese figures
+        index = root / "_build" / "zh" / "_build" / "html" / "index.html"
+        prose = re.sub(r"<script.*?</script>", "", index.read_text(encoding="utf-8"), flags=re.S)
+        if len(CJK.findall(prose)) < 200:
+            raise SystemExit(f"{index} holds {len(CJK.findall(prose))} Chinese characters: the "
+                             "Chinese edition was built without its catalogues (locale/)")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall": wall, "cpu": cpu, "read": executed, "log": log}
 
