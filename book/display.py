@@ -91,9 +91,8 @@ def _check_traces(fig_dict: dict) -> None:
     if missing:
         raise ValueError(f"this figure draws {', '.join(missing)} traces, which the book's "
                          f"plotly.js bundle does not hold (it draws {', '.join(TEMPLATE_TRACES)}):"
-                         " use one of those, or add the trace to TRACES in "
-                         "assets/vendor/plotly/refresh.py, run it, and add it to "
-                         "book.display.TEMPLATE_TRACES")
+                         " use one of those, or add the trace to book.display.TEMPLATE_TRACES and "
+                         "rebuild the bundle with assets/vendor/plotly/refresh.py")
 
 
 def in_build() -> bool:
@@ -103,7 +102,7 @@ def in_build() -> bool:
 
 # Every figure embeds its template. Plotly's default one styles ~30 trace types and 3-D, polar,
 # ternary and map axes (7 KB per figure); the book draws only these traces on x/y axes.
-TEMPLATE_TRACES = ("scatter", "heatmap", "bar")
+TEMPLATE_TRACES = ("scatter", "heatmap", "bar")  # also the traces of the pages' plotly.js bundle
 _TEMPLATE_LAYOUT_DROP = ("polar", "ternary", "scene", "geo")
 
 

@@ -139,16 +139,14 @@ def browser_pages(html_root: Path, browser=None, loads: int = 1) -> list[dict]:
     rows = []
     for path in pages(html_root):
         runs = [_load_page(browser, path, html_root) for _ in range(loads)]
-        row = dict(runs[0])
-        firsts = [r["first_ms"] for r in runs]
-        if row["figures"] and None not in firsts:
-            row["first_ms"] = statistics.median(firsts)
-            row["first_range"] = (min(firsts), max(firsts))
-            lasts = [r["last_ms"] for r in runs]
+        row = dict(runs[0], loads=loads)
+        firsts, lasts = [r["first_ms"] for r in runs], [r["last_ms"] for r in runs]
+        if None in firsts:  # a load that never painted (or a page without figures)
+            row["first_ms"] = row["last_ms"] = None
+        else:
+            row["first_ms"], row["first_range"] = statistics.median(firsts), (min(firsts),
+                                                                              max(firsts))
             row["last_ms"] = None if None in lasts else statistics.median(lasts)
-        else:  # a load that never painted is reported as such
-            row["first_ms"] = None if row["figures"] else row["first_ms"]
-        row["loads"] = loads
         rows.append(row)
     return rows
 

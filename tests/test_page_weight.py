@@ -38,8 +38,8 @@ def test_vendored_plotlyjs_is_the_installed_plotlys_version():
     assert others, "SOURCE.json lists no bundled package"
     for name, info in others.items():
         assert f"\n{name} {info['version']} ({info['license']})\n" in third_party, name
-    # the traces it was built with are the ones it registers
-    assert set(source["traces"]) == _bundle_traces()
+    # the traces it was built with are the ones it registers, and the ones the book draws
+    assert set(source["traces"]) == _bundle_traces() == set(display.TEMPLATE_TRACES)
 
 
 def test_a_mismatched_bundle_stops_the_build(tmp_path, monkeypatch):

@@ -37,10 +37,14 @@ import urllib.request
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[2]))
+from book.display import TEMPLATE_TRACES  # noqa: E402  (the trace types the book draws)
+
 BUNDLE = "plotly-book.min.js"
 PACKAGE = "plotly.js"
 REGISTRY = "https://registry.npmjs.org"
-TRACES = ("bar", "heatmap")  # scatter is part of plotly.js's core
+# the trace modules to register: scatter is part of plotly.js's core
+TRACES = tuple(sorted(set(TEMPLATE_TRACES) - {"scatter"}))
 # The build tools, pinned (plotly.js 4.1.1's own build uses esbuild ^0.28.1 and this plugin;
 # its CSS-inlining plugin named each <style> by the hash of the file's absolute path, so two
 # builds in two temporary folders differed: build.js inlines CSS itself, by relative path).
