@@ -31,12 +31,12 @@ git-filter: $(STAMP)
 	  git config diff.ipynb.textconv '$(NBSTRIPOUT) -t'; fi
 
 # Both editions: English at _build/html, Chinese (prose from locale/zh_CN, figures drawn in
-# Chinese) built under _build/zh and published to _build/html/zh (book/editions.py).
+# Chinese) built under _build/zh and published to _build/html/zh (book/site/editions.py).
 JB := $(VENV)/bin/jupyter-book
 book: setup
 	$(JB) build . -nW --keep-going
-	$(JB) build . -nW --keep-going --config $$($(PY) -m book.editions config zh) --path-output _build/zh
-	@$(PY) -m book.editions publish >/dev/null
+	$(JB) build . -nW --keep-going --config $$($(PY) -m book.site.editions config zh) --path-output _build/zh
+	@$(PY) -m book.site.editions publish >/dev/null
 	@echo
 	@echo "The book is built. Open it in a browser:"
 	@echo "  English: file://$(CURDIR)/$(HTML)"
@@ -45,7 +45,7 @@ book: setup
 # After editing the prose: new messages land in locale/zh_CN/LC_MESSAGES/**.po, empty (to be
 # translated), changed ones marked fuzzy; tests/test_editions.py fails until both are 0.
 gettext: setup
-	$(PY) -m book.editions gettext
+	$(PY) -m book.site.editions gettext
 
 browser-deps:
 	@command -v chromium >/dev/null || { echo "Installing Debian's chromium for the browser tests"; \

@@ -46,7 +46,9 @@ def notebook_times() -> dict[str, float]:
 
 def _stability_explorer():
     """Chapter 5's live face over two short runs (the latency does not depend on their length)."""
-    from book import ch05_stability, orders, stability
+    from book.chapters import ch05_stability
+    from book.studies import stability
+    from book.toy import orders
 
     data = orders.train_test_split(orders.generate(300, seed=0), 0.2, seed=0)
     runs = [stability.run(norm, "xavier", 2, steps=10, data=data) for norm in ("post", "pre")]
@@ -54,7 +56,7 @@ def _stability_explorer():
 
 
 def live_latency() -> dict[str, tuple[float, float]]:
-    from book import (
+    from book.chapters import (
         ch01_intuition,
         ch02_scaling,
         ch03_walkthrough,
@@ -64,10 +66,10 @@ def live_latency() -> dict[str, tuple[float, float]]:
         ch08_seeing_attention,
         ch09_long_context,
         ch11_modern,
-        live,
-        masktraps,
-        train,
     )
+    from book.face import live
+    from book.studies import masktraps
+    from book.toy.model import TinyEncoder
 
     cases = {
         "heads_explorer_live": (ch01_intuition.heads_explorer_live,
@@ -99,7 +101,7 @@ def live_latency() -> dict[str, tuple[float, float]]:
                             for h in (0, 3)]),
         # chapter 6: up to 16 heads redrawn; untrained models draw as fast as trained ones
         "head_maps_live": (lambda: ch06_heads.head_maps_live(
-            {h: train.TinyEncoder(d_model=32, n_heads=h) for h in (1, 4, 16)}),
+            {h: TinyEncoder(d_model=32, n_heads=h) for h in (1, 4, 16)}),
             [{"n_heads": h, "layer": layer, "order": t} for h in (1, 16, 4) for layer in (0, 1)
              for t in (ch06_heads.HEAD_MAPS_ORDER, "一碗牛肉面，不要香菜，多加辣")]),
         # chapter 11: one query row's online softmax, any tile size, up to 64 keys
@@ -125,7 +127,8 @@ def long_context() -> None:
     """Chapter 9 at full size: attention's time and memory up to 4096 tokens with fitted
     exponents, a whole block's time split, banded vs full, the KV cache's speed-up at 512
     new tokens, and the seven implementations with the production module's ratio."""
-    from book import efficient, kvcache, longctx, timing
+    from book.ideas import efficient, kvcache, longctx
+    from book.kit import timing
 
     print("\nlong context (chapter 9); times: one thread, best of 3, interleaved rounds")
     memory = longctx.cost_sweep(LONG_NS, measure="memory")
@@ -189,7 +192,8 @@ def long_context() -> None:
 
 def window_kernels(n: int = 2048, window: int = 128) -> None:
     """Chapter 9's window comparison at the article's setting: banded vs the fused kernel."""
-    from book import longctx, timing
+    from book.ideas import longctx
+    from book.kit import timing
 
     with timing.torch_threads(1):
         out = longctx.window_kernels(n, window, repeats=5)

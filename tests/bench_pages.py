@@ -3,7 +3,7 @@ and first paint, measured in Chromium from ``file://``.
 
 * builds run ``jupyter-book build -nW --keep-going`` in a scratch copy of the repository (its
   ``book/`` first on PYTHONPATH, so editing it there is what the build sees): a cold build, a
-  rebuild of the unchanged tree, and a rebuild after appending a line to ``book/scaling.py``;
+  rebuild of the unchanged tree, and a rebuild after appending a line to ``book/ideas/scaling.py``;
 * page weight is the HTML plus every local file the browser actually loaded for it (scripts,
   stylesheets, fonts, images), summed from the files on disk; limits: a chapter ≤ 4 MB, a page
   without figures ≤ 1.5 MB;
@@ -77,7 +77,7 @@ def build(root: Path, edition: str = "en") -> dict:
     extra = []
     if edition != "en":
         # cwd: ``python -m`` puts the working folder before PYTHONPATH on sys.path
-        config = subprocess.run([sys.executable, "-m", "book.editions", "config", edition],
+        config = subprocess.run([sys.executable, "-m", "book.site.editions", "config", edition],
                                 env=env, cwd=root, capture_output=True, text=True, check=True)
         extra = ["--config", config.stdout.strip(), "--path-output",
                  str(root / "_build" / edition)]
@@ -118,7 +118,7 @@ def html_roots(html_root: Path) -> list[Path]:
 
 
 FONT_SUFFIXES = (".woff", ".woff2", ".ttf", ".otf")
-CJK_FONT = "NotoSansSC"  # the book's CJK subset font(s), book/fonts.py
+CJK_FONT = "NotoSansSC"  # the book's CJK subset font(s), book/site/fonts.py
 
 
 def browser_pages(html_root: Path, browser=None, loads: int = 1) -> list[dict]:
@@ -273,10 +273,10 @@ def main(argv: list[str] | None = None) -> None:
         with open(root / "book" / "scaling.py", "a", encoding="utf-8") as f:
             f.write("\n# an edit to book/ (bench)\n")
         for edition in editions:
-            rows.append((edition, "rebuild after editing book/scaling.py", build(root, edition)))
+            rows.append((edition, "rebuild after editing book/ideas/scaling.py", build(root, edition)))
         report_builds(rows)
         if "zh" in editions:
-            published = subprocess.run([sys.executable, "-m", "book.editions", "publish"],
+            published = subprocess.run([sys.executable, "-m", "book.site.editions", "publish"],
                                        env=dict(os.environ, PYTHONPATH=str(root)), cwd=root,
                                        capture_output=True, text=True)
             if published.returncode != 0:

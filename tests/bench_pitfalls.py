@@ -26,7 +26,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from book import heads, stability, train  # noqa: E402
+from book.studies import heads, stability
+from book.toy import train
 
 SEEDS = (0, 1, 2)
 

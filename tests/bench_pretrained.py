@@ -25,7 +25,7 @@ import json, time
 t0 = time.perf_counter()
 import torch
 t1 = time.perf_counter()
-from book import pretrained
+from book.real import pretrained
 model = pretrained.load()
 t2 = time.perf_counter()
 print(json.dumps({"import_torch": t1 - t0, "load": t2 - t1}))
@@ -44,7 +44,7 @@ def cold_loads(runs: int = 3) -> list[dict]:
 def sentence_times(repeats: int = 50) -> dict[str, list[float]]:
     import torch
 
-    from book import pretrained
+    from book.real import pretrained
 
     torch.set_num_threads(1)
     model = pretrained.load()

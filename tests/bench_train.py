@@ -1,6 +1,6 @@
 """Benchmark of the pitfalls chapters' model: ``python tests/bench_train.py [threads ...]``.
 
-Trains the default :class:`book.train.TinyEncoder` on the takeout-order task with each thread
+Trains the default :class:`book.toy.model.TinyEncoder` on the takeout-order task with each thread
 count (default: 2, then 1) and prints held-out token accuracy, training wall time, the load
 average at the time and the accuracy of the baselines that cannot attend. Target: ≥ 95 % in
 ≤ 20 s on two CPU cores. Asserts nothing (timings depend on the machine and its load).
@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from book import train  # noqa: E402
+from book.toy import train
 
 
 def main(argv: list[str]) -> None:

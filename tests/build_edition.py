@@ -4,7 +4,7 @@
     python tests/build_edition.py en|zh OUT
 
 runs ``make book``'s command for that edition (``jupyter-book build -nW --keep-going``, the
-Chinese edition with ``--config $(python -m book.editions config zh)``) with
+Chinese edition with ``--config $(python -m book.site.editions config zh)``) with
 ``--path-output OUT``, and writes ``OUT/result.json`` (return code, warnings, wall seconds, log)
 when it is done, so that any test process can wait for it.
 """
@@ -26,7 +26,7 @@ JB = Path(sys.executable).parent / "jupyter-book"
 def command(edition: str, out: Path) -> list[str]:
     cmd = [str(JB), "build", str(ROOT), "-nW", "--keep-going", "--path-output", str(out)]
     if edition != "en":
-        config = subprocess.run([sys.executable, "-m", "book.editions", "config", edition],
+        config = subprocess.run([sys.executable, "-m", "book.site.editions", "config", edition],
                                 capture_output=True, text=True, check=True, cwd=ROOT)
         cmd[3:3] = ["--config", config.stdout.strip()]
     return cmd

@@ -124,7 +124,7 @@ def built_book(request):
 @pytest.fixture(scope="session")
 def built_zh(request):
     """The Chinese edition, built like ``make book`` builds it (``--config $(python -m
-    book.editions config zh)``) into a folder of its own, concurrently with the English one;
+    book.site.editions config zh)``) into a folder of its own, concurrently with the English one;
     the same keys as :func:`built_book`. Its html is not published under the English one."""
     return _wait_for_build(request.config, "zh")
 
@@ -211,7 +211,7 @@ def one_thread():
 
 def check_message(key, answer) -> str:
     """The hint an exercise checker gives for a wrong ``answer`` (asserting it is judged wrong)."""
-    from book import checks
+    from book.face import checks
 
     result = checks.check(key, answer)
     assert not result.ok, (key, answer)
@@ -220,8 +220,8 @@ def check_message(key, answer) -> str:
 
 @pytest.fixture
 def chinese():
-    """Run a test in the Chinese edition (book.i18n set to "zh"), then back to English."""
-    from book import i18n
+    """Run a test in the Chinese edition (book.kit.i18n set to "zh"), then back to English."""
+    from book.kit import i18n
 
     i18n.set_language("zh")
     yield
@@ -231,11 +231,12 @@ def chinese():
 def check_exercise(key) -> None:
     """An exercise checker's basics: the reference passes, each listed mistake is judged wrong
     with a hint (one that does not print a single-number answer), and no answer is "todo"."""
-    from book import checks
+    from book import chapters
+    from book.face import checks
 
     answer = checks.reference(key)
     assert checks.check(key, answer).ok
-    for wrong in checks.exercises()[key].mistakes():
+    for wrong in chapters.exercises()[key].mistakes():
         result = checks.check(key, wrong)
         assert result.status == "bad", (key, wrong)
         assert len(result.message) > 15

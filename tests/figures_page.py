@@ -35,7 +35,7 @@ def write_page(parts: list[str], target: Path, width: int = 752, page_js: bool =
     """``page_js``: load the book's page script too (assets/static/book-page.js: figures drawn
     one task each, the CJK ones once the font is there), as the built pages do."""
     sys.path.insert(0, str(ROOT))
-    from book.sphinxext import PAGE_JS, plotly_js_path
+    from book.site.sphinxext import PAGE_JS, plotly_js_path
 
     static = ROOT / "assets" / "static"
     script = f'<script src="{(static / PAGE_JS).as_uri()}"></script>' if page_js else ""

@@ -1,10 +1,10 @@
-"""Chapter 4's agreement checks (book.agreement), moved out of the notebook."""
+"""Chapter 4's agreement checks (book.ideas.agreement), moved out of the notebook."""
 
 from __future__ import annotations
 
 import pytest
 
-from book import agreement
+from book.ideas import agreement
 
 
 def test_every_api_has_exactly_one_reading_that_matches():

@@ -1,4 +1,4 @@
-"""book.attention: numpy attention against torch's own, edge values and bad input."""
+"""book.ideas.attention: numpy attention against torch's own, edge values and bad input."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from book import attention
+from book.ideas import attention
 
 
 def random_qkv(n_q, n_k, d_k, d_v, seed=0):

@@ -1,4 +1,4 @@
-"""book.attention_roles (chapter 8): reading a reader's order, relation pairs from the clause
+"""book.studies.attention_roles (chapter 8): reading a reader's order, relation pairs from the clause
 structure, relation and category masses (against a slow per-order loop), specialists,
 entropy during training, batched predictions; the head/model views and the live widget,
 including its bad input (unknown word, empty text, too long)."""
@@ -14,8 +14,16 @@ import pytest
 import torch
 from conftest import ENGLISH_PHRASE, FIGURE_TEXT_KEYS, figure_texts
 
-from book import attention_roles, ch08_seeing_attention, checks, i18n, orders, train
-from book import attention_roles as roles
+from book import chapters
+from book.chapters import ch08_seeing_attention
+from book.face import checks
+from book.kit import i18n
+from book.studies import attention_roles
+from book.studies import attention_roles as roles
+from book.toy import orders, train
+from book.toy import probe as probe_mod
+from book.toy.fit import fit
+from book.toy.model import TinyEncoder
 
 TEXTS = ["一碗牛肉面，不要香菜，多加辣。", "两份招牌炒饭，葱和蒜都不要，辣多放一点。",
          "馄饨三份，牛肉面要一份，多加香菜。"]
@@ -28,7 +36,7 @@ def model():
 
 @pytest.fixture(scope="module")
 def small_model():
-    return train.TinyEncoder(d_model=16, n_heads=2, seed=5)
+    return TinyEncoder(d_model=16, n_heads=2, seed=5)
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +79,7 @@ def test_order_maps(model):
     n = len(d["order"])
     assert d["maps"].shape == (model.n_layers, model.n_heads, n, n)
     np.testing.assert_allclose(d["maps"].sum(-1), 1.0, atol=1e-5)
-    assert d["predictions"] == train.predict(model, d["order"])
+    assert d["predictions"] == probe_mod.predict(model, d["order"])
     assert d["rules"] == list(d["order"].labels)
     assert roles.order_maps(model, "不要香菜多加辣")["rules"] is None
     with pytest.raises(ValueError, match="at most 64"):
@@ -121,7 +129,7 @@ def test_relation_pairs_agree_with_the_labels(some_orders):
 def _slow_relation_mass(model, orders_):
     out = {r: [np.zeros((model.n_layers, model.n_heads)), 0.0, 0] for r in roles.RELATIONS}
     for order in orders_:
-        w = train.attention_maps(model, order)
+        w = probe_mod.attention_maps(model, order)
         for relation, pairs in roles.relation_pairs(order).items():
             for q, keys in pairs:
                 out[relation][0] += w[:, :, q, keys].sum(-1)
@@ -145,7 +153,7 @@ def test_category_mass_matches_a_per_order_loop(small_model, some_orders):
     want = np.zeros((len(cats), small_model.n_layers, small_model.n_heads))
     chance, n = np.zeros(len(cats)), 0
     for order in some_orders:
-        w = train.attention_maps(small_model, order)
+        w = probe_mod.attention_maps(small_model, order)
         kinds = np.array(order.categories)
         for q in np.flatnonzero(kinds == "ingredient"):
             for c, cat in enumerate(cats):
@@ -195,7 +203,7 @@ def test_head_name():
 # ---- predictions, mislabelled --------------------------------------------------------------
 
 def test_batched_predictions_equal_predict(model, some_orders):
-    assert roles.predictions(model, some_orders) == [train.predict(model, o)
+    assert roles.predictions(model, some_orders) == [probe_mod.predict(model, o)
                                                      for o in some_orders]
 
 
@@ -203,7 +211,7 @@ def test_mislabelled_are_sorted_and_really_wrong(small_model, some_orders):
     found = roles.mislabelled(small_model, some_orders)
     assert [len(o) for o, _ in found] == sorted(len(o) for o, _ in found)
     for order, wrong in found:
-        predicted = train.predict(small_model, order)
+        predicted = probe_mod.predict(small_model, order)
         assert wrong and all(predicted[i] != order.labels[i] for i in wrong)
 
 
@@ -211,9 +219,9 @@ def test_mislabelled_are_sorted_and_really_wrong(small_model, some_orders):
 
 def test_entropy_during_training_does_not_change_the_run(some_orders):
     probe = some_orders[:10]
-    plain = train.TinyEncoder(d_model=16, n_heads=2, seed=1)
-    hooked = train.TinyEncoder(d_model=16, n_heads=2, seed=1)
-    h1 = train.fit(plain, some_orders, steps=6, batch_size=16, progress=False, threads=1)
+    plain = TinyEncoder(d_model=16, n_heads=2, seed=1)
+    hooked = TinyEncoder(d_model=16, n_heads=2, seed=1)
+    h1 = fit(plain, some_orders, steps=6, batch_size=16, progress=False, threads=1)
     h2, record = roles.entropy_during_training(hooked, some_orders, probe, [0, 3, 6],
                                                steps=6, batch_size=16, progress=False,
                                                threads=1)
@@ -223,16 +231,16 @@ def test_entropy_during_training_does_not_change_the_run(some_orders):
         assert state.keys() == plain.state_dict().keys()
     for key, value in plain.state_dict().items():
         torch.testing.assert_close(hooked.state_dict()[key], value)
-    np.testing.assert_allclose(record[6], train.attention_entropy(hooked, probe,
+    np.testing.assert_allclose(record[6], probe_mod.attention_entropy(hooked, probe,
                                                                   normalize=True))
-    fresh = train.TinyEncoder(d_model=16, n_heads=2, seed=1)
-    np.testing.assert_allclose(record[0], train.attention_entropy(fresh, probe,
+    fresh = TinyEncoder(d_model=16, n_heads=2, seed=1)
+    np.testing.assert_allclose(record[0], probe_mod.attention_entropy(fresh, probe,
                                                                   normalize=True))
     assert all(0 <= v <= 1 + 1e-9 for e in record.values() for v in e.ravel())
 
 
 def test_entropy_during_training_input_checks(some_orders):
-    m = train.TinyEncoder(d_model=16, n_heads=2)
+    m = TinyEncoder(d_model=16, n_heads=2)
     with pytest.raises(ValueError, match="after the last step"):
         roles.entropy_during_training(m, some_orders, some_orders[:2], [0, 9], steps=5)
     with pytest.raises(ValueError, match="empty"):
@@ -257,7 +265,7 @@ def test_head_view_dropdown_and_slider(model):
     assert slider.active == 1 * model.n_heads + 1
     zs = {json.dumps(s.args[0]["z"]) for s in slider.steps}
     assert len(zs) == len(slider.steps)   # every head draws different maps
-    maps = train.attention_maps(model, TEXTS[0])
+    maps = probe_mod.attention_maps(model, TEXTS[0])
     np.testing.assert_allclose(np.array(fig.data[0].z, dtype=float), maps[1, 1], atol=1e-3)
     assert "✗" in fig.layout.annotations[0].text or "✓" in fig.layout.annotations[0].text
     with pytest.raises(ValueError):
@@ -360,7 +368,7 @@ def test_top_key_and_where_it_looked(model):
     case = roles.top_key(model, order, i, 1, 0)
     assert case["token"] == order.tokens[i] and 0 < case["weight"] <= 1
     assert isinstance(case["same_clause"], bool)
-    maps = train.attention_maps(model, order)
+    maps = probe_mod.attention_maps(model, order)
     assert roles.where_it_looked(order, maps, i, 1, 0) in (
         "partner, same clause", "partner, other clause", "something else")
     with pytest.raises(ValueError, match="too large"):
@@ -389,7 +397,7 @@ def test_chapter_8_figures_speak_chinese(model, small_model, some_orders, chines
     assert "a bowl of" not in caption and "模型" in caption and "不要" in caption
     assert roles.head_name(1, 3) == "第 1 层第 3 个头"
     assert "应为" in " ".join(roles.order_view_data(model, TEXTS[2])["marks"])
-    ok, message = checks.exercises()["ch8.row_entropy"].checker(lambda p: 1.0)
+    ok, message = chapters.exercises()["ch8.row_entropy"].checker(lambda p: 1.0)
     assert not ok and not ENGLISH_PHRASE.search(message)
 
 

@@ -20,31 +20,24 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book import (
+from book.face import display
+from book.ideas import (
     attention,
-    attention_roles,
-    baselines,
     beyond,
-    display,
     efficient,
-    heads,
     kvcache,
     longctx,
     masks,
-    masktraps,
     mha,
     norms,
-    orders,
-    orders_example,
-    probe,
     scaling,
-    stability,
-    timing,
-    train,
     walkthrough,
 )
-from book.fit import fit
-from book.model import TinyEncoder, eval_mode
+from book.kit import timing
+from book.studies import attention_roles, heads, masktraps, stability
+from book.toy import baselines, orders, orders_example, probe, train
+from book.toy.fit import fit
+from book.toy.model import INITS, NORMS, EncoderBlock, TinyEncoder, eval_mode
 
 EXAMPLES = settings(max_examples=25, deadline=None, derandomize=True)
 CALLS: Counter = Counter()   # function → bad calls made (every one raised a clear error)
@@ -460,8 +453,8 @@ CASES = [
          request=Array((1,)), temperature=Real(1e-3)),
     # the toy transformer
     case("model.TinyEncoder", TinyEncoder, dict(TINY), d_model=Int(1), n_layers=Int(1, 64),
-         d_ff=Int(1, none_ok=True), max_len=Int(1), norm=Choice(train.NORMS),
-         init=Choice(train.INITS), dropout=Real(0.0, 1.0), positions=Bool(),
+         d_ff=Int(1, none_ok=True), max_len=Int(1), norm=Choice(NORMS),
+         init=Choice(INITS), dropout=Real(0.0, 1.0), positions=Bool(),
          seed=Int(0, none_ok=True), n_heads=Thing([3, 0, 2.5, "2"]),
          attention=Thing(["flash", "window--2", "dilated-2x0", 3, None])),
     case("model.TinyEncoder.forward", MODEL, {"ids": torch.tensor([[1, 2, 3]])},
@@ -735,8 +728,8 @@ CASES = [
          keep_pad=Bool()),
     case("kvcache.KVCache.attend", (lambda c: (c.append([1.0, 2.0], [1.0]), c)[1])(
         kvcache.KVCache(2, 1)).attend, {"q": [1.0, 0.0]}, q=Array((1,))),
-    case("model.EncoderBlock", train.EncoderBlock, {"d_model": 8, "n_heads": 2, "d_ff": 16},
-         d_ff=Int(1), norm=Choice(train.NORMS), dropout=Real(0.0, 1.0),
+    case("model.EncoderBlock", EncoderBlock, {"d_model": 8, "n_heads": 2, "d_ff": 16},
+         d_ff=Int(1), norm=Choice(NORMS), dropout=Real(0.0, 1.0),
          attention=Thing(["flash", 3, "window--1"])),
     case("train.load", train.load, {"path": train.CHECKPOINT},
          names={"path": ["path", "checkpoint"]}, path=Thing([3, None, "", [1]])),

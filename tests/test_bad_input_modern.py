@@ -31,8 +31,10 @@ from test_bad_input import (
     check_bad_call,
 )
 
-from book import flash, gqa, head_stats, mla, positions, pretrained
-from book.mha import MultiHeadSelfAttention
+from book.ideas import flash, gqa, mla, positions
+from book.ideas.mha import MultiHeadSelfAttention
+from book.real import head_stats, pretrained
+from book.toy import variants
 
 CALLS: Counter = Counter()
 GEN = torch.Generator().manual_seed(0)
@@ -76,7 +78,7 @@ CASES = [
          d_model=Int(1), n_heads=Int(1), dropout=Real(0.0, 1.0)),
     case("positions.RopeSelfAttention.forward", ROPE, {"x": X3},
          x=Tensor(ndim=3), mask=Mask(ref=CAUSAL5)),
-    case("positions.positional_encoder", positions.positional_encoder,
+    case("variants.positional_encoder", variants.positional_encoder,
          {"kind": "rope", "d_model": 8, "n_heads": 2, "n_layers": 1},
          kind=Choice(positions.KINDS), n_layers=Int(1)),
     # gqa
@@ -108,7 +110,7 @@ CASES = [
           "n_layers": 1, "repeats": 1},
          names={"n_kv_list": ["n_kv"]}, n_kv_list=Thing([[], [3], [0], "1", None, [2.5]]),
          prompt_len=Int(1), n_new=Int(1), repeats=Int(1)),
-    case("gqa.gqa_encoder", gqa.gqa_encoder, {"n_kv_heads": 1, "n_layers": 1, "d_model": 8,
+    case("variants.gqa_encoder", variants.gqa_encoder, {"n_kv_heads": 1, "n_layers": 1, "d_model": 8,
                                               "n_heads": 2},
          n_kv_heads=Thing([0, 3, 2.5, "1", None]), position=Choice(positions.KINDS)),
     # flash

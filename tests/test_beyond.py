@@ -1,4 +1,4 @@
-"""book.beyond: each efficient variant equals its explicit O(n²) form."""
+"""book.ideas.beyond: each efficient variant equals its explicit O(n²) form."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book import beyond
+from book.ideas import beyond
+from book.toy import probe
+from book.toy.fit import fit
+from book.toy.model import TinyEncoder
 
 
 def qkv(n, d=8, heads=2, seed=0):
@@ -43,7 +46,7 @@ def test_hybrid_equals_masked(n, window, data):
 
 
 def test_dilation_one_is_a_plain_window():
-    from book import longctx
+    from book.ideas import longctx
     q, k, v = qkv(20)
     torch.testing.assert_close(beyond.dilated_attention(q, k, v, 3, 1),
                                longctx.masked_window_attention(q, k, v, 3))
@@ -73,7 +76,7 @@ def test_parse_spec():
 
 @pytest.mark.parametrize("spec", ["window-2", "dilated-2x2", "hybrid-1+1", "linear"])
 def test_variant_layer_respects_padding_and_its_pattern(spec):
-    from book import masks
+    from book.ideas import masks
 
     torch.manual_seed(0)
     layer = beyond.VariantAttention(16, 2, spec).double()
@@ -94,7 +97,7 @@ def test_variant_layer_respects_padding_and_its_pattern(spec):
 
 
 def test_variant_layer_full_window_equals_plain_attention():
-    from book.mha import MultiHeadSelfAttention
+    from book.ideas.mha import MultiHeadSelfAttention
 
     torch.manual_seed(1)
     plain = MultiHeadSelfAttention(8, 2).double()
@@ -105,14 +108,14 @@ def test_variant_layer_full_window_equals_plain_attention():
 
 
 def test_encoder_trains_with_a_variant():
-    from book import train
+    from book.toy import train
 
     train_set, test_set = train.default_data()
-    model = train.TinyEncoder(attention="hybrid-2+1", d_model=16, n_heads=2, seed=0)
-    history = train.fit(model, train_set[:64], test_set[:32], steps=3, progress=False,
+    model = TinyEncoder(attention="hybrid-2+1", d_model=16, n_heads=2, seed=0)
+    history = fit(model, train_set[:64], test_set[:32], steps=3, progress=False,
                         threads=1)
     assert len(history.loss) == 3 and 0 <= history.final_accuracy <= 1
-    maps = train.attention_maps(model, test_set[0])
+    maps = probe.attention_maps(model, test_set[0])
     assert maps.shape[:2] == (2, 2)
 
 
@@ -131,7 +134,8 @@ def test_chapter10_figures_and_messages_in_chinese():
     carry no English word (w, n, r, MiB and the like stay)."""
     import re
 
-    from book import ch10_beyond, i18n
+    from book.chapters import ch10_beyond
+    from book.kit import i18n
 
     def english(texts):
         words = re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", " ".join(t for t in texts if t))

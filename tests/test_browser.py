@@ -209,8 +209,9 @@ def test_legibility_sees_cells_drawn_off_their_axes(browser, tmp_path):
     import figures_page
     import plotly.io as pio
 
-    from book import ch03_walkthrough, i18n
-    from book.plotting import tidy
+    from book.chapters import ch03_walkthrough
+    from book.face.plotting import tidy
+    from book.kit import i18n
 
     before = i18n.language()
     i18n.set_language("zh")
@@ -283,13 +284,13 @@ def test_figures_are_drawn_one_task_each_in_page_order(browser, tmp_path):
 @pytest.mark.parametrize("build", EDITION_BUILDS)
 def test_cjk_characters_are_in_the_book_font(request, build, browser):
     """Every CJK character a page can show (its text and tooltips, the theme's words, its
-    figures' JSON, what its scripts write: book/page_fonts.py) has a glyph in the one CJK font
+    figures' JSON, what its scripts write: book/site/page_fonts.py) has a glyph in the one CJK font
     file that Chromium loads for the page (tests/bench_pages.py): on an English page the
     book's subset, on a Chinese page a subset of its own, never the edition's whole one (the
     search page alone keeps that)."""
     import bench_pages
 
-    from book import fonts, page_fonts
+    from book.site import fonts, page_fonts
 
     html_root = request.getfixturevalue(build)["html"]
     zh = _edition(html_root) == "zh"
@@ -316,7 +317,7 @@ def test_cjk_characters_are_in_the_book_font(request, build, browser):
     print("\n" + "\n".join(shown))
     assert not wrong, "pages loading another CJK font than their own:\n" + "\n".join(wrong)
     assert not missing, (f"characters missing from the font the page loads: {missing}; "
-                         "regenerate the subsets with `python -m book.fonts "
+                         "regenerate the subsets with `python -m book.site.fonts "
                          "NotoSansCJK-Regular.ttc`")
 
 

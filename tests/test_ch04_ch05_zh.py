@@ -9,8 +9,13 @@ import re
 import pytest
 import torch
 
-from book import agreement, ch04_pytorch, ch05_stability, checks, i18n, stability
-from book import orders as O
+from book import chapters
+from book.chapters import ch04_pytorch, ch05_stability
+from book.face import checks
+from book.ideas import agreement
+from book.kit import i18n
+from book.studies import stability
+from book.toy import orders as O
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # see conftest.py
 
@@ -116,7 +121,7 @@ def test_stability_log_axes_label_few_decades(runs):
 
 
 def _all_answers(key):
-    exercise = checks.exercises()[key]
+    exercise = chapters.exercises()[key]
     return [exercise.reference(), *exercise.mistakes()]
 
 

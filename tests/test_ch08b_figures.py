@@ -7,8 +7,11 @@ import numpy as np
 import pytest
 from conftest import ENGLISH_PHRASE, figure_texts
 
-from book import ch08b_real_model as ch
-from book import checks, head_stats, i18n, pretrained
+from book import chapters
+from book.chapters import ch08b_real_model as ch
+from book.face import checks
+from book.kit import i18n
+from book.real import head_stats, pretrained
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 TEXTS = ["one bowl of beef noodles, no coriander, extra chili", "Apple released a new phone."]
@@ -111,7 +114,7 @@ def test_figures_speak_chinese_and_sliders_retitle(model, measured):
             # the English sentences themselves, in “…”, are data, left out
             english = [t for t in figure_texts(fig, drop="“[^”]*”") if ENGLISH_PHRASE.search(t)]
             assert not english, english[:5]
-        ok, message = checks.exercises()["ch8b.previous_head"].checker("nope")
+        ok, message = chapters.exercises()["ch8b.previous_head"].checker("nope")
         assert not ok and not ENGLISH_PHRASE.search(message)
         table = ch.paper_table(shares, entropy).data
         assert "Clark 等人" in table and "over half" not in table

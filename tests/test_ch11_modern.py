@@ -1,4 +1,4 @@
-"""book.ch11_modern: the chapter's figures in every state, its live face, and its exercises
+"""book.chapters.ch11_modern: the chapter's figures in every state, its live face, and its exercises
 (reference passes, listed mistakes fail with a hint that does not give the answer away)."""
 
 from __future__ import annotations
@@ -7,9 +7,12 @@ import numpy as np
 import pytest
 from conftest import check_exercise
 
-from book import ch11_modern, checks, gqa, live
+from book import chapters
+from book.chapters import ch11_modern
+from book.face import checks, live
+from book.ideas import gqa
 
-KEYS = sorted(k for k in checks.exercises() if k.startswith("ch11."))
+KEYS = sorted(k for k in chapters.exercises() if k.startswith("ch11."))
 
 
 def test_at_least_three_exercises():
@@ -162,6 +165,6 @@ def test_tables_and_printed_lines_in_chinese(chinese):
 def test_exercise_messages_in_chinese(chinese, key):
     answer = checks.reference(key)
     messages = [checks.check(key, answer).message]
-    messages += [checks.check(key, wrong).message for wrong in checks.exercises()[key].mistakes()]
+    messages += [checks.check(key, wrong).message for wrong in chapters.exercises()[key].mistakes()]
     for message in messages:
         assert not _english_words(message), message

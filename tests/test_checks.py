@@ -1,13 +1,14 @@
-"""book.checks: each checker accepts the reference answer, rejects the listed mistakes with a
+"""book.face.checks: each checker accepts the reference answer, rejects the listed mistakes with a
 hint that does not give the answer away, and reports unanswered exercises as such."""
 
 from __future__ import annotations
 
 import pytest
 
-from book import checks
+from book import chapters
+from book.face import checks
 
-KEYS = sorted(checks.exercises())
+KEYS = sorted(chapters.exercises())
 
 
 def test_every_chapter_has_at_least_three_exercises():
@@ -25,7 +26,7 @@ def test_reference_passes(key):
 
 @pytest.mark.parametrize("key", KEYS)
 def test_mistakes_fail_with_a_hint(key):
-    mistakes = checks.exercises()[key].mistakes()
+    mistakes = chapters.exercises()[key].mistakes()
     assert mistakes, f"{key} lists no mistakes to test its checker against"
     for wrong in mistakes:
         result = checks.check(key, wrong)
@@ -44,7 +45,7 @@ def test_hints_do_not_print_a_numeric_answer(key):
     answer = checks.reference(key)
     if callable(answer) or not isinstance(answer, (int, float)):
         pytest.skip("not a single-number answer")
-    for wrong in checks.exercises()[key].mistakes():
+    for wrong in chapters.exercises()[key].mistakes():
         message = checks.check(key, wrong).message
         assert f"{float(answer):g}" not in message.replace(str(wrong), ""), message
 
@@ -55,9 +56,9 @@ def test_wrong_kind_of_answer():
 
 
 def test_unknown_exercise():
-    with pytest.raises(KeyError, match="known exercises"):
+    with pytest.raises(KeyError, match="is registered"):
         checks.check("ch9.nothing", 1)
-    with pytest.raises(KeyError, match="known exercises"):
+    with pytest.raises(KeyError, match="is registered"):
         checks.reference("ch9.nothing")
 
 
@@ -77,7 +78,7 @@ def test_function_left_blank_is_todo(key):
 
 
 def test_icons_come_with_words():
-    from book.checks import Result
+    from book.face.checks import Result
 
     assert str(Result("k", "ok", "a 10 × 10 grid.")) == "✅ Correct: a 10 × 10 grid."
     assert str(Result("k", "ok", "Correct, and stable.")) == "✅ Correct, and stable."

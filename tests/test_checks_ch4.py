@@ -9,7 +9,9 @@ import pytest
 import torch
 from conftest import check_message as message
 
-from book import checks, masks
+from book import chapters
+from book.face import checks
+from book.ideas import masks
 
 
 def test_causal_mask_hints_name_the_mistake():
@@ -86,5 +88,5 @@ def test_scores_shape_accepts_any_sequence_and_never_prints_the_answer():
     assert checks.check("ch4.scores_shape", torch.Size(answer)).ok
     assert checks.check("ch4.scores_shape", list(answer)).ok
     assert checks.check("ch4.scores_shape", np.array(answer)).ok
-    for wrong in checks.exercises()["ch4.scores_shape"].mistakes():
+    for wrong in chapters.exercises()["ch4.scores_shape"].mistakes():
         assert str(tuple(answer)) not in checks.check("ch4.scores_shape", wrong).message

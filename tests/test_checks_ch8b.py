@@ -1,6 +1,6 @@
 """Chapter 8b's exercise checkers: the reference passes, each listed slip gets a hint, an
 unanswered exercise is "todo". (tests/test_checks.py sees these exercises only once
-book.ch08b_real_model is imported, so the generic checks are repeated here for them.)"""
+book.chapters.ch08b_real_model is imported, so the generic checks are repeated here for them.)"""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ import pytest
 from conftest import check_exercise
 from conftest import check_message as message
 
-from book import ch08b_real_model, checks, head_stats  # importing ch08b registers its exercises
+from book import chapters
+from book.chapters import ch08b_real_model
+from book.face import checks
+from book.real import head_stats
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-KEYS = sorted(k for k in checks.exercises() if k.startswith("ch8b."))
+KEYS = sorted(k for k in chapters.exercises() if k.startswith("ch8b."))
 
 
 def test_three_exercises():

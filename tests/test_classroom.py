@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from book import checks, classroom
+from book import classroom
+from book.face import checks
 
 pytestmark = pytest.mark.slow
 STEMS = ("01_attention_numpy", "02_mha_torch", "03_kv_cache", "04_gqa")

@@ -36,9 +36,9 @@ GARBAGE = {  # right shapes, wrong values
 }
 FROM_BOOK = {
     "softmax": "import sys, os\nsys.path.insert(0, os.path.dirname(sys.prefix))\n"
-               "from book.attention import softmax",
-    "attention": "from book.attention import scaled_dot_product_attention as attention",
-    "causal_mask": "from book.masks import causal_mask as _m\n"
+               "from book.ideas.attention import softmax",
+    "attention": "from book.ideas.attention import scaled_dot_product_attention as attention",
+    "causal_mask": "from book.ideas.masks import causal_mask as _m\n"
                    "def causal_mask(n):\n    return _m(n).numpy()",
 }
 PATCH_OTTER = """
@@ -64,10 +64,10 @@ REBIND_BOOK = """
 import sys, types
 fake = types.ModuleType("book")
 fake.attention = types.SimpleNamespace(softmax=softmax, scaled_dot_product_attention=attention)
-sys.modules["book"] = sys.modules["book.attention"] = fake
+sys.modules["book"] = sys.modules["book.ideas.attention"] = fake
 try:
-    import book.masks
-    book.masks.causal_mask = lambda n: causal_mask(n)
+    import book.ideas.masks
+    book.ideas.masks.causal_mask = lambda n: causal_mask(n)
 except Exception as e:
     print("rebinding failed:", e)
 """

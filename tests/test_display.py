@@ -1,4 +1,4 @@
-"""book.display: the renderer emits both faces of a figure, deterministically; glue and source."""
+"""book.face.display: the renderer emits both faces of a figure, deterministically; glue and source."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import plotly.io as pio
 import pytest
 
 import book
-from book import display
+from book.face import display
 
 
 def render(fig):
@@ -68,7 +68,7 @@ def test_show_source(capsys):
 
 
 def test_class_listing_shows_only_the_named_methods():
-    from book.mha import MultiHeadSelfAttention
+    from book.ideas.mha import MultiHeadSelfAttention
 
     text = display._class_excerpt(MultiHeadSelfAttention, ["__init__", "forward"])
     assert text.startswith("class MultiHeadSelfAttention(nn.Module):")
@@ -103,7 +103,7 @@ def test_glue_all_and_table():
 def test_tidy_wraps_titles_and_lifts_tiny_fonts():
     from plotly.subplots import make_subplots
 
-    from book.plotting import TITLE_WIDTH, tidy, wrap
+    from book.face.plotting import TITLE_WIDTH, tidy, wrap
 
     assert wrap("aaaa bbbb cccc", 9) == "aaaa bbbb<br>cccc" and wrap("x<br>y z", 8) == "x<br>y z"
     with pytest.raises(TypeError):
@@ -132,7 +132,7 @@ def test_tidy_reserves_the_room_of_an_automargin_title():
     tallest title of every slider step, and anchors each step's title at the figure's top."""
     import math
 
-    from book.plotting import TITLE_TOP, tidy
+    from book.face.plotting import TITLE_TOP, tidy
 
     steps = [{"method": "update", "args": [{}, {"title.text": "a<br>b<br>c<br>d"}]},
              {"method": "update", "args": [{}, {"title.text": "one line"}]},
@@ -166,7 +166,7 @@ def test_tidy_reserves_the_room_of_an_automargin_title():
 def test_wrap_breaks_chinese_between_characters():
     """Chinese has no spaces: lines break between characters, each counting as two Latin
     letters, never inside a Latin word and never before closing punctuation."""
-    from book.plotting import wrap
+    from book.face.plotting import wrap
 
     text = ("翻转：把 True = 填充（nn.MultiheadAttention 的约定）交给了一个"
             "把 True 理解为可以关注的层")

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 
 import book
-from book import display
+from book.face import display
 
 
 def test_rich_only_offers_the_book_renderers_bundle_and_a_stable_repr():

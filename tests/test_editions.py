@@ -15,9 +15,9 @@ import pytest
 import yaml
 from babel.messages.pofile import read_po
 
-from book import editions
+from book.site import editions
 
-ROOT = Path(editions.__file__).resolve().parent.parent
+ROOT = editions.ROOT
 LOCALE = ROOT / editions.LOCALE_DIR / "zh_CN" / "LC_MESSAGES"
 
 # What must survive translation verbatim, each kind counted per message.

@@ -1,12 +1,12 @@
-"""book.efficient: all seven implementations compute the same thing; the benchmark's shape."""
+"""book.ideas.efficient: all seven implementations compute the same thing; the benchmark's shape."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from book import efficient
-from book.mha import MultiHeadSelfAttention
+from book.ideas import efficient
+from book.ideas.mha import MultiHeadSelfAttention
 
 
 @pytest.mark.parametrize("batch,n,d_model,heads", [(1, 1, 8, 1), (2, 7, 16, 4), (3, 33, 64, 8)])

@@ -8,15 +8,10 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from book import (
-    beyond,
-    ch01_intuition,
-    ch02_scaling,
-    ch10_beyond,
-    orders_example,
-    plotting,
-    scaling,
-)
+from book.chapters import ch01_intuition, ch02_scaling, ch10_beyond
+from book.face import plotting
+from book.ideas import beyond, scaling
+from book.toy import orders_example
 
 
 def test_heatmap_axes_and_labels():

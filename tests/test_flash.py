@@ -1,4 +1,4 @@
-"""book.flash: tiled attention with the online softmax equals softmax attention exactly (to
+"""book.ideas.flash: tiled attention with the online softmax equals softmax attention exactly (to
 float rounding) for every tile size, against torch's own kernel; memory grows like n·tile."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book import flash, longctx
+from book.ideas import flash, longctx
 
 
 def qkv(n, s=None, d=8, d_v=None, heads=2, seed=0, dtype=torch.float64):

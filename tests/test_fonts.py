@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from book import fonts
+from book.site import fonts
 
 
 @pytest.mark.parametrize("edition,subset", [("en", fonts.SUBSET), ("zh", fonts.SUBSET_ZH)])
@@ -17,7 +17,7 @@ def test_subset_covers_every_cjk_character_of_the_edition(edition, subset):
     assert used, "the book uses no Chinese? book_chars() found none"
     missing = "".join(sorted(used - have))
     assert not missing, (f"{missing!r} missing from {subset.name}; regenerate both subsets with "
-                         "`python -m book.fonts NotoSansCJK-Regular.ttc`")
+                         "`python -m book.site.fonts NotoSansCJK-Regular.ttc`")
 
 
 def test_english_subset_leaves_out_the_chinese_edition():
@@ -39,7 +39,7 @@ def test_subsets_are_small_and_licensed():
 
 
 def test_css_and_plotly_name_the_font():
-    from book import plotting
+    from book.face import plotting
 
     static = fonts.ROOT / "assets" / "static"
     for css_file, subset in (("book.css", fonts.SUBSET), ("book-zh.css", fonts.SUBSET_ZH)):
@@ -57,7 +57,7 @@ def test_cjk_chars_and_bad_input():
         fonts.book_chars(edition="fr")
 
 
-# ---- per-page subsets of the Chinese edition (book/page_fonts.py), on a tiny fake build ----
+# ---- per-page subsets of the Chinese edition (book/site/page_fonts.py), on a tiny fake build ----
 
 SOURCE_CHARS = "注意力头复制隐藏搜索结果多"
 LINK = '<link rel="stylesheet" type="text/css" href="{up}_static/book-zh.css?v=1" />'
@@ -106,7 +106,7 @@ def fake_build(tmp_path, small_source):
 
 
 def test_page_chars_are_what_the_page_can_show(fake_build):
-    from book import page_fonts
+    from book.site import page_fonts
 
     # the text, a \\u escape and an entity of the figure, the copy button's words in the
     # page's language (not Japanese), and the one translation sphinx_highlight.js shows
@@ -116,7 +116,7 @@ def test_page_chars_are_what_the_page_can_show(fake_build):
 
 
 def test_each_page_loads_a_font_of_its_own_characters(fake_build):
-    from book import page_fonts
+    from book.site import page_fonts
 
     search = (fake_build / "search.html").read_text(encoding="utf-8")
     used = page_fonts.write_page_fonts(fake_build)
@@ -138,7 +138,7 @@ def test_each_page_loads_a_font_of_its_own_characters(fake_build):
 
 
 def test_page_fonts_are_reproducible(fake_build, tmp_path):
-    from book import page_fonts
+    from book.site import page_fonts
 
     twin = tmp_path / "twin"
     shutil.copytree(fake_build, twin)
@@ -167,19 +167,19 @@ def _tree(root):
 
 
 def test_a_character_missing_from_the_source_font_stops_the_build(fake_build):
-    from book import page_fonts
+    from book.site import page_fonts
 
     (fake_build / "chapters" / "a.html").write_text(_page("<p>注意龘</p>", "../"),
                                                     encoding="utf-8")
     with pytest.raises(ValueError, match=r"chapters/a\.html: '龘' missing from "
-                                         r"NotoSansSC-zh\.woff2.*python -m book\.fonts"):
+                                         r"NotoSansSC-zh\.woff2.*python -m book\.site\.fonts"):
         page_fonts.write_page_fonts(fake_build)
     with pytest.raises(ValueError, match="'龘' missing"):
         page_fonts.subset_bytes(fonts.SUBSET_ZH, {"注", "龘"})
 
 
 def test_a_page_without_the_edition_font_is_an_error(fake_build):
-    from book import page_fonts
+    from book.site import page_fonts
 
     (fake_build / "chapters" / "a.html").write_text("<html><p>注意</p></html>", encoding="utf-8")
     with pytest.raises(ValueError, match=r"chapters/a\.html: names neither book-zh\.css"):
@@ -187,7 +187,7 @@ def test_a_page_without_the_edition_font_is_an_error(fake_build):
 
 
 def test_a_page_listing_search_results_keeps_the_whole_subset(fake_build):
-    from book import page_fonts
+    from book.site import page_fonts
 
     page = fake_build / "chapters" / "a.html"
     text = page.read_text(encoding="utf-8").replace(

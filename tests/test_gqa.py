@@ -1,4 +1,4 @@
-"""book.gqa: grouped-query attention equals multi-head attention when the head counts match and
+"""book.ideas.gqa: grouped-query attention equals multi-head attention when the head counts match and
 F.scaled_dot_product_attention(enable_gqa=True) otherwise; the KV-cache formula equals the bytes
 of a decoder's real cache tensors; cached and uncached decoding give the same tokens."""
 
@@ -10,8 +10,10 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book import gqa, positions, train
-from book.mha import MultiHeadSelfAttention
+from book.ideas import gqa, positions
+from book.ideas.mha import MultiHeadSelfAttention
+from book.toy import train, variants
+from book.toy.fit import fit
 
 
 def mha(d_model=24, n_heads=6, seed=0):
@@ -144,15 +146,15 @@ def test_llama_style_shape_on_paper():
 
 
 def test_gqa_encoder(one_thread):
-    same = gqa.gqa_encoder(4, seed=0)
-    rope = positions.positional_encoder("rope", seed=0)
+    same = variants.gqa_encoder(4, seed=0)
+    rope = variants.positional_encoder("rope", seed=0)
     ids = torch.randint(0, 10, (2, 6))
     with torch.no_grad():
         torch.testing.assert_close(same(ids), rope(ids), rtol=0, atol=0)
-    small = gqa.gqa_encoder(1, n_layers=1, seed=0)
+    small = variants.gqa_encoder(1, n_layers=1, seed=0)
     assert small.blocks[0].attn.w_k.weight.shape == (16, 64)
     train_set, test_set = train.default_data()
-    history = train.fit(small, train_set[:200], test_set[:50], steps=3, progress=False,
+    history = fit(small, train_set[:200], test_set[:50], steps=3, progress=False,
                         threads=1)
     assert history.final_accuracy is not None
 
@@ -179,19 +181,19 @@ def test_bad_input():
     with pytest.raises(TypeError, match=r"list of \[K, V\] pairs"):
         gqa.tensor_bytes([])
     with pytest.raises(ValueError, match="leave out attention="):
-        gqa.gqa_encoder(2, attention="sdpa")
+        variants.gqa_encoder(2, attention="sdpa")
     with pytest.raises(ValueError, match="n_kv_heads=3 does not divide"):
         gqa.GQADecoder(n_heads=4, n_kv_heads=3)
     with pytest.raises(ValueError, match="at least one"):
         gqa.decode_times([])
 
 
-# --- multi-head latent attention (book.mla) ----------------------------------------------------
+# --- multi-head latent attention (book.ideas.mla) ----------------------------------------------------
 
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(n_heads=st.sampled_from([1, 2, 4, 8]), n=st.integers(1, 10), seed=st.integers(0, 50))
 def test_mla_full_rank_equals_mha_and_absorbed_equals_explicit(n_heads, n, seed):
-    from book import mla
+    from book.ideas import mla
 
     base = mha(16, n_heads, seed)
     x = x_of(2, n, 16, seed)
@@ -211,7 +213,7 @@ def test_mla_full_rank_equals_mha_and_absorbed_equals_explicit(n_heads, n, seed)
 
 
 def test_mla_error_shrinks_with_rank_and_cache_bytes():
-    from book import mla
+    from book.ideas import mla
 
     base = mha(32, 4)
     x = x_of(1, 9, 32)

@@ -25,12 +25,12 @@ def test_notebooks_open_and_save_unchanged_in_jupyterlab():
     """Read and written as the Jupyter server does (nbformat), with the metadata JupyterLab's
     kernel writes (kernelspec display name, language_info): byte for byte the committed file.
     tests/test_jupyterlab.py checks the same in a real JupyterLab."""
-    from book import nbfiles, prose_roles
+    from book.site import nbfiles, prose_roles
 
     for nb_path in CHAPTERS:
         text = nb_path.read_text(encoding="utf-8")
         assert nbfiles.as_jupyterlab_saves(text) == text, \
-            f"{nb_path.name} changes when JupyterLab saves it: python -m book.nbfiles fix"
+            f"{nb_path.name} changes when JupyterLab saves it: python -m book.site.nbfiles fix"
         counts = prose_roles.count(nb_path)
         assert counts["glue_text"] == 0, (f"{nb_path.name} has {{glue:text}} roles that Jupyter "
-                                          "shows raw: python -m book.prose_roles convert")
+                                          "shows raw: python -m book.site.prose_roles convert")

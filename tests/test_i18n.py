@@ -1,4 +1,4 @@
-"""The string table of book/i18n.py: every id in both languages with the same fields, every id
+"""The string table of book/kit/i18n.py: every id in both languages with the same fields, every id
 the code asks for present, and clear errors on a wrong id, field or language."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from book import i18n
+from book.kit import i18n
 
-BOOK = Path(i18n.__file__).resolve().parent
+BOOK = i18n.STRINGS_DIR.parent   # book/
 # an English phrase: two words of three or more letters in a row
 PHRASE = re.compile(r"[A-Za-z]{3,}[\s-]+[A-Za-z]{3,}")
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -73,13 +73,17 @@ def test_every_id_the_code_asks_for_is_in_the_table():
     assert not missing, f"ids asked for but not in book/strings/*.toml: {missing}"
 
 
-def test_section_files_name_their_module():
-    """ch06.toml belongs to book/ch06_heads.py (or another ch06_* module); common to the
-    shared helpers."""
+def test_section_files_name_their_chapter():
+    """ch06.toml belongs to the chapter whose ``strings`` it is in book.chapters.CHAPTERS (its
+    module book/chapters/ch06_heads.py); common to the shared helpers."""
+    from book.chapters import CHAPTERS
+
+    owners = {entry.strings: entry for entry in CHAPTERS}
     for path in sorted(i18n.STRINGS_DIR.glob("*.toml")):
         if path.stem == "common":
             continue
-        assert list(BOOK.glob(f"{path.stem}_*.py")), f"{path.name} names no book/{path.stem}_*.py"
+        assert path.stem in owners, f"{path.name} is no chapter's strings in CHAPTERS"
+        assert (BOOK / "chapters" / f"{owners[path.stem].module}.py").is_file(), path.name
 
 
 def test_tr_follows_the_language():

@@ -8,16 +8,12 @@ import re
 
 import pytest
 
-from book import (
-    ch01_intuition,
-    ch02_scaling,
-    ch03_walkthrough,
-    checks,
-    i18n,
-    norms,
-    orders_example,
-    scaling,
-)
+from book import chapters
+from book.chapters import ch01_intuition, ch02_scaling, ch03_walkthrough
+from book.face import checks
+from book.ideas import norms, scaling
+from book.kit import i18n
+from book.toy import orders_example
 
 # words that stay as they are in Chinese: code identifiers, formula names, units of plotly
 ALLOWED = {"softmax", "var", "ln", "d_k", "d_model", "n_heads", "LayerNorm", "residual",
@@ -97,7 +93,7 @@ def test_figures_in_english_keep_their_titles():
 def test_chinese_labels_drop_the_glosses(chinese):
     fig = ch01_intuition.menu_figure(orders_example.menu_match())
     assert list(fig.data[0].y) == ["牛肉面<br>（上面撒香菜）", "麻辣面", "炒饭"]
-    from book import walkthrough
+    from book.ideas import walkthrough
     assert walkthrough.token_labels() == ["我", "爱", "你"]
     table = ch03_walkthrough.padding_table(norms.padding_experiment())
     assert "层归一化" in table and not english_words(table.replace("d_model", ""))
@@ -114,13 +110,13 @@ def test_live_widgets_in_chinese(chinese):
 
 
 def test_exercise_messages_in_chinese(chinese):
-    for key, ex in checks.exercises().items():
+    for key, ex in chapters.exercises().items():
         if not key.startswith(("ch1.", "ch2.", "ch3.")):
             continue
         for wrong in ex.mistakes():
             message = checks.check(key, wrong).message
             if message.startswith(("Expected shape", "Your answer raised")):
-                continue  # book.checks' own words (shared module)
+                continue  # book.face.checks' own words (shared module)
             assert not english_words(message), f"{key}: {message!r}"
         assert not english_words(checks.check(key, ex.reference()).message)
 

@@ -277,7 +277,7 @@ def test_chapter_in_jupyterlab(path, lab, browser):
         page.wait_for_timeout(1000)
         saved = copy.read_bytes()
         assert saved == original, (f"{path.name}: saving it unchanged rewrote the file; "
-                                   "run python -m book.nbfiles fix chapters/*.ipynb")
+                                   "run python -m book.site.nbfiles fix chapters/*.ipynb")
 
         start = time.perf_counter()
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
@@ -318,7 +318,7 @@ def test_chapter_in_jupyterlab(path, lab, browser):
         assert shown == n_eval, f"{path.name}: {shown} of {n_eval} prose numbers evaluated"
 
         # live explorers: every widget output with a figure redraws after a control change
-        # a live explorer's cell ends with the hint line book.live puts under it (progress
+        # a live explorer's cell ends with the hint line book.face.live puts under it (progress
         # bars are widgets too, but not explorers)
         live = page.query_selector_all(".jp-NotebookPanel:not(.lm-mod-hidden) "
                                        ".jp-CodeCell:has(.book-live-hint) "

@@ -1,4 +1,4 @@
-"""book.kvcache: incremental decoding equals full causal recomputation."""
+"""book.ideas.kvcache: incremental decoding equals full causal recomputation."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from book import kvcache
+from book.ideas import kvcache
 
 
 def weights(d_model=6, d_k=4, d_v=5, seed=0):

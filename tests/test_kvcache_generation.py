@@ -1,11 +1,11 @@
-"""book.kvcache, chapter 9 additions: the prefilled cache is cache_bytes exactly; timing rows."""
+"""book.ideas.kvcache, chapter 9 additions: the prefilled cache is cache_bytes exactly; timing rows."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from book import kvcache
+from book.ideas import kvcache
 
 
 def small_model():

@@ -6,7 +6,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import pytest
 
-from book import ch03_walkthrough, ch10_beyond, live
+from book.chapters import ch03_walkthrough, ch10_beyond
+from book.face import live
 
 
 def _explorer(rows=None):

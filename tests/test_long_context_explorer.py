@@ -9,7 +9,9 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from book import ch09_long_context, checks, efficient, longctx
+from book.chapters import ch09_long_context, ch09b_serving
+from book.face import checks
+from book.ideas import efficient, longctx
 
 
 def test_window_data_levels():
@@ -101,17 +103,17 @@ def test_block_share_kv_and_implementations_figures():
     np.testing.assert_allclose(stacked, 100, atol=0.05)
     kv_rows = [{"n_new": 4, "cached": 0.1, "full": 0.2, "speedup": 2.0, "same": True},
                {"n_new": 8, "cached": 0.2, "full": 0.8, "speedup": 4.0, "same": True}]
-    assert list(ch09_long_context.kv_speedup_figure(kv_rows).data[2].y) == [2.0, 4.0]
+    assert list(ch09b_serving.kv_speedup_figure(kv_rows).data[2].y) == [2.0, 4.0]
     impl = efficient.benchmark(batch=1, seq_len=4, d_model=8, n_heads=2, rounds=1,
                                min_run_time=0.001)
-    fig = ch09_long_context.implementations_figure(impl)
+    fig = ch09b_serving.implementations_figure(impl)
     assert len(fig.data[0].y) == len(efficient.NAMES)
     assert "need_weights=False" in " ".join(fig.data[0].y)
     assert "minimal SDPA" in fig.layout.title.text
     gpu = [dict(r, device="cuda") for r in impl]
-    assert "[cuda]" in " ".join(ch09_long_context.implementations_figure(impl + gpu).data[0].y)
-    for make in (ch09_long_context.block_share_figure, ch09_long_context.kv_speedup_figure,
-                 ch09_long_context.implementations_figure):
+    assert "[cuda]" in " ".join(ch09b_serving.implementations_figure(impl + gpu).data[0].y)
+    for make in (ch09_long_context.block_share_figure, ch09b_serving.kv_speedup_figure,
+                 ch09b_serving.implementations_figure):
         with pytest.raises(ValueError, match="empty"):
             make([])
     assert isinstance(fig, go.Figure)
@@ -160,8 +162,8 @@ def test_figures_have_no_english_in_chinese(chinese):
                "time": ch09_long_context.attention_cost_figure(sweep(), "time"),
                "block": ch09_long_context.block_share_figure(rows),
                "window": ch09_long_context.window_explorer(),
-               "kv": ch09_long_context.kv_speedup_figure(kv_rows),
-               "impl": ch09_long_context.implementations_figure(impl)}
+               "kv": ch09b_serving.kv_speedup_figure(kv_rows),
+               "impl": ch09b_serving.implementations_figure(impl)}
     for name, fig in figures.items():
         texts = _texts(fig)
         assert any(re.search("[\u4e00-\u9fff]", t) for t in texts), name
@@ -173,7 +175,7 @@ def test_figures_have_no_english_in_chinese(chinese):
 
 def test_exercise_messages_are_chinese(chinese):
     for key, wrong in (("ch9.keys_per_query", 256), ("ch9.crossover", 768),
-                       ("ch9.cache_bytes", 1), ("ch9.window_mask", "mask")):
+                       ("ch9b.cache_bytes", 1), ("ch9.window_mask", "mask")):
         for answer in (checks.reference(key), wrong):
             message = checks.check(key, answer).message
             assert re.search("[\u4e00-\u9fff]", message), (key, message)

@@ -1,4 +1,4 @@
-"""book.longctx: the banded window equals the masked full one; memory and exponents."""
+"""book.ideas.longctx: the banded window equals the masked full one; memory and exponents."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book import longctx
+from book.ideas import longctx
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)

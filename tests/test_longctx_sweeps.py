@@ -1,4 +1,4 @@
-"""book.longctx, chapter 9 additions: cost sweeps, score-entry counts, a block's FLOPs and time."""
+"""book.ideas.longctx, chapter 9 additions: cost sweeps, score-entry counts, a block's FLOPs and time."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from book import longctx
+from book.ideas import longctx
 
 
 @pytest.mark.parametrize("n,window,block", [(1, 0, None), (10, 3, None), (100, 16, None),

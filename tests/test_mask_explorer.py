@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from book import ch04_pytorch, masks, masktraps
+from book.chapters import ch04_pytorch
+from book.ideas import masks
+from book.studies import masktraps
 
 MAX_LEN = masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD
 EXTREMES = [(1, 1), (1, MAX_LEN), (masktraps.MASK_MAX_REAL, masktraps.MASK_MAX_REAL),

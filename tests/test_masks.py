@@ -1,4 +1,4 @@
-"""Tests of book.masks: construction, broadcasting, conventions and error messages."""
+"""Tests of book.ideas.masks: construction, broadcasting, conventions and error messages."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book import masks
+from book.ideas import masks
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True)
 

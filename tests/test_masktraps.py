@@ -1,4 +1,4 @@
-"""book.masktraps (chapter 7): the dtype table, the three ways to treat a fully masked row,
+"""book.studies.masktraps (chapter 7): the dtype table, the three ways to treat a fully masked row,
 LooseAttention against PyTorch's own attention, loosen(), the bug explorer (both faces) and
 the chapter's exercises."""
 
@@ -12,7 +12,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from book import ch07_mask_traps, checks, masks, masktraps, mha, orders, train
+from book.chapters import ch07_mask_traps
+from book.face import checks
+from book.ideas import masks, mha
+from book.studies import masktraps
+from book.toy import orders, train
+from book.toy.fit import History, fit
+from book.toy.model import TinyEncoder
 
 # ---- dtype_outcome ------------------------------------------------------------------------------
 
@@ -152,7 +158,7 @@ def test_loose_attention_checks_its_switches():
 
 
 def test_loosen_copies_and_keeps_the_original():
-    model = train.TinyEncoder(d_model=16, n_heads=2, seed=3)
+    model = TinyEncoder(d_model=16, n_heads=2, seed=3)
     loose = masktraps.loosen(model, flip=False, handling="sdpa")
     assert all(isinstance(b.attn, masktraps.LooseAttention) for b in loose.blocks)
     assert not any(isinstance(b.attn, masktraps.LooseAttention) for b in model.blocks)
@@ -174,9 +180,9 @@ def test_loosen_copies_and_keeps_the_original():
 
 def test_flipped_minus_inf_training_stops_at_the_first_step():
     train_orders = orders.generate(40, seed=2)
-    model = masktraps.loosen(train.TinyEncoder(d_model=16, n_heads=2), flip=True,
+    model = masktraps.loosen(TinyEncoder(d_model=16, n_heads=2), flip=True,
                              handling="-inf")
-    history = train.fit(model, train_orders, steps=3, batch_size=40, progress=False,
+    history = fit(model, train_orders, steps=3, batch_size=40, progress=False,
                         bucket=False)
     assert history.diverged and history.steps == 1 and math.isnan(history.loss[0])
 
@@ -244,8 +250,8 @@ def test_static_explorer_has_one_dropdown_entry_per_bug_and_each_differs():
 
 
 def test_training_figure_marks_a_diverged_run():
-    ok = train.History(loss=[2.0, 1.0], test_accuracy=[0.5], test_steps=[2], steps=2)
-    bad = train.History(loss=[float("nan")], steps=1, diverged=True)
+    ok = History(loss=[2.0, 1.0], test_accuracy=[0.5], test_steps=[2], steps=2)
+    bad = History(loss=[float("nan")], steps=1, diverged=True)
     fig = ch07_mask_traps.mask_training_figure({"right": ok, "flipped": bad})
     assert "50.0%" in fig.data[0].name and "NaN at step 1" in fig.data[1].name
     with pytest.raises(ValueError):
@@ -292,7 +298,7 @@ def test_chapter7_exercise_hints():
 def test_nan_step_spreads_nan_from_a_flipped_mask_and_checks_input():
     train_orders, _ = train.default_data()
     batch = orders.collate(train_orders[:32])
-    model = masktraps.loosen(train.TinyEncoder(**train.MODEL), flip=True, handling="-inf")
+    model = masktraps.loosen(TinyEncoder(**train.MODEL), flip=True, handling="-inf")
     step = masktraps.nan_step(model, batch, clip=True)
     assert step["logits"] > 0 and step["params"] > 0.5
     with pytest.raises(TypeError, match="clip"):
@@ -306,7 +312,7 @@ def test_chapter7_figures_and_messages_in_chinese():
     English sentence (code names such as NaN, F.sdpa, uint8 stay)."""
     import re
 
-    from book import i18n
+    from book.kit import i18n
 
     keep = {"NaN", "uint8", "inf", "bool", "sdpa", "attn_mask", "scaled_dot_product_attention",
             "nn", "MultiheadAttention", "True", "token", "logits", "softmax"}
@@ -324,8 +330,8 @@ def test_chapter7_figures_and_messages_in_chinese():
         for button in fig.layout.updatemenus[0].buttons:
             texts += [button.label, button.args[1]["title.text"]]
         assert english(texts) == [], english(texts)
-        ok = train.History(loss=[2.0, 1.0], test_accuracy=[0.5], test_steps=[2], steps=2)
-        bad = train.History(loss=[float("nan")], steps=1, diverged=True)
+        ok = History(loss=[2.0, 1.0], test_accuracy=[0.5], test_steps=[2], steps=2)
+        bad = History(loss=[float("nan")], steps=1, diverged=True)
         fig = ch07_mask_traps.mask_training_figure({"正确的掩码": ok, "翻转": bad})
         assert english([t.name for t in fig.data] + [fig.layout.xaxis.title.text,
                                                      fig.layout.yaxis.title.text]) == []

@@ -1,4 +1,4 @@
-"""Tests of book.mha against PyTorch's own attention (nn.MultiheadAttention and SDPA)."""
+"""Tests of book.ideas.mha against PyTorch's own attention (nn.MultiheadAttention and SDPA)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from book import masks, mha
-from book.mha import (
+from book.ideas import masks, mha
+from book.ideas.mha import (
     MultiHeadSelfAttention,
     MultiHeadSelfAttentionLoop,
     MultiHeadSelfAttentionSDPA,

@@ -1,4 +1,4 @@
-"""book.norms: LayerNorm is immune to padding and batch mates; BatchNorm and the sequence-axis
+"""book.ideas.norms: LayerNorm is immune to padding and batch mates; BatchNorm and the sequence-axis
 mistake are not. Compared with torch's own layers."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from book import norms
+from book.ideas import norms
 
 
 def test_layer_norm_matches_torch():

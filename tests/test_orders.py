@@ -1,4 +1,4 @@
-"""book.orders: the takeout-order language, its labels, tokenizer, generator and batches."""
+"""book.toy.orders: the takeout-order language, its labels, tokenizer, generator and batches."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book import baselines
-from book import orders as O
+from book.toy import baselines
+from book.toy import orders as O
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # see conftest.py
 

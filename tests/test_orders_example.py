@@ -1,11 +1,11 @@
-"""book.orders_example: chapter 1's illustrative weights and small experiments."""
+"""book.toy.orders_example: chapter 1's illustrative weights and small experiments."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from book import orders_example as oe
+from book.toy import orders_example as oe
 
 
 def test_labels_are_unique_and_keep_the_characters():

@@ -16,7 +16,8 @@ import plotly.io as pio
 import pytest
 from conftest import ROOT
 
-from book import display, sphinxext
+from book.face import display
+from book.site import sphinxext
 
 BUNDLE = ROOT / "assets" / "vendor" / "plotly" / sphinxext.PLOTLY_BUNDLE
 CHAPTER_LIMIT, PLAIN_LIMIT = 4_000_000, 1_500_000
@@ -62,7 +63,7 @@ def _bundle_traces() -> set[str]:
 def _traces_in_sources() -> set[str]:
     """Trace types the book's code and notebooks construct (go.X(...), add_x(...), type=...)."""
     found = set()
-    sources = [p.read_text(encoding="utf-8") for p in (ROOT / "book").glob("*.py")]
+    sources = [p.read_text(encoding="utf-8") for p in (ROOT / "book").rglob("*.py")]
     sources += [p.read_text(encoding="utf-8") for p in (ROOT / "chapters").glob("*.ipynb")]
     for text in sources:
         for name in re.findall(r"\bgo\.([A-Z][A-Za-z0-9]*)\(", text):
@@ -155,7 +156,7 @@ def test_pages_without_figures_are_light_and_every_figure_paints(html_roots, loa
 
 # Chapters allowed over 4 MB until they come down, each with the most it may weigh: none now
 # (the heaviest, the Chinese chapter 8b, was 4.06 MB with a CJK font of its own until the
-# search index stopped loading on every page: book/sphinxext.py).
+# search index stopped loading on every page: book/site/sphinxext.py).
 KNOWN_OVER: dict[str, int] = {}
 
 
@@ -163,8 +164,8 @@ KNOWN_OVER: dict[str, int] = {}
 def test_chapter_pages_weigh_at_most_4_mb(loaded_pages):
     """Every chapter, in both editions, at most 4 MB (those of KNOWN_OVER at most their own
     limit); a Chinese page loads a CJK subset of its own characters, never the edition's
-    whole one (book/page_fonts.py)."""
-    from book import fonts
+    whole one (book/site/page_fonts.py)."""
+    from book.site import fonts
 
     over = [f"{r['page']}: {r['bytes']:,} B (CJK font {r['cjk_font']:,} B)"
             for r in loaded_pages

@@ -1,4 +1,4 @@
-"""Chapters 5 and 6: book.stability, book.heads, their figures (static faces) and live faces.
+"""Chapters 5 and 6: book.studies.stability, book.studies.heads, their figures (static faces) and live faces.
 
 Short runs of tiny data only; the chapters' full sweeps are in tests/bench_pitfalls.py.
 """
@@ -11,8 +11,11 @@ import math
 import numpy as np
 import pytest
 
-from book import ch05_stability, ch06_heads, heads, stability, train
-from book import orders as O
+from book.chapters import ch05_stability, ch06_heads
+from book.studies import heads, stability
+from book.toy import orders as O
+from book.toy import probe
+from book.toy.model import TinyEncoder
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # see conftest.py
 
@@ -28,7 +31,7 @@ def runs(data):
             stability.run("pre", "large", 3, 3e-3, steps=12, data=data)]
 
 
-# --- book.stability -------------------------------------------------------------------------
+# --- book.studies.stability -------------------------------------------------------------------------
 
 def test_chance_loss_and_labels():
     assert stability.chance_loss() == pytest.approx(math.log(7))
@@ -90,7 +93,7 @@ def test_smooth_and_frequency_baseline(data):
     assert math.log(2) < base["loss"] < 1.1 * math.log(7)
 
 
-# --- book.heads -----------------------------------------------------------------------------
+# --- book.studies.heads -----------------------------------------------------------------------------
 
 def test_parameters_do_not_depend_on_heads():
     counts = {heads.attention_parameters(64, h) for h in (1, 2, 4, 8, 16, 64)}
@@ -136,7 +139,7 @@ def four_heads(data):
 
 def test_train_heads_and_sweep(data, four_heads):
     assert four_heads.d_k == 4 and four_heads.model.n_heads == 4
-    assert four_heads.accuracy == pytest.approx(train.accuracy(
+    assert four_heads.accuracy == pytest.approx(probe.accuracy(
         four_heads.model, data[1][:heads.TEST_ORDERS]))
     assert four_heads.seconds_per_step > 0
     swept = heads.sweep((1, 2), data=data, d_model=16, steps=3)
@@ -150,7 +153,7 @@ def test_train_heads_and_sweep(data, four_heads):
 
 def test_similarity_matches_pairwise_on_one_order(four_heads, data):
     model, order = four_heads.model, data[1][0]
-    maps = train.attention_maps(model, order)
+    maps = probe.attention_maps(model, order)
     for metric in heads.METRICS:
         sim = heads.similarity(model, [order], metric)
         assert sim.shape == (2, 4, 4)
@@ -159,12 +162,12 @@ def test_similarity_matches_pairwise_on_one_order(four_heads, data):
     # over several orders (padded batches): the JS average counts every real query once
     orders = data[1][:5]
     weights = [len(o) for o in orders]
-    per_order = [heads.pairwise(train.attention_maps(model, o)[1], "js") for o in orders]
+    per_order = [heads.pairwise(probe.attention_maps(model, o)[1], "js") for o in orders]
     expected = np.average(per_order, axis=0, weights=weights)
     assert np.allclose(heads.similarity(model, orders)[1], expected, atol=1e-6)
     red = heads.redundancy(model, orders)
     assert red.shape == (2,) and np.all((red > 0) & (red < math.log(2)))
-    one = train.TinyEncoder(d_model=16, n_heads=1)
+    one = TinyEncoder(d_model=16, n_heads=1)
     assert np.isnan(heads.redundancy(one, orders)).all()
 
 
@@ -172,8 +175,8 @@ def test_ablation_agrees_with_the_library(four_heads, data):
     orders = data[1][:30]
     result = heads.ablation(four_heads.model, orders)
     assert result["accuracy"].shape == (2, 4)
-    assert np.allclose(result["accuracy"], train.ablation_table(four_heads.model, orders))
-    one = train.head_ablation(four_heads.model, orders, 1, 2)
+    assert np.allclose(result["accuracy"], probe.ablation_table(four_heads.model, orders))
+    one = probe.head_ablation(four_heads.model, orders, 1, 2)
     assert result["loss"][1, 2] == pytest.approx(one["loss"], rel=1e-5)
     assert result["base_accuracy"] == pytest.approx(one["base_accuracy"])
     assert np.allclose(result["drop"], 100 * (result["base_accuracy"] - result["accuracy"]))
@@ -223,7 +226,7 @@ def test_head_maps_explorer_steps(models):
     for step in steps:
         h, layer = (int(v) for v in step.label.split("·"))
         restyle, relayout = step.args
-        maps = train.attention_maps(models[h], order)[layer]
+        maps = probe.attention_maps(models[h], order)[layer]
         assert np.allclose(np.asarray(restyle["z"][h - 1], dtype=float), maps[h - 1], atol=1e-3)
         assert all(z == [] for z in restyle["z"][h:])          # no head there: empty panel
         assert relayout[f"xaxis{h}.visible" if h > 1 else "xaxis.visible"] is True
@@ -236,7 +239,7 @@ def test_head_maps_explorer_steps(models):
     labels = fig.data[0].y
     assert len(set(labels)) == len(labels)       # repeated tokens (，) are numbered
     with pytest.raises(ValueError, match="at most 16"):
-        heads.head_maps_data(train.TinyEncoder(d_model=32, n_heads=32), order, 0)
+        heads.head_maps_data(TinyEncoder(d_model=32, n_heads=32), order, 0)
 
 
 def test_ablation_explorer_and_redundancy_figure(models, data):
@@ -286,7 +289,7 @@ def test_head_maps_live_extremes_and_bad_input(models):
     explorer = ch06_heads.head_maps_live(models)
     for h in (16, 1, 4, 16):
         explorer.update(n_heads=h, layer=0)
-        maps = train.attention_maps(models[h], ch06_heads.HEAD_MAPS_ORDER)[0]
+        maps = probe.attention_maps(models[h], ch06_heads.HEAD_MAPS_ORDER)[0]
         data = explorer.figure.data
         assert np.allclose(np.asarray(data[h - 1].z, dtype=float), maps[h - 1], atol=1e-3)
         assert all(t.z is None for t in data[h:])
@@ -336,7 +339,7 @@ def _figure_texts(fig) -> list[str]:
 
 
 def test_chapter6_figures_in_chinese(models, data):
-    from book import i18n
+    from book.kit import i18n
     i18n.set_language("zh")
     try:
         ablations = {h: heads.ablation(m, data[1][:20]) for h, m in models.items()}

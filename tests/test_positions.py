@@ -1,4 +1,4 @@
-"""book.positions: attention without positions is permutation-equivariant; RoPE's score
+"""book.ideas.positions: attention without positions is permutation-equivariant; RoPE's score
 depends on the offset only; the four encoders build, run and keep their shared weights."""
 
 from __future__ import annotations
@@ -10,8 +10,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from book import positions, train
-from book.mha import MultiHeadSelfAttention
+from book.ideas import positions
+from book.ideas.mha import MultiHeadSelfAttention
+from book.toy import train, variants
+from book.toy.fit import fit
+from book.toy.model import TinyEncoder
 
 
 def layer(d=8, h=2, seed=0):
@@ -101,7 +104,7 @@ def test_rope_attention_without_rotation_is_plain_attention():
 
 @pytest.mark.parametrize("kind", positions.KINDS)
 def test_encoders_build_and_run(kind):
-    model = positions.positional_encoder(kind, d_model=16, n_heads=2, n_layers=1, seed=0)
+    model = variants.positional_encoder(kind, d_model=16, n_heads=2, n_layers=1, seed=0)
     ids = torch.randint(0, 10, (2, 7))
     logits, maps = model(ids, need_weights=True)
     assert logits.shape[:2] == (2, 7) and maps[0].shape == (2, 2, 7, 7)
@@ -109,7 +112,7 @@ def test_encoders_build_and_run(kind):
     has_table = any(name.startswith("pos.") for name, _ in model.named_parameters())
     assert has_table == (kind == "learned")
     # the rest starts from the weights of the plain encoder with (learned) or without a table
-    plain = train.TinyEncoder(d_model=16, n_heads=2, n_layers=1, seed=0,
+    plain = TinyEncoder(d_model=16, n_heads=2, n_layers=1, seed=0,
                               positions=kind == "learned")
     torch.testing.assert_close(model.embed.weight, plain.embed.weight)
     torch.testing.assert_close(model.blocks[0].attn.w_q.weight, plain.blocks[0].attn.w_q.weight)
@@ -119,7 +122,7 @@ def test_encoder_without_positions_ignores_order_and_rope_does_not(one_thread):
     ids = torch.tensor([[3, 4, 5, 6]])
     flipped = ids.flip(1)
     for kind, equivariant in (("none", True), ("rope", False), ("sinusoidal", False)):
-        model = positions.positional_encoder(kind, d_model=16, n_heads=2, n_layers=1, seed=0)
+        model = variants.positional_encoder(kind, d_model=16, n_heads=2, n_layers=1, seed=0)
         with torch.no_grad():
             gap = (model(flipped).flip(1) - model(ids)).abs().max().item()
         assert (gap < 1e-5) == equivariant, (kind, gap)
@@ -129,8 +132,8 @@ def test_rope_encoder_learns_order(one_thread):
     train_set, test_set = train.default_data()
     acc = {}
     for kind in ("none", "rope"):
-        model = positions.positional_encoder(kind, n_layers=1, seed=0)
-        acc[kind] = train.fit(model, train_set[:1500], test_set[:300], steps=60, batch_size=32,
+        model = variants.positional_encoder(kind, n_layers=1, seed=0)
+        acc[kind] = fit(model, train_set[:1500], test_set[:300], steps=60, batch_size=32,
                               lr=1e-2, threads=1, progress=False).final_accuracy
     assert acc["rope"] > acc["none"] + 0.05, acc
 
@@ -147,9 +150,9 @@ def test_bad_input():
     with pytest.raises(ValueError, match="permutation of 0..3"):
         positions.permutation_gap(layer(), torch.zeros(1, 4, 8, dtype=torch.float64), [0, 0, 1, 2])
     with pytest.raises(ValueError, match="not one of"):
-        positions.positional_encoder("alibi")
+        variants.positional_encoder("alibi")
     with pytest.raises(ValueError, match="sets positions and attention itself"):
-        positions.positional_encoder("rope", positions=True)
+        variants.positional_encoder("rope", positions=True)
     with pytest.raises(ValueError, match="even head width"):
         positions.RopeSelfAttention(6, 2)
     with pytest.raises(ValueError, match="square"):

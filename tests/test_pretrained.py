@@ -1,4 +1,4 @@
-"""book.pretrained and book.head_stats (chapter 8b): all-MiniLM-L6-v2 run by the book's own
+"""book.real.pretrained and book.real.head_stats (chapter 8b): all-MiniLM-L6-v2 run by the book's own
 attention layer equals transformers' BertModel on the same weights; the swap of every attention
 layer changes nothing; sentence similarities; the hash check; bad input; the measurements.
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from book import head_stats as S
-from book import pretrained as P
+from book.real import head_stats as S
+from book.real import pretrained as P
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -1,9 +1,9 @@
 """Rebuilds are never stale: editing a ``book/`` module (or a data file under ``assets/``)
 re-executes the notebooks that depend on it on the next build; an unchanged tree re-executes
-nothing (book.sphinxext's ``env-get-outdated`` hook).
+nothing (book.site.sphinxext's ``env-get-outdated`` hook).
 
 Runs ``jupyter-book build`` (as ``make book`` does) in a scratch copy of the repository whose
-table of contents is one small probe notebook that imports ``book.scaling`` and prints a value
+table of contents is one small probe notebook that imports ``book.ideas.scaling`` and prints a value
 of it, so that each build takes seconds instead of the whole book's minutes.
 """
 
@@ -100,15 +100,21 @@ def test_a_book_edit_re_executes_and_an_unchanged_tree_does_not(scratch):
 
 
 def test_import_graph_reads_relative_absolute_and_lazy_imports():
-    from book import sphinxext
+    from book.site import sphinxext
 
-    source = ("import book\nfrom book import figures, glue\nimport book.masks as m\n"
-              "from book.mha import X\ndef f():\n    from . import timing\n"
-              "    from .orders import Order\n")
-    assert sphinxext._module_imports(source, "") == {"__init__", "figures", "glue", "masks",
-                                                      "mha", "timing", "orders"}
+    source = ("import book\nfrom book import glued, ideas\nimport book.ideas.masks as m\n"
+              "from book.ideas.mha import X\ndef f():\n    from ..kit import timing\n"
+              "    from .orders import Order\n    from book.toy import nothing_here\n")
+    found = sphinxext._module_imports(source, "book.toy.probe")
+    assert found == {"book", "book.ideas", "book.ideas.masks", "book.ideas.mha", "book.kit",
+                     "book.kit.timing", "book.toy", "book.toy.orders"}
     assert sphinxext._module_imports("def (:", "") is None
-    graph = {"__init__": {"display"}, "display": set(), "a": {"b"}, "b": set(), "c": None}
-    assert sphinxext._closure({"a"}, graph) == {"__init__", "display", "a", "b"}
-    assert sphinxext._closure({"c"}, graph) == set(graph)  # unparsable: depends on everything
-    assert sphinxext._closure(None, graph) == set(graph)
+    assert sphinxext.module_file("book.setup") is None   # a name of book/__init__.py
+    assert sphinxext.module_file("book.ideas").name == "__init__.py"
+    # the closure follows each module's own imports: mha needs masks and kit's validate
+    used = sphinxext._closure({"book.ideas.mha"})
+    assert {"book", "book.ideas.mha", "book.ideas.masks", "book.kit.validate",
+            "book.face.display"} <= used
+    assert "book.toy.train" not in used and "book.chapters" not in used
+    assert sphinxext._closure(None) == sphinxext._all_modules(sphinxext.PACKAGE)
+    assert "book.classroom.sandbox" in sphinxext._all_modules(sphinxext.PACKAGE)

@@ -1,4 +1,4 @@
-"""book.scaling: the measurements of chapter 2 behave as the theory says, at the extremes too."""
+"""book.ideas.scaling: the measurements of chapter 2 behave as the theory says, at the extremes too."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from book import scaling
+from book.ideas import scaling
 
 
 @pytest.mark.parametrize("d_k", [1, 64, 512])

@@ -1,4 +1,4 @@
-"""book.score_functions: additive, bilinear and dot-product scores against their definitions,
+"""book.ideas.score_functions: additive, bilinear and dot-product scores against their definitions,
 their cost counts, their spread at initialisation and their input checks."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from book import ch02_scaling, i18n
-from book import score_functions as sf
+from book.chapters import ch02_scaling
+from book.ideas import score_functions as sf
+from book.kit import i18n
 
 
 def _data(n=5, m=4, d=3, d_a=6, seed=0):

@@ -1,4 +1,4 @@
-"""book.timing: best-of timing with warm-up, interleaved comparisons, helpful errors."""
+"""book.kit.timing: best-of timing with warm-up, interleaved comparisons, helpful errors."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from book import timing
+from book.kit import timing
 
 
 def test_best_of_is_the_fastest_call_and_skips_warmup():

@@ -1,4 +1,4 @@
-"""Tests of book.walkthrough: numpy == torch == loop reference == the nn.Module."""
+"""Tests of book.ideas.walkthrough: numpy == torch == loop reference == the nn.Module."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from book import mha, walkthrough
-from book.walkthrough import example, general_mha_loop, walkthrough_torch
+from book.ideas import mha, walkthrough
+from book.ideas.walkthrough import example, general_mha_loop, walkthrough_torch
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True)
 ATOL = 1e-12  # all three implementations work in float64; measured differences are ~1e-15

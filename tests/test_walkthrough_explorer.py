@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from book import Matrix, ch03_walkthrough, walkthrough
-from book import walkthrough as wt
+from book import Matrix
+from book.chapters import ch03_walkthrough
+from book.ideas import walkthrough
+from book.ideas import walkthrough as wt
 
 
 def test_frames_cover_every_step_with_labels():

@@ -288,8 +288,8 @@ def attempt(what, action):
     except BaseException as error:
         print(f"blocked  {what}: {type(error).__name__}: {str(error)[:100]}")
 root, others = ROOT, OTHERS
-attempt("import the book's reference code (book.attention)",
-        lambda: __import__("book.attention").__file__)
+attempt("import the book's reference code (book.ideas.attention)",
+        lambda: __import__("book.ideas.attention").__file__)
 attempt("patch the comparison (import book.classroom.specs)",
         lambda: __import__("book.classroom.specs"))
 attempt("read the hidden tests (book/classroom/specs.py)",

@@ -140,8 +140,8 @@ def all_of(*checks):
 # ---- assignment 1: attention in numpy -------------------------------------------------------
 
 def _assignment_1(rng: np.random.Generator) -> list[Case]:
-    from book.attention import scaled_dot_product_attention, softmax
-    from book.masks import causal_mask
+    from book.ideas.attention import scaled_dot_product_attention, softmax
+    from book.ideas.masks import causal_mask
 
     cases = []
     q = "q1_softmax"
@@ -182,8 +182,8 @@ def _assignment_1(rng: np.random.Generator) -> list[Case]:
 def _assignment_2(rng: np.random.Generator) -> list[Case]:
     import torch
 
-    from book.masks import causal_mask, to_torch_attn_mask
-    from book.mha import MultiHeadSelfAttention, from_torch_mha
+    from book.ideas.masks import causal_mask, to_torch_attn_mask
+    from book.ideas.mha import MultiHeadSelfAttention, from_torch_mha
 
     cases = []
     q = "q1_split_heads"
@@ -228,7 +228,7 @@ def _random_state(rng: np.random.Generator, d: int) -> dict:
 # ---- assignment 3: decoding with a KV cache ------------------------------------------------
 
 def _assignment_3(rng: np.random.Generator) -> list[Case]:
-    from book.kvcache import KVCache, cache_bytes, causal_self_attention
+    from book.ideas.kvcache import KVCache, cache_bytes, causal_self_attention
 
     cases = []
     q = "q1_attend"
@@ -289,7 +289,7 @@ def _gqa_reference(q, k, v, causal: bool) -> np.ndarray:
 
 
 def _assignment_4(rng: np.random.Generator) -> list[Case]:
-    from book.gqa import kv_cache_bytes, kv_head_of
+    from book.ideas.gqa import kv_cache_bytes, kv_head_of
 
     cases = []
     q = "q1_kv_head"

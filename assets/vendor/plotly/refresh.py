@@ -38,7 +38,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
-from book.display import TEMPLATE_TRACES  # noqa: E402  (the trace types the book draws)
+from book.face.display import TEMPLATE_TRACES  # noqa: E402  (the trace types the book draws)
 
 BUNDLE = "plotly-book.min.js"
 PACKAGE = "plotly.js"

@@ -1,0 +1,202 @@
+"""Chapter 1 (what self-attention does): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from book.face import plotting
+from book.face.checks import call, close_array, exercise, number
+from book.face.live import LiveExplorer
+from book.face.plotting import COLORSCALE, SCALE_COLORS, make_slider, rounded, wrap
+from book.ideas import attention
+from book.kit.i18n import tr
+from book.toy import orders_example
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+
+
+
+def _heads_titles(n_heads: int) -> tuple[list[str], str, dict]:
+    """Short panel titles and a figure title that lists what each head links."""
+    data = orders_example.heads_data(n_heads)
+    kinds = orders_example.relation_kinds_per_head(n_heads)
+    panels = [tr("ch01.head_panel", head=i + 1) if i < n_heads
+              else tr("ch01.head_panel_none")
+              for i in range(orders_example.MAX_HEADS)]
+    join = tr("ch01.kind_join")
+    lines = [wrap(tr("ch01.head_line", head=i + 1,
+                     kinds=join.join(orders_example.kind_name(k) for k in kinds[i])), 46)
+             for i in range(n_heads)]
+    which = "ch01.heads_title_one" if n_heads == 1 else "ch01.heads_title_many"
+    title = (wrap(tr(which, n=n_heads, illustrative=tr("ch01.illustrative")), 46) + "<br>"
+             + "<br>".join(lines))
+    return panels, title, data
+
+
+def _hover() -> str:
+    return tr("ch01.hover", extra="<extra></extra>")
+
+
+def one_head_figure(weights) -> go.Figure:
+    """The order's attention map for one head that tracks every relation (illustrative)."""
+    labels = orders_example.labels()
+    title = wrap(tr("ch01.one_head_title", illustrative=tr("ch01.illustrative")), 46)
+    fig = plotting.attention_heatmap(weights, labels, orders_example.labels(short=True),
+                                     title=title)
+    fig.update_traces(hovertemplate=_hover(), colorbar_title_text=tr("ch01.weight"))
+    # as in the heads explorer below: keys rotated, short axis titles
+    fig.update_xaxes(tickangle=-90, tickfont_size=11)
+    fig.update_layout(xaxis_title_text=tr("ch01.key"), yaxis_title_text=tr("ch01.query"),
+                      title={"font": {"size": 13}, "x": 0, "xanchor": "left", "automargin": True,
+                             "yref": "paper", "pad": {"b": 16}}, margin={"t": 40, "b": 40})
+    return fig
+
+
+def heads_explorer() -> go.Figure:
+    """Static explorer: a slider over the number of heads (1–3), one heatmap per head."""
+    labels = orders_example.labels()
+    keys = orders_example.labels(short=True)
+    panels, title, first = _heads_titles(1)
+    fig = make_subplots(rows=1, cols=orders_example.MAX_HEADS, horizontal_spacing=0.04,
+                        subplot_titles=panels)
+    fig.update_annotations(font_size=11, yshift=4)  # before the steps copy the annotations
+    n = len(labels)
+    empty = [[None] * n for _ in range(n)]
+    for i in range(orders_example.MAX_HEADS):
+        z = rounded(first["z"][i]) if first["z"][i] is not None else empty
+        fig.add_trace(go.Heatmap(z=z, x=keys, y=labels, zmin=0, zmax=1, colorscale=COLORSCALE,
+                                 showscale=i == orders_example.MAX_HEADS - 1,
+                                 colorbar={"title": {"text": tr("ch01.weight")},
+                                           "thickness": 12},
+                                 hovertemplate=_hover()), row=1, col=i + 1)
+        fig.update_yaxes(autorange="reversed", showticklabels=i == 0, row=1, col=i + 1)
+        fig.update_xaxes(tickangle=-90, tickfont_size=11, title_text=tr("ch01.key"),
+                         row=1, col=i + 1)
+    base_annotations = [a.to_plotly_json() for a in fig.layout.annotations]
+    steps = []
+    for h in range(1, orders_example.MAX_HEADS + 1):
+        panels, title, data = _heads_titles(h)
+        zs = [rounded(z) if z is not None else empty for z in data["z"]]
+        annotations = [dict(a, text=t) for a, t in zip(base_annotations, panels, strict=True)]
+        steps.append({"label": str(h), "method": "update",
+                      "args": [{"z": zs}, {"annotations": annotations, "title.text": title}]})
+    fig.update_yaxes(title_text=tr("ch01.query"), row=1, col=1)
+    slider = {**make_slider(steps, tr("ch01.slider_heads")), "pad": {"t": 80}}
+    _, title, _ = _heads_titles(1)
+    fig.update_layout(sliders=[slider], height=640,
+                      title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left",
+                             "yref": "paper", "automargin": True, "pad": {"b": 20}},
+                      margin={"l": 40, "r": 20, "t": 30, "b": 40})
+    return fig
+
+
+def menu_figure(weights: dict[str, float]) -> go.Figure:
+    """Bar chart of how much of each dish (value) the diner's request (query) picks up: one
+    horizontal bar per dish, so that its name and gloss have a row of their own."""
+    names = [orders_example.dish_name(n) if n in orders_example.MENU_IDS else n
+             for n in weights]
+    values = list(weights.values())
+    fig = go.Figure(go.Bar(y=names, x=rounded(values), orientation="h",
+                           marker_color=SCALE_COLORS["sqrt"],
+                           text=[f"{v:.2f}" for v in values], textposition="outside"))
+    fig.update_layout(xaxis={"title": tr("ch01.menu_y"), "range": [0, 1.15]},
+                      yaxis={"autorange": "reversed", "automargin": True},
+                      title={"text": tr("ch01.menu_title") + "<br><sup>"
+                             + wrap(tr("ch01.menu_x"), 46) + "</sup>",
+                             "x": 0, "xanchor": "left"},
+                      # room for the longest line of a label (automargin measures the first)
+                      height=360, margin={"l": 120, "r": 20, "t": 70, "b": 50})
+    return fig
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+def heads_explorer_live() -> LiveExplorer:
+    """Choose 1–3 heads and see how the order-takers split the relations (illustrative)."""
+    n = len(orders_example.TOKENS)
+    empty = [[None] * n for _ in range(n)]
+
+    def redraw(fig, n_heads):
+        panels, title, data = _heads_titles(n_heads)
+        for i, z in enumerate(data["z"]):
+            fig.data[i].z = rounded(z) if z is not None else empty
+            fig.layout.annotations[i].text = panels[i]
+        fig.layout.title.text = title
+
+    controls = {"n_heads": widgets.IntSlider(value=1, min=1, max=orders_example.MAX_HEADS,
+                                             description=tr("ch01.live_heads"))}
+    fig = heads_explorer()
+    fig.layout.sliders = []
+    return LiveExplorer(fig, controls, redraw)
+
+
+# --- exercises (registered with book.face.checks) ------------------------------------------------------
+
+def _naive_softmax(x):
+    """The textbook formula without the max shift: overflows on large scores."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(np.asarray(x, dtype=float))
+        return e / e.sum()
+
+
+@exercise("ch1.softmax_row", "Softmax of the scores [2, 1, 0]",
+          reference=lambda: attention.softmax([2.0, 1.0, 0.0]),
+          mistakes=lambda: [[0.5, 0.3, 0.2], [2, 1, 0], [0.67, 0.24]])
+def _ch1_softmax_row(answer):
+    return close_array(answer, attention.softmax([2.0, 1.0, 0.0]), 5e-3,
+                        tr("ch01.softmax_hint"), tr("ch01.correct"))
+
+
+@exercise("ch1.pair_count", "How many weights does one head compute for a 10-token sentence?",
+          reference=lambda: 10 * 10, mistakes=lambda: [90, 10, 20])
+def _ch1_pair_count(answer):
+    value = number(answer)
+    ok = value == 10 * 10
+    hint = tr("ch01.pairs_hint") if value != 10 * 9 else tr("ch01.pairs_close")
+    return ok, (tr("ch01.pairs_ok") if ok else hint)
+
+
+@exercise("ch1.my_softmax", "Write softmax(x) that survives large scores",
+          reference=lambda: attention.softmax,
+          mistakes=lambda: [_naive_softmax, lambda x: x, 3])
+def _ch1_my_softmax(func):
+    if not callable(func):
+        return False, tr("ch01.pass_function", name="my_softmax")
+    rng = np.random.default_rng(1)
+    cases = [np.array([2.0, 1.0, 0.0]), rng.standard_normal(7), np.array([1000.0, 999.0, 0.0]),
+             np.array([-1000.0, -1001.0]), np.array([5.0])]
+    for x in cases:
+        got = call(func, x)
+        want = attention.softmax(x)
+        if got.shape != want.shape:
+            return False, tr("ch01.shape_wrong", shape=x.shape, got=got.shape)
+        if not np.all(np.isfinite(got)):
+            return False, tr("ch01.overflow")
+        if not np.allclose(got, want, atol=1e-9):
+            return False, tr("ch01.values_off")
+    return True, tr("ch01.stable_ok")
+
+
+def _heads_needed(threshold: float = 0.8) -> int:
+    """Fewest heads at which 香菜 (coriander) puts ≥ threshold on both 不要 and 牛肉面."""
+    coriander, no, noodles = 4, 3, 1
+    return min(h for h in range(1, len(orders_example.RELATIONS) + 1)
+               if orders_example.partner_share(h, coriander, no) >= threshold
+               and orders_example.partner_share(h, coriander, noodles) >= threshold)
+
+
+@exercise("ch1.heads_needed",
+          "香菜 needs its modifier and its dish: how many heads keep both sharp?",
+          reference=lambda: _heads_needed(), mistakes=lambda: [1, 3])
+def _ch1_heads_needed(answer):
+    value = number(answer)
+    # The smallest head count at which 香菜 puts ≥ 0.8 on both 不要 and 牛肉面 in some head.
+    ok = value == _heads_needed()
+    return ok, (tr("ch01.correct") if ok else tr("ch01.heads_hint"))
+
+
+

@@ -1,0 +1,285 @@
+"""Chapter 2 (why scores are divided by √d_k): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from book.face.checks import call, close_number, exercise
+from book.face.display import table
+from book.face.live import LiveExplorer
+from book.face.plotting import SCALE_COLORS, make_slider, rounded
+from book.ideas import scaling
+from book.ideas.attention import softmax
+from book.kit import validate
+from book.kit.i18n import tr
+
+LIVE_MAX_D_K = 512  # the live sliders' top: every redraw stays under 50 ms on 2 CPU cores
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+
+def scale_name(scale: str) -> str:
+    """The legend name of a scaling ("none", "sqrt", "linear") in the book's language."""
+    validate.choice("scale", scale, list(scaling.SCALE_NAMES))
+    return tr(f"ch02.scale_{scale}")
+
+
+def _dk_titles(data: dict, d_k: int) -> list[str]:
+    return [tr("ch02.dk_raw_title", d_k=d_k, var=data["raw_var"]),
+            tr("ch02.dk_scaled_title", var=data["scaled_var"])]
+
+
+def dk_explorer(d_ks=None) -> go.Figure:
+    """Static explorer: slider over d_k; raw dot products spread out, scaled ones stay put."""
+    d_ks = list(scaling.D_K_STEPS if d_ks is None else d_ks)
+    first = scaling.dk_data(d_ks[0])
+    fig = make_subplots(rows=1, cols=2, subplot_titles=_dk_titles(first, d_ks[0]),
+                        horizontal_spacing=0.1)
+    fig.add_trace(go.Bar(x=rounded(first["raw_x"]), y=rounded(first["raw_y"]),
+                         name=tr("ch02.raw"),
+                         marker_color=SCALE_COLORS["none"]), row=1, col=1)
+    fig.add_trace(go.Bar(x=rounded(first["scaled_x"]), y=rounded(first["scaled_y"]),
+                         name=tr("ch02.scaled"), marker_color=SCALE_COLORS["sqrt"]), row=1, col=2)
+    fig.update_annotations(yshift=8)
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    frames = [first if d_k == d_ks[0] else scaling.dk_data(d_k) for d_k in d_ks]
+    # one x range and one y range for every d_k: the raw histogram visibly widens and flattens
+    # as d_k grows, instead of the axis rescaling to hide it
+    reach = max(float(data["range"]) for data in frames)
+    top_raw = 1.05 * max(float(np.max(data["raw_y"])) for data in frames)
+    top_scaled = 1.05 * max(float(np.max(data["scaled_y"])) for data in frames)
+    steps = []
+    for d_k, data in zip(d_ks, frames, strict=True):
+        annotations = [dict(a, text=t) for a, t in zip(base, _dk_titles(data, d_k), strict=True)]
+        steps.append({"label": str(d_k), "method": "update",
+                      "args": [{"x": [rounded(data["raw_x"]), rounded(data["scaled_x"])],
+                                "y": [rounded(data["raw_y"]), rounded(data["scaled_y"])]},
+                               {"annotations": annotations}]})
+    fig.update_xaxes(ticks="outside", ticklen=6)
+    fig.update_xaxes(title_text="q·k", range=[-reach, reach],
+                     row=1, col=1)
+    fig.update_xaxes(title_text="q·k / √d_k", range=[-4, 4], row=1, col=2)
+    fig.update_yaxes(title_text=tr("ch02.density"), range=[0, top_raw], row=1, col=1)
+    fig.update_yaxes(range=[0, top_scaled], row=1, col=2)
+    fig.update_layout(sliders=[make_slider(steps, "d_k = ")], showlegend=False, bargap=0.05,
+                      height=480, margin={"t": 90, "b": 40})
+    return fig
+
+
+def softmax_row_explorer(d_ks=None, n_keys: int = 16) -> go.Figure:
+    """Static explorer: one softmax row, unscaled vs scaled, as d_k grows."""
+    d_ks = list(scaling.D_K_STEPS if d_ks is None else d_ks)
+    keys = [f"k{j + 1}" for j in range(n_keys)]
+    first = scaling.softmax_row_data(d_ks[0], n_keys)
+    fig = go.Figure()
+    for scale in ("none", "sqrt"):
+        fig.add_trace(go.Bar(x=keys, y=rounded(first[scale]), name=scale_name(scale),
+                             marker_color=SCALE_COLORS[scale]))
+    steps = []
+    for d_k in d_ks:
+        data = scaling.softmax_row_data(d_k, n_keys)
+        steps.append({"label": str(d_k), "method": "update",
+                      "args": [{"y": [rounded(data["none"]), rounded(data["sqrt"])]},
+                               {"title.text": _row_title(data, d_k)}]})
+    fig.update_layout(sliders=[make_slider(steps, "d_k = ")], barmode="group",
+                      title=_row_title(first, d_ks[0]), height=420,
+                      yaxis={"title": tr("ch02.attention_weight"), "range": [0, 1]},
+                      xaxis={"title": tr("ch02.key")}, legend={"orientation": "h", "y": 1.12})
+    return fig
+
+
+def _row_title(data: dict, d_k: int) -> str:
+    return tr("ch02.row_title", d_k=d_k, none=data["none"].max(), sqrt=data["sqrt"].max())
+
+
+def _log2_axis(d_ks) -> dict:
+    shown = list(d_ks)[::2] if len(d_ks) > 6 else list(d_ks)  # room for each label on a phone
+    return {"type": "log", "title": tr("ch02.log_axis"), "tickvals": shown,
+            "ticktext": [str(d) for d in shown]}
+
+
+def variance_figure(sweep: dict) -> go.Figure:
+    """Measured var(q·k) against d_k, with the line var = d_k."""
+    d_ks = sweep["d_k"]
+    fig = go.Figure([go.Scatter(x=d_ks, y=d_ks, mode="lines", name=tr("ch02.theory"),
+                                line={"dash": "dash", "color": "#7a7a7a"}),
+                     go.Scatter(x=d_ks, y=rounded(sweep["variance"]), mode="markers",
+                                name=tr("ch02.measured"), marker={"size": 9,
+                                                         "color": SCALE_COLORS["none"]})])
+    fig.update_layout(xaxis=_log2_axis(d_ks), yaxis={"type": "log", "title": "var(q·k)"},
+                      height=380, title=tr("ch02.variance_title"),
+                      # inside the plot's empty top-left corner: no room taken from the plot
+                      legend={"x": 0.02, "y": 0.98, "xanchor": "left", "yanchor": "top",
+                              "bgcolor": "rgba(255,255,255,0.7)"})
+    return fig
+
+
+def saturation_figure(sweep: dict) -> go.Figure:
+    """Largest weight and entropy of softmax rows against d_k, for the three scalings."""
+    d_ks = sweep["d_k"]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[tr("ch02.mean_largest"),
+                                                        tr("ch02.mean_entropy")])
+    for scale in scaling.SCALES:
+        style = {"color": SCALE_COLORS[scale]}
+        fig.add_trace(go.Scatter(x=d_ks, y=rounded(sweep["max_weight"][scale]),
+                                 mode="lines+markers",
+                                 name=scale_name(scale), line=style, legendgroup=scale),
+                      row=1, col=1)
+        fig.add_trace(go.Scatter(x=d_ks, y=rounded(sweep["entropy"][scale]), mode="lines+markers",
+                                 name=scale_name(scale), line=style, legendgroup=scale,
+                                 showlegend=False), row=1, col=2)
+    fig.add_hline(y=sweep["uniform_entropy"], line_dash="dot", row=1, col=2,
+                  annotation_text=tr("ch02.uniform_line"), annotation_position="bottom right")
+    fig.update_xaxes(**_log2_axis(d_ks))
+    fig.update_yaxes(title_text=tr("ch02.weight"), range=[0, 1.02], row=1, col=1)
+    fig.update_yaxes(title_text=tr("ch02.nats"), row=1, col=2)
+    fig.update_layout(height=400, legend={"orientation": "h", "y": -0.3})
+    return fig
+
+
+def jacobian_figure(sweep: dict) -> go.Figure:
+    """Size of softmax's Jacobian (the gradient that reaches the scores) against d_k."""
+    d_ks = sweep["d_k"]
+    fig = go.Figure([go.Scatter(x=d_ks, y=rounded(sweep["jacobian"][s], 6), mode="lines+markers",
+                                name=scale_name(s), line={"color": SCALE_COLORS[s]})
+                     for s in scaling.SCALES])
+    fig.update_layout(xaxis=_log2_axis(d_ks),
+                      yaxis={"title": tr("ch02.jacobian_y"), "rangemode": "tozero"},
+                      height=380, title=tr("ch02.jacobian_title"))
+    return fig
+
+
+def exam_figure(d_k: int = 100, n_students: int = 8, seed: int = 5) -> go.Figure:
+    """The 1000-point vs 100-point exam: the same ranking, a tenfold smaller spread."""
+    d_k = validate.integer("d_k", d_k, low=1, high=scaling.MAX_D_K)
+    row = scaling.score_rows(d_k, n_students, 1, seed)[0]
+    students = [tr("ch02.student", i=i + 1) for i in range(n_students)]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=[
+        tr("ch02.exam_1000", w=softmax(row).max()),
+        tr("ch02.exam_100", d_k=d_k, root=float(np.sqrt(d_k)),
+           w=softmax(row / np.sqrt(d_k)).max())])
+    fig.add_trace(go.Bar(x=students, y=rounded(softmax(row)), marker_color=SCALE_COLORS["none"],
+                         name=tr("ch02.raw")), row=1, col=1)
+    fig.add_trace(go.Bar(x=students, y=rounded(softmax(row / np.sqrt(d_k))),
+                         marker_color=SCALE_COLORS["sqrt"], name=tr("ch02.scaled")),
+                  row=1, col=2)
+    fig.update_yaxes(title_text=tr("ch02.softmax_weight"), range=[0, 1], row=1, col=1)
+    fig.update_yaxes(range=[0, 1], row=1, col=2)
+    fig.update_xaxes(tickangle=-45)
+    fig.update_layout(showlegend=False, height=420, margin={"t": 90})
+    fig.update_annotations(font_size=12, yshift=8)
+    return fig
+
+
+def spread_table(sweep: dict, d_ks) -> object:
+    """:func:`book.ideas.score_functions.spread_sweep`'s standard deviations as a Markdown table, one
+    row per kind of score, one column per d_k."""
+    d_ks = list(d_ks)
+    names = {"additive": tr("ch02.kind_additive"), "bilinear": tr("ch02.kind_bilinear"),
+             "dot": tr("ch02.kind_dot_raw"), "dot_scaled": tr("ch02.kind_dot_scaled")}
+    if not isinstance(sweep, dict) or set(sweep) != set(names):
+        raise ValueError("sweep must be the dict book.ideas.score_functions.spread_sweep(d_ks) "
+                         f"returns, with the keys {sorted(names)}")
+    if any(len(values) != len(d_ks) for values in sweep.values()):
+        raise ValueError(f"sweep holds another number of widths than d_ks={d_ks}; pass the "
+                         "d_ks the sweep was made with")
+    return table([tr("ch02.spread_score")] + [tr("ch02.spread_col", d_k=d) for d in d_ks],
+                 [[names[kind]] + list(sweep[kind]) for kind in names],
+                 [""] + [".2f"] * len(d_ks))
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+def dk_explorer_live() -> LiveExplorer:
+    """Any d_k from 1 to 4096 and any sample size: histograms of raw and scaled q·k."""
+    def redraw(fig, d_k, n):
+        data = scaling.dk_data(d_k, n)
+        fig.data[0].x, fig.data[0].y = data["raw_x"], data["raw_y"]
+        fig.data[1].x, fig.data[1].y = data["scaled_x"], data["scaled_y"]
+        for annotation, title in zip(fig.layout.annotations, _dk_titles(data, d_k),
+                                     strict=True):
+            annotation.text = title
+
+    controls = {"d_k": widgets.IntSlider(value=64, min=1, max=LIVE_MAX_D_K, description="d_k"),
+                "n": widgets.IntSlider(value=2000, min=100, max=3000, step=100,
+                                       description=tr("ch02.samples"))}
+    fig = dk_explorer([1, LIVE_MAX_D_K])  # the axes fixed for every d_k the sliders reach
+    fig.layout.sliders = []
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer
+
+
+def softmax_row_live() -> LiveExplorer:
+    """One query over any number of keys at any d_k: how peaked is softmax, scaled or not?"""
+    def redraw(fig, d_k, n_keys, seed):
+        data = scaling.softmax_row_data(d_k, n_keys, seed)
+        keys = [f"k{j + 1}" for j in range(n_keys)]
+        for trace, scale in zip(fig.data, ("none", "sqrt"), strict=True):
+            trace.x, trace.y = keys, data[scale]
+        fig.layout.title.text = _row_title(data, d_k)
+
+    controls = {"d_k": widgets.IntSlider(value=64, min=1, max=LIVE_MAX_D_K, description="d_k"),
+                "n_keys": widgets.IntSlider(value=16, min=1, max=128, description=tr("ch02.keys")),
+                "seed": widgets.IntSlider(value=3, min=0, max=99, description=tr("ch02.seed"))}
+    fig = softmax_row_explorer([64])
+    fig.layout.sliders = []
+    return LiveExplorer(fig, controls, redraw)
+
+
+# --- exercises (registered with book.face.checks) ------------------------------------------------------
+
+def _scaled_scores(q, k):
+    q, k = np.asarray(q, dtype=float), np.asarray(k, dtype=float)
+    return q @ k.T / np.sqrt(q.shape[1])
+
+
+@exercise("ch2.variance", "Variance of q·k for d_k = 64 with unit-variance entries",
+          reference=lambda: 64.0, mistakes=lambda: [8, 1, 4096])
+def _ch2_variance(answer):
+    return close_number(answer, 64.0, 0.05, tr("ch02.variance_hint"), tr("ch02.correct"))
+
+
+@exercise("ch2.divisor", "What do you divide the scores by when d_k = 256?",
+          reference=lambda: float(np.sqrt(256)), mistakes=lambda: [256, 4])
+def _ch2_divisor(answer):
+    return close_number(answer, float(np.sqrt(256)), 1e-6, tr("ch02.divisor_hint"),
+                        tr("ch02.correct"))
+
+
+@exercise("ch2.uniform_entropy", "Entropy (nats) of the weights when scores are divided by d_k → ∞",
+          reference=lambda: scaling.saturation(1, "linear", 16)["uniform_entropy"],
+          mistakes=lambda: [0, 16, 1])
+def _ch2_uniform_entropy(answer):
+    n_keys = 16
+    return close_number(answer, float(np.log(n_keys)), 1e-3, tr("ch02.entropy_hint"),
+                        tr("ch02.correct"))
+
+
+@exercise("ch2.scaled_scores", "Write scaled_scores(Q, K) = Q Kᵀ / √d_k",
+          reference=lambda: _scaled_scores,
+          mistakes=lambda: [lambda q, k: q @ k.T, lambda q, k: q @ k.T / q.shape[1],
+                            lambda q, k: k @ q.T / np.sqrt(q.shape[1]), "x"])
+def _ch2_scaled_scores(func):
+    if not callable(func):
+        return False, tr("ch02.pass_function", name="scaled_scores")
+    rng = np.random.default_rng(2)
+    for n_q, n_k, d_k in [(3, 3, 4), (1, 5, 1), (4, 2, 64)]:
+        q, k = rng.standard_normal((n_q, d_k)), rng.standard_normal((n_k, d_k))
+        got = call(func, q, k)
+        want = q @ k.T / np.sqrt(d_k)
+        if got.shape != want.shape:
+            return False, tr("ch02.scores_shape", q=q.shape, k=k.shape, want=want.shape,
+                             got=got.shape)
+        if np.allclose(got, q @ k.T / d_k) and d_k > 1:
+            return False, tr("ch02.divided_dk")
+        if np.allclose(got, q @ k.T) and d_k > 1:
+            return False, tr("ch02.raw_scores")
+        if not np.allclose(got, want):
+            return False, tr("ch02.numbers_off")
+    return True, tr("ch02.correct")
+
+

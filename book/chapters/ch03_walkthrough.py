@@ -1,0 +1,186 @@
+"""Chapter 3 (the whole computation by hand): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+
+from book.face.checks import call, close_array, exercise, number
+from book.face.live import LiveExplorer
+from book.face.plotting import SIGNED_COLORSCALE, TITLE_WIDTH, make_slider, rounded, wrap
+from book.ideas import attention, norms, walkthrough
+from book.kit.i18n import tr
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+
+
+
+
+def _frame_update(frame: dict) -> dict:
+    v = np.asarray(frame["values"], dtype=float)
+    bound = float(np.abs(v).max()) or 1.0
+    return {"z": [rounded(v, 3)], "x": [frame["cols"]], "y": [frame["rows"]],
+            "text": [[[f"{x + 0.0:.2f}" for x in row] for row in v]],
+            "zmin": [-bound], "zmax": [bound]}
+
+
+def _frame_title(frame: dict) -> str:
+    # wrapped at the width the book's renderer wraps titles to (plotting.tidy): wrapped wider,
+    # each line was broken again there, leaving a short line and one more line of title
+    r, c = np.shape(frame["values"])
+    return f"<b>{frame['name']}</b> ({r}×{c})<br>{wrap(frame['description'], TITLE_WIDTH)}"
+
+
+def walkthrough_explorer(ex=None) -> go.Figure:
+    """Static explorer: a slider through every step of the walkthrough, one matrix per step."""
+    frames = walkthrough.walkthrough_frames(ex)
+    first = _frame_update(frames[0])
+    fig = go.Figure(go.Heatmap(
+        z=first["z"][0], x=first["x"][0], y=first["y"][0], text=first["text"][0],
+        texttemplate="%{text}", zmin=first["zmin"][0], zmax=first["zmax"][0],
+        colorscale=SIGNED_COLORSCALE,
+        colorbar={"title": {"text": tr("ch03.value"), "side": "right"}},
+        hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>"))
+    steps = [{"label": f["name"], "method": "update",
+              "args": [_frame_update(f), {"title.text": _frame_title(f)}]} for f in frames]
+    # title.automargin: the book's renderer (plotting.tidy) reserves the top margin for the
+    # tallest step's title, so that plotly never grows it (it would draw the cells above
+    # their axis) and the cells keep one size from step to step
+    fig.update_layout(sliders=[make_slider(steps, tr("ch03.slider_step"))],
+                      title={"text": _frame_title(frames[0]), "font": {"size": 13},
+                             "x": 0, "xanchor": "left", "yref": "paper", "automargin": True,
+                             "pad": {"b": 16}},
+                      yaxis={"autorange": "reversed", "title": tr("ch03.token_row")},
+                      xaxis={"title": tr("ch03.column"), "side": "bottom"}, height=460,
+                      margin={"t": 30, "l": 60, "r": 20, "b": 30})
+    return fig
+
+
+_NORM_IDS = {"LayerNorm (d_model)": "ch03.norm_layer",
+             "BatchNorm (batch × positions)": "ch03.norm_batch",
+             "normalised over the sequence": "ch03.norm_sequence"}
+
+
+def padding_table(moves: dict) -> str:
+    """The padding experiment (:func:`book.ideas.norms.padding_experiment`) as a Markdown table: the
+    largest change of our three tokens under each normalisation and each change of the batch."""
+    if not isinstance(moves, dict) or not set(moves) <= set(_NORM_IDS):
+        raise ValueError("moves must be the dict book.ideas.norms.padding_experiment() returns, with "
+                         f"the keys {list(_NORM_IDS)}")
+    head = [tr("ch03.table_norm"), tr("ch03.table_padding"), tr("ch03.table_mate"),
+            tr("ch03.table_word")]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|---|---|"]
+    for name, r in moves.items():
+        cells = [r["more_padding"], r["other_batch_mate"], r["one_more_word"]]
+        lines.append(f"| {tr(_NORM_IDS[name])} | " + " | ".join(f"{v:.3f}" for v in cells)
+                     + " |")
+    return "\n".join(lines) + "\n"
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+
+def walkthrough_live() -> LiveExplorer:
+    """Pick a step, and edit one entry of X or of any weight matrix: every step recomputes."""
+
+    base = walkthrough.example()
+    names = [f["name"] for f in walkthrough.walkthrough_frames(base)]
+
+    def redraw(fig, step, matrix, row, col, value):
+        ex, (r, c) = walkthrough.edited_example(matrix, row, col, value, base)
+        frame = next(f for f in walkthrough.walkthrough_frames(ex) if f["name"] == step)
+        update = _frame_update(frame)
+        trace = fig.data[0]
+        trace.z, trace.x, trace.y = update["z"][0], update["x"][0], update["y"][0]
+        trace.text, trace.zmin, trace.zmax = update["text"][0], update["zmin"][0], update["zmax"][0]
+        fig.layout.title.text = (f"{_frame_title(frame)}<br>"
+                                 + tr("ch03.edited", matrix=matrix, r=r, c=c, value=value))
+
+    controls = {
+        "step": widgets.Dropdown(options=names, value="A1", description=tr("ch03.w_step")),
+        "matrix": widgets.Dropdown(options=walkthrough.WALKTHROUGH_MATRICES, value="X",
+                                   description=tr("ch03.w_edit")),
+        "row": widgets.IntSlider(value=0, min=0, max=5, description=tr("ch03.w_row")),
+        "col": widgets.IntSlider(value=0, min=0, max=3, description=tr("ch03.w_column")),
+        "value": widgets.FloatSlider(value=float(base.X[0, 0]), min=-3.0, max=3.0, step=0.1,
+                                     description=tr("ch03.w_value")),
+    }
+    fig = walkthrough_explorer(base)
+    fig.layout.sliders = []
+    # two rows: what to show, then which entry to edit (five in a row squeeze the sliders)
+    explorer = LiveExplorer(fig, controls, redraw,
+                            rows=[["step", "matrix"], ["row", "col", "value"]])
+    explorer.update()
+    return explorer
+
+
+# --- exercises (registered with book.face.checks) ------------------------------------------------------
+
+def _walkthrough_steps():
+    ex = walkthrough.example()
+    return walkthrough.walkthrough(ex.X, ex.heads, ex.W_O), ex
+
+
+@exercise("ch3.softmax_row", "Softmax of the second row of S1 / √d_k (the query 爱)",
+          reference=lambda: _walkthrough_steps()[0]["A1"][1],
+          mistakes=lambda: [_walkthrough_steps()[0]["S1_scaled"][1],
+                            attention.softmax(_walkthrough_steps()[0]["S1"][1]),
+                            _walkthrough_steps()[0]["A1"][0], [1 / 3] * 3])
+def _ch3_softmax_row(answer):
+    steps, _ = _walkthrough_steps()
+    arr = np.asarray(answer, dtype=float)
+    if arr.shape == (3,) and np.allclose(arr, attention.softmax(steps["S1"][1]), atol=5e-3):
+        return False, tr("ch03.unscaled_softmax")
+    if arr.shape == (3,) and np.allclose(arr, steps["A1"][0], atol=5e-3):
+        return False, tr("ch03.first_row")
+    return close_array(answer, steps["A1"][1], 5e-3, tr("ch03.softmax_hint"),
+                       tr("ch03.correct"))
+
+
+@exercise("ch3.concat_shape", "Shape of the concatenated heads Z",
+          reference=lambda: (3, 6), mistakes=lambda: [(3, 3), (6, 3), (3, 4), 18])
+def _ch3_concat_shape(answer):
+    try:
+        shape = tuple(int(v) for v in answer)
+    except TypeError:
+        return False, tr("ch03.tuple_hint")
+    if shape == (3, 6):
+        return True, tr("ch03.concat_ok")
+    if shape == (6, 3):
+        return False, tr("ch03.rows_are_tokens")
+    return False, tr("ch03.one_row_per_token")
+
+
+@exercise("ch3.layer_norm", "Write layer_norm(r): per token, over the features",
+          reference=lambda: norms.layer_norm,
+          mistakes=lambda: [lambda r: (r - r.mean(0)) / np.sqrt(r.var(0) + 1e-5),
+                            lambda r: (r - r.mean(-1, keepdims=True))
+                            / np.sqrt(r.var(-1, ddof=1, keepdims=True) + 1e-5),
+                            lambda r: r / np.sqrt(r.var(-1, keepdims=True) + 1e-5), 3])
+def _ch3_layer_norm(func):
+    if not callable(func):
+        return False, tr("ch03.pass_function", name="layer_norm")
+    rng = np.random.default_rng(3)
+    for shape in [(3, 4), (1, 8), (5, 2)]:
+        r = rng.normal(loc=1.0, scale=2.0, size=shape)
+        got = call(func, r)
+        if got.shape != r.shape:
+            return False, tr("ch03.keep_shape", shape=shape, got=got.shape)
+        if not np.allclose(got, norms.layer_norm(r), atol=1e-6):
+            if shape[0] > 1 and np.allclose(got.mean(axis=0), 0, atol=1e-6):
+                return False, tr("ch03.over_tokens")
+            return False, tr("ch03.ln_steps")
+    return True, tr("ch03.correct")
+
+
+@exercise("ch3.w_o_size", "How many numbers does W_O hold?",
+          reference=lambda: _walkthrough_steps()[1].W_O.size, mistakes=lambda: [16, 12, 36])
+def _ch3_w_o_size(answer):
+    value = number(answer)
+    ex = _walkthrough_steps()[1]
+    ok = value == ex.W_O.size
+    return ok, (tr("ch03.correct") if ok else tr("ch03.w_o_hint"))
+
+

@@ -1,0 +1,327 @@
+"""Chapter 4 (the PyTorch module): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from book.face.checks import NotAnswered, exercise
+from book.face.live import LiveExplorer
+from book.face.plotting import COLORSCALE, MASK_COLORSCALE, make_slider, rounded
+from book.ideas import masks, mha
+from book.kit import i18n, validate
+from book.studies import masktraps
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+MASK_TEXT_UP_TO = 10  # cells are labelled with their value up to this many tokens
+
+
+KIND_IDS = {"none": "kind_none", "causal": "kind_causal", "padding": "kind_padding",
+            "causal + padding": "kind_causal_padding"}
+
+
+def kind_name(kind: str) -> str:
+    """The reader's name of a mask kind of :data:`book.studies.masktraps.MASK_KINDS`."""
+    return i18n.tr("ch04." + KIND_IDS[validate.choice("kind", kind, masktraps.MASK_KINDS)])
+
+
+def _mask_titles(kind: str) -> list[str]:
+    name = kind_name(kind)
+    return [i18n.tr("ch04.title_allowed", name=name), i18n.tr("ch04.title_weights", name=name)]
+
+
+def _mask_traces(data: dict) -> dict:
+    """x, y, z and text of the two panels (the mask grid, the weights) for ``data``."""
+    n = data["seq_len"]
+    show = n <= MASK_TEXT_UP_TO
+    allowed, w = data["allowed"], data["weights"]
+    mask_text = [["✓" if a else "·" for a in row] if show else [""] * n for row in allowed]
+    # a blocked pair gets exactly 0, shown as "0" (not "0.00", which could be rounding)
+    weight_text = [[f"{v:.2f}" if v else "0" for v in row] if show else [""] * n for row in w]
+    return {"x": [data["labels"]] * 2, "y": [data["labels"]] * 2,
+            "z": [allowed.astype(int).tolist(), rounded(w)], "text": [mask_text, weight_text]}
+
+
+def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
+                  start: int | None = None) -> go.Figure:
+    """Static explorer: a dropdown over mask kinds and a slider over the padded length.
+
+    Left: which (query, key) pairs the mask allows; right: the attention weights the layer
+    computes under it. Every (kind, padded length) is precomputed with :func:`masktraps.mask_data`.
+    The dropdown switches which pair of panels is visible; the slider restyles all of them, so
+    the two controls combine freely in the browser.
+    """
+    length = validate.integer("length", length, low=1, high=masktraps.MASK_MAX_REAL)
+    seq_lens = list(range(length, masktraps.MASK_MAX_REAL + 1) if seq_lens is None else seq_lens)
+    kinds = [validate.choice("kind", k, masktraps.MASK_KINDS) for k in kinds]
+    if not seq_lens or not kinds:
+        raise ValueError("mask_explorer needs at least one padded length and one mask kind")
+    start = seq_lens[min(1, len(seq_lens) - 1)] if start is None else start
+    if start not in seq_lens:
+        raise ValueError(f"start={start} is not one of the padded lengths {seq_lens}")
+    traces = {n: [_mask_traces(masktraps.mask_data(k, length, n)) for k in kinds] for n in seq_lens}
+    # stacked, not side by side: both grids stay readable on a phone
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.18,
+                        subplot_titles=_mask_titles(kinds[0]))
+    fig.update_annotations(font_size=13, x=0, xanchor="left")  # before the buttons copy them
+    query, key, weight = (i18n.tr(f"ch04.{k}") for k in ("query", "key", "weight"))
+    for i, t in enumerate(traces[start]):
+        visible = i == 0
+        fig.add_trace(go.Heatmap(
+            x=t["x"][0], y=t["y"][0], z=t["z"][0], text=t["text"][0], texttemplate="%{text}",
+            zmin=0, zmax=1, colorscale=MASK_COLORSCALE, showscale=False, visible=visible,
+            hovertemplate=f"{query} %{{y}}<br>{key} %{{x}}<br>%{{z}}: "
+                          f"{i18n.tr('ch04.one_may_attend')}<extra></extra>"),
+            row=1, col=1)
+        fig.add_trace(go.Heatmap(
+            x=t["x"][1], y=t["y"][1], z=t["z"][1], text=t["text"][1], texttemplate="%{text}",
+            zmin=0, zmax=1, colorscale=COLORSCALE, visible=visible,
+            colorbar={"title": {"text": weight}, "len": 0.42, "y": 0.21},
+            hovertemplate=f"{query} %{{y}}<br>{key} %{{x}}<br>{weight} %{{z:.3f}}"
+                          "<extra></extra>"),
+            row=2, col=1)
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    buttons = []
+    for i, kind in enumerate(kinds):
+        visible = [j // 2 == i for j in range(2 * len(kinds))]
+        annotations = [dict(a, text=t) for a, t in zip(base, _mask_titles(kind), strict=True)]
+        label = (i18n.tr("ch04.button_none") if kind == "none"
+                 else i18n.tr("ch04.button_mask", kind=kind_name(kind)))
+        buttons.append({"label": label, "method": "update",
+                        "args": [{"visible": visible}, {"annotations": annotations}]})
+    steps = []
+    for n in seq_lens:
+        restyle = {key: [t[key][p] for t in traces[n] for p in (0, 1)]
+                   for key in ("x", "y", "z", "text")}
+        steps.append({"label": str(n), "method": "update",
+                      "args": [restyle, {"title.text": _mask_figure_title(length, n)}]})
+    fig.update_xaxes(tickangle=-45, side="bottom")
+    fig.update_yaxes(autorange="reversed", title_text=query)
+    fig.update_xaxes(title_text=key, row=2, col=1)
+    fig.update_layout(height=660, margin={"l": 60, "r": 20, "t": 130, "b": 40},
+                      title={"text": _mask_figure_title(length, start), "font": {"size": 13},
+                             "x": 0.02, "xanchor": "left", "yref": "container", "y": 0.985,
+                             "yanchor": "top"})
+    if len(kinds) > 1:
+        # its own row, above the first panel's title: never over the title or the panel
+        fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "down",
+                                        "showactive": True, "x": 0, "xanchor": "left",
+                                        "y": 1.0, "yanchor": "bottom", "pad": {"b": 28}}])
+    if len(seq_lens) > 1:
+        fig.update_layout(sliders=[make_slider(steps, i18n.tr("ch04.slider_padded"),
+                                               active=seq_lens.index(start))])
+    return fig
+
+
+def _mask_figure_title(length: int, seq_len: int) -> str:
+    return i18n.tr("ch04.figure_title", length=length, seq_len=seq_len)
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+def mask_explorer_live() -> LiveExplorer:
+    """Any mask kind, 1–8 real tokens and 0–8 padding positions: the mask and the weights.
+
+    The controls are the number of real tokens and the amount of padding (the padded length is
+    their sum), so every combination of slider positions is a valid sequence.
+    """
+    def redraw(fig, kind, length, padding):
+        data = masktraps.mask_data(kind, length, length + padding)
+        traces = _mask_traces(data)
+        for i, trace in enumerate(fig.data):
+            trace.x, trace.y = traces["x"][i], traces["y"][i]
+            trace.z, trace.text = traces["z"][i], traces["text"][i]
+        for annotation, title in zip(fig.layout.annotations, _mask_titles(kind),
+                                     strict=True):
+            annotation.text = title
+        fig.layout.title.text = _mask_figure_title(length, length + padding)
+
+    controls = {
+        "kind": widgets.Dropdown(options=[(kind_name(k), k) for k in masktraps.MASK_KINDS],
+                                 value="causal + padding",
+                                 description=i18n.tr("ch04.live_mask")),
+        "length": widgets.IntSlider(value=5, min=1, max=masktraps.MASK_MAX_REAL,
+                                    description=i18n.tr("ch04.live_real_tokens")),
+        "padding": widgets.IntSlider(value=2, min=0, max=masktraps.MASK_MAX_PAD,
+                                     description=i18n.tr("ch04.live_padding")),
+    }
+    fig = mask_explorer(5, [7], ["causal + padding"])
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer
+
+
+# --- exercises (registered with book.face.checks) ------------------------------------------------------
+
+def _ch4_causal_reference():
+    return masks.causal_mask(5)
+
+
+def _ch4_causal_mistakes():
+    causal = masks.causal_mask(5)
+    ones = torch.ones(5, 5, dtype=torch.bool)
+    return [~causal,                  # nn.MultiheadAttention's convention (True = blocked)
+            ones.triu(),              # the upper triangle: every token sees the future
+            ones.tril(-1),            # no diagonal: a token may not see itself
+            masks.to_additive(causal),  # an additive float mask
+            causal.int(),             # the right pattern, as integers
+            np.ones((4, 4), dtype=bool)]
+
+
+@exercise("ch4.causal_mask", "The causal mask for 5 tokens, in this book's convention",
+          reference=_ch4_causal_reference, mistakes=_ch4_causal_mistakes)
+def _ch4_causal_mask(answer):
+    arr = np.asarray(answer.detach().cpu() if hasattr(answer, "detach") else answer)
+    if arr.dtype.kind == "f" and np.isneginf(arr).any():
+        return False, i18n.tr("ch04.causal_additive")
+    if arr.shape != (5, 5):
+        return False, i18n.tr("ch04.causal_shape", shape=arr.shape)
+    want = np.tril(np.ones((5, 5), dtype=bool))
+    if arr.dtype != bool:
+        if arr.dtype.kind in "iuf" and np.array_equal(arr != 0, want):
+            return False, i18n.tr("ch04.causal_numbers")
+        return False, i18n.tr("ch04.causal_dtype", dtype=arr.dtype)
+    if np.array_equal(arr, want):
+        return True, i18n.tr("ch04.causal_ok")
+    if np.array_equal(arr, ~want):
+        return False, i18n.tr("ch04.causal_torch")
+    if np.array_equal(arr, want.T):
+        return False, i18n.tr("ch04.causal_future")
+    if np.array_equal(arr, np.tril(want, -1)):
+        return False, i18n.tr("ch04.causal_diagonal")
+    return False, i18n.tr("ch04.causal_rows")
+
+
+def _ch4_split_reference(x, n_heads):
+    batch, seq, d_model = x.shape
+    return x.view(batch, seq, n_heads, d_model // n_heads).transpose(1, 2)
+
+
+def _ch4_split_mistakes():
+    def reshape_only(x, n_heads):
+        b, n, d = x.shape
+        return x.reshape(b, n_heads, n, d // n_heads)
+
+    def no_transpose(x, n_heads):
+        b, n, d = x.shape
+        return x.view(b, n, n_heads, d // n_heads)
+
+    def interleaved(x, n_heads):
+        b, n, d = x.shape
+        return x.view(b, n, d // n_heads, n_heads).permute(0, 3, 1, 2)
+
+    return [reshape_only, no_transpose, interleaved, 3]
+
+
+@exercise("ch4.split_heads", "Repair split_heads(x, n_heads): (batch, seq, d_model) → "
+          "(batch, heads, seq, d_k)", reference=lambda: _ch4_split_reference,
+          mistakes=_ch4_split_mistakes)
+def _ch4_split_heads(func):
+    if not callable(func):
+        return False, i18n.tr("ch04.pass_function", name="split_heads")
+    gen = torch.Generator().manual_seed(4)
+    for batch, seq, d_model, n_heads in [(2, 4, 8, 2), (1, 3, 6, 3), (3, 5, 12, 4)]:
+        d_k = d_model // n_heads
+        x = torch.randn(batch, seq, d_model, generator=gen)
+        out = func(x.clone(), n_heads)
+        if out is None:
+            raise NotAnswered
+        out = torch.as_tensor(out)
+        want = _ch4_split_reference(x, n_heads)
+        if tuple(out.shape) != tuple(want.shape):
+            if tuple(out.shape) == (batch, seq, n_heads, d_k):
+                return False, i18n.tr("ch04.split_seq_first")
+            return False, i18n.tr("ch04.split_shape", x_shape=tuple(x.shape), n_heads=n_heads,
+                                  want=tuple(want.shape), got=tuple(out.shape))
+        out = out.to(want.dtype)
+        if torch.allclose(out, x.reshape(batch, n_heads, seq, d_k)):
+            return False, i18n.tr("ch04.split_reshape")
+        if torch.allclose(out, x.view(batch, seq, d_k, n_heads).permute(0, 3, 1, 2)):
+            return False, i18n.tr("ch04.split_interleaved")
+        if not torch.allclose(out, want):
+            return False, i18n.tr("ch04.split_values")
+    return True, i18n.tr("ch04.split_ok")
+
+
+def _ch4_mha_layer(n: int):
+    """A seeded float64 layer, its nn.MultiheadAttention twin and an input of n tokens."""
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(n)
+        layer = mha.MultiHeadSelfAttention(8, 2, dtype=torch.float64).eval()
+    x = torch.randn(1, n, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(n))
+    return layer, mha.copy_to_torch_mha(layer).eval(), x
+
+
+def _ch4_attn_mask_cases():
+    gen = torch.Generator().manual_seed(7)
+    random = (torch.rand(6, 6, generator=gen) < 0.5) | torch.eye(6, dtype=torch.bool)
+    return [masks.causal_mask(5), random]
+
+
+def _ch4_attn_mask_reference():
+    return masks.to_torch_attn_mask
+
+
+@exercise("ch4.torch_attn_mask", "Convert a book mask into nn.MultiheadAttention's attn_mask",
+          reference=_ch4_attn_mask_reference,
+          mistakes=lambda: [lambda m: m, lambda m: (~m).float(), lambda m: (~m).int(),
+                            "mask"])
+def _ch4_torch_attn_mask(func):
+    if not callable(func):
+        return False, i18n.tr("ch04.pass_function", name="to_attn_mask")
+    for mask in _ch4_attn_mask_cases():
+        n = mask.shape[0]
+        converted = func(mask.clone())
+        if converted is None:
+            raise NotAnswered
+        if not isinstance(converted, torch.Tensor):
+            return False, i18n.tr("ch04.attn_tensor", type=type(converted).__name__)
+        if tuple(converted.shape) != (n, n):
+            return False, i18n.tr("ch04.attn_shape", n=n, shape=tuple(converted.shape))
+        if converted.dtype != torch.bool and not converted.is_floating_point():
+            return False, i18n.tr("ch04.attn_dtype", dtype=converted.dtype)
+        layer, torch_mha, x = _ch4_mha_layer(n)
+        with torch.no_grad():
+            want = layer(x, mask=mask)
+            got = torch_mha(x, x, x, attn_mask=converted.to(x.dtype)
+                            if converted.is_floating_point() else converted,
+                            need_weights=False)[0]
+        if bool(torch.isfinite(got).all()) and torch.allclose(got, want, atol=1e-9):
+            continue
+        if converted.dtype == torch.bool and torch.equal(converted, mask):
+            return False, i18n.tr("ch04.attn_same")
+        if converted.is_floating_point() and not bool(torch.isinf(converted).any()):
+            return False, i18n.tr("ch04.attn_float")
+        return False, i18n.tr("ch04.attn_other")
+    return True, i18n.tr("ch04.attn_ok")
+
+
+def _ch4_scores_shape() -> tuple[int, ...]:
+    steps = dict(mha.shape_trace(batch=3, seq=10, d_model=512, n_heads=8))
+    return next(shape for name, shape in steps.items() if name.startswith("scores"))
+
+
+@exercise("ch4.scores_shape", "The shape of the scores for x of shape (3, 10, 512), 8 heads",
+          reference=_ch4_scores_shape,
+          mistakes=lambda: [(3, 10, 10), (3, 8, 10, 64), (3, 10, 8, 10), (3, 10, 512), 80])
+def _ch4_scores_shape_check(answer):
+    try:
+        shape = tuple(int(v) for v in answer)
+    except TypeError:
+        return False, i18n.tr("ch04.scores_tuple")
+    if shape == _ch4_scores_shape():
+        return True, i18n.tr("ch04.scores_ok")
+    if len(shape) == 3 and shape[1] == shape[2]:
+        return False, i18n.tr("ch04.scores_no_heads")
+    if len(shape) == 4 and shape[1] != 8 and 8 in shape:
+        return False, i18n.tr("ch04.scores_order")
+    if len(shape) == 4 and shape[-1] != shape[-2]:
+        return False, i18n.tr("ch04.scores_q")
+    return False, i18n.tr("ch04.scores_trace")
+
+

@@ -1,0 +1,346 @@
+"""Chapter 5 (training stability): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+from torch import nn
+
+from book.face.checks import NotAnswered, close_number, exercise, number
+from book.face.live import LiveExplorer
+from book.face.plotting import RUN_COLORS, RUN_DASHES, rounded
+from book.kit import i18n, validate
+from book.studies import stability
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+LOG_TICKS = 5  # at most about this many labelled decades on a log axis (phone-wide figures)
+
+
+def _parts(layers) -> list[str]:
+    return [stability.part_name(p) for p in layers]
+
+
+def _log_dtick(*curves) -> int:
+    """Decades between ticks so that a log axis over ``curves`` labels about LOG_TICKS."""
+    values = [v for curve in curves for v in curve if v is not None and np.isfinite(v) and v > 0]
+    if not values:
+        return 1
+    decades = np.log10(max(values)) - np.log10(min(values))
+    return max(1, int(np.ceil(decades / LOG_TICKS)))
+
+
+def _stability_restyle(data: dict) -> dict:
+    layers = _parts(data["layers"])
+    step = i18n.tr("ch05.step", step=data["last_step"])
+    return {"x": [data["steps"], layers, layers, layers, layers],
+            "y": [rounded(data["loss"]), rounded(data["act_first"]), rounded(data["act_last"]),
+                  rounded(data["grad_first"], 6), rounded(data["grad_last"], 6)],
+            "name": [i18n.tr("ch05.loss"), i18n.tr("ch05.step", step=1), step,
+                     i18n.tr("ch05.step", step=1), step]}
+
+
+def _chance_line(fig, row=None, col=None) -> None:
+    chance = stability.chance_loss()
+    kwargs = {} if row is None else {"row": row, "col": col}
+    fig.add_hline(y=chance, line_dash="dot", line_color="#7a7a7a",
+                  annotation_text=i18n.tr("ch05.chance", chance=chance),
+                  annotation_position="top right", annotation_font_size=11, **kwargs)
+
+
+def stability_explorer(runs, start: int = 0) -> go.Figure:
+    """Static explorer: a dropdown over training runs (:class:`book.studies.stability.Run`).
+
+    Top: the loss (running mean) with the chance level ln 7. Below, left: the RMS of
+    each layer's output (the residual stream) at step 1 and at the last recorded step; right:
+    the gradient norm of each layer's parameters at the same two steps (log scales). The
+    panels are stacked so that they stay readable on a phone.
+    """
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs is empty: pass the book.studies.stability.run(...) results to show")
+    start = validate.integer("start", start, low=0, high=len(runs) - 1)
+    datas = [stability.stability_data(r) for r in runs]
+    first = _stability_restyle(datas[start])
+    fig = make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]],
+                        vertical_spacing=0.24, horizontal_spacing=0.16,
+                        subplot_titles=[i18n.tr(f"ch05.explorer_{k}")
+                                        for k in ("loss", "act", "grad")])
+    styles = [("#1a56a8", "solid", "lines"), ("#7a7a7a", "dash", "lines+markers"),
+              ("#b3261e", "solid", "lines+markers"), ("#7a7a7a", "dash", "lines+markers"),
+              ("#b3261e", "solid", "lines+markers")]
+    places = [(1, 1), (2, 1), (2, 1), (2, 2), (2, 2)]
+    for i, ((color, dash, mode), (row, col)) in enumerate(zip(styles, places, strict=True)):
+        fig.add_trace(go.Scatter(x=first["x"][i], y=first["y"][i], name=first["name"][i],
+                                 mode=mode, line={"color": color, "dash": dash},
+                                 showlegend=i in (1, 2), legendgroup=str(i % 2)),
+                      row=row, col=col)
+    _chance_line(fig, 1, 1)
+    buttons = []
+    for data in datas:
+        buttons.append({"label": data["label"], "method": "update",
+                        "args": [_stability_restyle(data), {"title.text": data["title"]}]})
+    fig.update_xaxes(title_text=i18n.tr("ch05.training_step"), row=1, col=1)
+    fig.update_xaxes(title_text=i18n.tr("ch05.output_of"), tickangle=-45, row=2, col=1)
+    fig.update_xaxes(title_text=i18n.tr("ch05.parameters_of"), tickangle=-45, row=2, col=2)
+    for col, keys in ((1, ("act_first", "act_last")), (2, ("grad_first", "grad_last"))):
+        dtick = _log_dtick(*(d[k] for d in datas for k in keys))
+        fig.update_yaxes(type="log", exponentformat="power", dtick=dtick, row=2, col=col)
+    fig.update_yaxes(title_text=i18n.tr("ch05.training_loss"), rangemode="tozero",
+                     row=1, col=1)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(
+        height=780, title={"text": datas[start]["title"], "font": {"size": 13}, "x": 0.02,
+                           "xanchor": "left", "yref": "container", "y": 0.985,
+                           "yanchor": "top"},
+        # its own row, above the first panel's title: never over the title or the panel
+        updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True,
+                      "active": start, "x": 0, "xanchor": "left", "y": 1.0,
+                      "yanchor": "bottom", "pad": {"b": 30}}],
+        legend={"orientation": "h", "x": 0, "y": -0.2},
+        margin={"l": 60, "r": 20, "t": 150, "b": 60})
+    return fig
+
+
+def loss_curves_figure(runs, title: str = "") -> go.Figure:
+    """Several runs' loss curves (running mean of 10 steps) on one plot, with the
+    chance level ln 7. A diverged run ends where its loss stopped being finite."""
+
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs is empty: pass some book.studies.stability.run(...) results")
+    fig = go.Figure()
+    step, loss = i18n.tr("ch05.hover_step_loss"), i18n.tr("ch05.loss")
+    for i, run in enumerate(runs):
+        fig.add_trace(go.Scatter(
+            x=list(range(1, len(run.loss) + 1)),
+            y=rounded(stability.smooth(run.loss, stability.LOSS_SMOOTHING)), mode="lines",
+            name=run.label,
+            line={"color": RUN_COLORS[i % len(RUN_COLORS)],
+                  "dash": RUN_DASHES[i % len(RUN_DASHES)], "width": 2.5},
+            hovertemplate=f"{step} %{{x}}: {loss} %{{y:.3f}}<extra>{run.label}</extra>"))
+    _chance_line(fig)
+    fig.update_layout(height=420, title={"text": title, "font": {"size": 14}},
+                      xaxis={"title": i18n.tr("ch05.training_step")},
+                      yaxis={"title": i18n.tr("ch05.training_loss_mean"),
+                             "rangemode": "tozero"},
+                      legend={"orientation": "h", "y": -0.2, "x": 0, "font": {"size": 12}},
+                      margin={"l": 60, "r": 20, "t": 50, "b": 40})
+    return fig
+
+
+def layer_norms_figure(runs, when: str = "first", title: str = "") -> go.Figure:
+    """Per-layer activation RMS and gradient norm of several runs at their "first" or "last"
+    recorded step, one line per run, log scales."""
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs is empty: pass some book.studies.stability Run objects")
+    validate.choice("when", when, ("first", "last"))
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
+                        subplot_titles=[i18n.tr("ch05.norms_act"), i18n.tr("ch05.norms_grad")])
+    for i, run in enumerate(runs):
+        style = {"color": RUN_COLORS[i % len(RUN_COLORS)],
+                 "dash": RUN_DASHES[i % len(RUN_DASHES)]}
+        for col, what in ((1, "activation"), (2, "gradient")):
+            fig.add_trace(go.Scatter(x=_parts(run.layers), y=rounded(run.profile(what, when), 6),
+                                     mode="lines+markers", name=run.label, line=style,
+                                     legendgroup=run.label, showlegend=col == 1,
+                                     hovertemplate="%{x}: %{y:.3g}<extra>" + run.label
+                                                   + "</extra>"), row=1, col=col)
+    for col, what in ((1, "activation"), (2, "gradient")):
+        dtick = _log_dtick(*(run.profile(what, when) for run in runs))
+        fig.update_yaxes(type="log", exponentformat="power", dtick=dtick, row=1, col=col)
+    fig.update_xaxes(tickangle=-45)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(height=420 + 10 * len(runs),
+                      title={"text": title, "font": {"size": 14}, "x": 0.02, "xanchor": "left",
+                             "yref": "container", "y": 0.97, "yanchor": "top"},
+                      legend={"orientation": "h", "y": -0.3, "x": 0, "font": {"size": 12}},
+                      margin={"l": 50, "r": 20, "t": 80, "b": 40})
+    return fig
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+STABILITY_LRS = (3e-3, 1e-2, 3e-2)
+STABILITY_LIVE_MAX_LAYERS = 8
+
+
+class TrainingExplorer(LiveExplorer):
+    """The stability explorer's live face. Choosing a configuration that was already trained
+    redraws at once (no training in a control change); any other configuration shows an empty
+    plot until the button "train this configuration" trains it (a short run with a progress
+    bar, :func:`book.studies.stability.run`) and adds it to :attr:`runs`."""
+
+    def __init__(self, runs, data=None, steps: int | None = None):
+        runs = list(runs)
+        if not runs:
+            raise ValueError("runs is empty: pass the runs the chapter trained")
+        self.runs = {r.key: r for r in runs}
+        self.data = data
+        self.steps = stability.SETTINGS["steps"] if steps is None else \
+            validate.integer("steps", steps, low=1)
+        first = runs[0]
+        lrs = sorted(set(STABILITY_LRS) | {r.lr for r in runs})
+        controls = {
+            "norm": widgets.Dropdown(options=[(stability.norm_name(k), k)
+                                              for k in stability.NORM_NAMES],
+                                     value=first.norm, description=i18n.tr("ch05.live_norm")),
+            "init": widgets.Dropdown(options=[(stability.init_name(k), k)
+                                              for k in stability.INIT_NAMES],
+                                     value=first.init, description=i18n.tr("ch05.live_init")),
+            "n_layers": widgets.IntSlider(value=first.n_layers, min=1,
+                                          max=STABILITY_LIVE_MAX_LAYERS,
+                                          description=i18n.tr("ch05.live_layers")),
+            "lr": widgets.Dropdown(options=[(f"{lr:g}", lr) for lr in lrs], value=first.lr,
+                                   description="lr"),
+        }
+        fig = stability_explorer([first])
+        fig.layout.updatemenus = []
+        super().__init__(fig, controls, self._redraw_run)
+        self.button = widgets.Button(description=i18n.tr("ch05.train_button"), icon="play",
+                                     layout={"width": "240px"})
+        self.button.on_click(lambda _button: self.train())
+        self.status = widgets.HTML()
+        self.output = widgets.Output()
+        self.widget = widgets.VBox([widgets.HBox(list(controls.values())),
+                                    widgets.HBox([self.button, self.status]), self.output,
+                                    self.figure])
+        self._draw()
+
+    def _redraw_run(self, fig, norm, init, n_layers, lr):
+        run = self.runs.get((norm, init, n_layers, lr))
+        if run is None:
+            label = stability.config_label(norm, init, n_layers, lr)
+            for trace in fig.data:
+                trace.x, trace.y = [], []
+            fig.layout.title.text = i18n.tr("ch05.not_trained_title", label=label,
+                                            steps=self.steps)
+            self.status.value = f"<i>{i18n.tr('ch05.not_trained')}</i>"
+            return
+        data = stability.stability_data(run)
+        restyle = _stability_restyle(data)
+        for i, trace in enumerate(fig.data):
+            trace.x, trace.y, trace.name = (restyle["x"][i], restyle["y"][i],
+                                            restyle["name"][i])
+        fig.layout.title.text = data["title"]
+        self.status.value = i18n.tr("ch05.trained_in", seconds=run.wall_time)
+
+    def train(self):
+        """Train the configuration the controls show (if it is new), then draw it."""
+
+        values = {name: c.value for name, c in self.controls.items()}
+        key = (values["norm"], values["init"], values["n_layers"], values["lr"])
+        if key not in self.runs:
+            self.button.disabled = True
+            try:
+                with self.output:
+                    self.output.clear_output()
+                    self.runs[key] = stability.run(*key, steps=self.steps, data=self.data,
+                                                   progress=True)
+            finally:
+                self.button.disabled = False
+        self._draw()
+        return self.runs[key]
+
+
+def stability_live(runs, data=None, steps: int | None = None) -> TrainingExplorer:
+    """Norm, init, depth and learning rate: the runs already trained show at once; the button
+    trains a new configuration (about 1–3 s on a laptop CPU)."""
+    return TrainingExplorer(runs, data, steps)
+
+
+# --- exercises (registered with book.face.checks) ------------------------------------------------------
+
+@exercise("ch5.large_rms", "RMS after a 32 → 32 linear layer with N(0, 1) weights",
+          reference=lambda: float(np.sqrt(32)), mistakes=lambda: [32, 1, 1 / np.sqrt(32)])
+def _ch5_large_rms(answer):
+    value = number(answer)
+    if abs(value - 32) < 0.5:
+        return False, i18n.tr("ch05.rms_variance")
+    if abs(value - 1 / np.sqrt(32)) < 0.01:
+        return False, i18n.tr("ch05.rms_shrink")
+    return close_number(answer, float(np.sqrt(32)), 0.03, i18n.tr("ch05.rms_hint"),
+                        i18n.tr("ch05.rms_ok"))
+
+
+@exercise("ch5.xavier_std", "Standard deviation of Xavier weights in a 32 × 32 layer",
+          reference=lambda: float(np.sqrt(2 / 64)),
+          mistakes=lambda: [1 / 32, float(np.sqrt(6 / 64)), 1, float(np.sqrt(32))])
+def _ch5_xavier_std(answer):
+    value = number(answer)
+    if abs(value - 1 / 32) < 1e-3:
+        return False, i18n.tr("ch05.xavier_variance")
+    if abs(value - np.sqrt(6 / 64)) < 1e-3:
+        return False, i18n.tr("ch05.xavier_uniform_bound")
+    return close_number(answer, float(np.sqrt(2 / 64)), 0.02, i18n.tr("ch05.xavier_hint"),
+                        i18n.tr("ch05.xavier_ok"))
+
+
+@exercise("ch5.chance_loss", "Loss of a model that gives all 7 labels the same probability",
+          reference=lambda: float(np.log(7)),
+          mistakes=lambda: [1 / 7, 7, float(np.log2(7)), 0])
+def _ch5_chance_loss(answer):
+    value = number(answer)
+    if abs(value - np.log2(7)) < 1e-2:
+        return False, i18n.tr("ch05.chance_bits")
+    if abs(value - 1 / 7) < 1e-3:
+        return False, i18n.tr("ch05.chance_probability")
+    return close_number(answer, float(np.log(7)), 2e-3, i18n.tr("ch05.chance_hint"),
+                        i18n.tr("ch05.chance_ok"))
+
+
+def _ch5_pre_ln(x, sublayer, norm):
+    return x + sublayer(norm(x))
+
+
+def _ch5_modules(seed: int):
+    """A seeded LayerNorm with non-trivial affine weights and a small sub-layer."""
+
+    gen = torch.Generator().manual_seed(seed)
+    norm = nn.LayerNorm(6)
+    sublayer = nn.Sequential(nn.Linear(6, 6), nn.Tanh())
+    with torch.no_grad():
+        for p in list(norm.parameters()) + list(sublayer.parameters()):
+            p.copy_(torch.randn(p.shape, generator=gen))
+    x = 3 * torch.randn(2, 4, 6, generator=gen) + 1
+    return x, sublayer, norm
+
+
+@exercise("ch5.pre_ln", "Write pre_ln(x, sublayer, norm): one Pre-LN residual step",
+          reference=lambda: _ch5_pre_ln,
+          mistakes=lambda: [lambda x, s, n: n(x + s(x)), lambda x, s, n: s(n(x)),
+                            lambda x, s, n: x + n(s(x)), lambda x, s, n: n(x) + s(n(x)), 3])
+def _ch5_pre_ln_check(func):
+    if not callable(func):
+        return False, i18n.tr("ch05.pass_function")
+    for seed in (0, 1):
+        x, sublayer, norm = _ch5_modules(seed)
+        with torch.no_grad():
+            out = func(x.clone(), sublayer, norm)
+            if out is None:
+                raise NotAnswered
+            out = torch.as_tensor(out)
+            if out.shape != x.shape:
+                return False, i18n.tr("ch05.pre_shape", want=tuple(x.shape),
+                                      got=tuple(out.shape))
+
+            def same(y, out=out):
+                return bool(torch.allclose(out, y, atol=1e-5))
+
+            if same(norm(x + sublayer(x))):
+                return False, i18n.tr("ch05.pre_post_ln")
+            if same(sublayer(norm(x))):
+                return False, i18n.tr("ch05.pre_no_residual")
+            if same(x + norm(sublayer(x))):
+                return False, i18n.tr("ch05.pre_output_norm")
+            if same(norm(x) + sublayer(norm(x))):
+                return False, i18n.tr("ch05.pre_normed_stream")
+            if not same(_ch5_pre_ln(x, sublayer, norm)):
+                return False, i18n.tr("ch05.pre_other")
+    return True, i18n.tr("ch05.pre_ok")
+
+

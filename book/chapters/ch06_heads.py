@@ -1,0 +1,450 @@
+"""Chapter 6 (how many heads): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from book.face.checks import call, exercise, number
+from book.face.live import LiveExplorer
+from book.face.plotting import COLORSCALE, RUN_COLORS, make_slider, rounded
+from book.kit import i18n, timing, validate
+from book.studies import heads
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+HEAD_GRID = (4, 4)   # the head-maps explorer shows up to 16 heads
+MAX_GRID_HEADS = HEAD_GRID[0] * HEAD_GRID[1]
+assert MAX_GRID_HEADS == heads.MAX_MAP_HEADS, "the grid must hold every head the data allows"
+
+
+def _tr(msg_id: str, **values) -> str:
+    return i18n.tr(f"ch06.{msg_id}", **values)
+
+
+def head_count(n_heads: int) -> str:
+    """"1 head", "4 heads" (in the book's language)."""
+    return _tr("heads_1") if n_heads == 1 else _tr("heads_n", n=n_heads)
+
+
+def _head_count_label(n_heads: int, d_k: int) -> str:
+    return _tr("sweep_x", heads=head_count(n_heads), d_k=d_k)
+
+
+def heads_sweep_figure(runs) -> go.Figure:
+    """Held-out accuracy and loss of the models of :func:`book.studies.heads.sweep` (a dict
+    {n_heads: HeadRun}), one bar per head count, labelled with d_k."""
+    runs = dict(runs)
+    if not runs:
+        raise ValueError("runs is empty: pass book.studies.heads.sweep(...)")
+    x = [_head_count_label(h, r.d_k) for h, r in runs.items()]
+    acc = [100 * r.accuracy for r in runs.values()]
+    loss = [r.loss for r in runs.values()]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=[_tr("sweep_acc"), _tr("sweep_loss")])
+    fig.add_trace(go.Bar(x=x, y=rounded(acc, 2), marker_color="#1a56a8",
+                         text=[f"{a:.1f}" for a in acc], textposition="outside",
+                         hovertemplate="%{x}: %{y:.2f} %<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=x, y=rounded(loss, 4), marker_color="#7a7a7a",
+                         text=[f"{v:.3f}" for v in loss], textposition="outside",
+                         hovertemplate="%{x}: %{y:.3f}<extra></extra>"), row=1, col=2)
+    # from 0: a bar's length is its accuracy, so a spread the text calls noise looks like one
+    fig.update_yaxes(range=[0, 108], row=1, col=1)
+    fig.update_yaxes(range=[0, 1.2 * max(loss)], row=1, col=2)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(height=400, showlegend=False,
+                      margin={"l": 50, "r": 20, "t": 50, "b": 40})
+    return fig
+
+
+def _head_maps_title(data: dict) -> str:
+    n = data["n_heads"]
+    js = "" if n == 1 else _tr("maps_js", js=data["js"])
+    return _tr("maps_title", heads=head_count(n), layer=data["layer"], js=js,
+               text=data["text"])
+
+
+def _head_grid(n_heads: int) -> tuple[int, int]:
+    """(rows, columns) of the panels for ``n_heads`` heads: as few columns as fill the figure,
+    so one head gets one large map and 16 heads a 4 × 4 grid."""
+    cols = 1 if n_heads == 1 else 2 if n_heads <= 4 else 3 if n_heads <= 9 else HEAD_GRID[1]
+    return -(-n_heads // cols), cols
+
+
+def _head_maps_update(data: dict) -> dict:
+    """z, x, y of the 16 panels; the panels of heads the model does not have are empty. With
+    two columns or fewer the query axis shows each token with its English gloss."""
+    used = range(data["n_heads"])
+    rows = data["glossed"] if _head_grid(data["n_heads"])[1] <= 2 else data["labels"]
+    return {"z": [rounded(data["maps"][h], 3) if h in used else [] for h in range(MAX_GRID_HEADS)],
+            "x": [data["labels"] if h in used else [] for h in range(MAX_GRID_HEADS)],
+            "y": [rows if h in used else [] for h in range(MAX_GRID_HEADS)],
+            "customdata": [[[g] * len(rows) for g in data["glossed"]] if h in used else []
+                           for h in range(MAX_GRID_HEADS)]}
+
+
+GRID_GAP = (0.02, 0.025)  # between panels (x, y), in fractions of the plot area
+
+
+def _head_axes_visible(n_heads: int) -> dict:
+    """Layout updates for a model with ``n_heads`` heads: lay its panels out on the grid of
+    :func:`_head_grid` (the others hidden), queries labelled in the first column, keys under
+    the last row while there is room for one label per key (two columns or fewer)."""
+    out = {}
+    n_rows, n_cols = _head_grid(n_heads)
+    gx, gy = GRID_GAP
+    bottom = 0.1 if n_cols <= 2 else 0.0  # room for the key labels under the last row
+    width = (1 - gx * (n_cols - 1)) / n_cols
+    height = (1 - bottom - gy * (n_rows - 1)) / n_rows
+    for h in range(MAX_GRID_HEADS):
+        suffix = "" if h == 0 else str(h + 1)
+        shown = h < n_heads
+        out[f"xaxis{suffix}.visible"] = out[f"yaxis{suffix}.visible"] = shown
+        r, c = divmod(h, n_cols) if shown else (0, 0)
+        x0, y1 = c * (width + gx), 1 - r * (height + gy)
+        out[f"xaxis{suffix}.domain"] = [round(x0, 4), round(x0 + width, 4)] if shown else [0, 0.01]
+        out[f"yaxis{suffix}.domain"] = [round(y1 - height, 4), round(y1, 4)] if shown else [0, 0.01]
+        # keys under the panels with none below them, while a label per key fits
+        out[f"xaxis{suffix}.showticklabels"] = shown and n_cols <= 2 and h + n_cols >= n_heads
+        # 16 heads: the grid needs the width for 12 px cells; the tokens are in the hover
+        out[f"yaxis{suffix}.showticklabels"] = shown and c == 0 and n_cols <= 3
+    out["margin.l"] = 8 if n_cols > 3 else 44  # room for the query labels when shown
+    return out
+
+
+def _head_panel_titles(n_heads: int) -> list[str]:
+    return [_tr("maps_panel", h=h) if h < n_heads else "" for h in range(MAX_GRID_HEADS)]
+
+
+def _head_panel_annotations(n_heads: int) -> list[dict]:
+    """The panel titles, each above its panel's top-left corner (wherever the grid puts it)."""
+    axes = _head_axes_visible(n_heads)
+    out = []
+    for h, text in enumerate(_head_panel_titles(n_heads)):
+        suffix = "" if h == 0 else str(h + 1)
+        x0 = axes[f"xaxis{suffix}.domain"][0]
+        y1 = axes[f"yaxis{suffix}.domain"][1]
+        out.append({"text": text, "x": x0, "y": y1, "xref": "paper", "yref": "paper",
+                    "xanchor": "left", "yanchor": "bottom", "showarrow": False,
+                    "font": {"size": 12}, "yshift": 1})
+    return out
+
+
+def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go.Figure:
+    """Static explorer: a slider over (number of heads, layer); the heads' attention maps for
+    ``order`` on a grid sized to the head count (``models``: {n_heads: TinyEncoder}, at most
+    16 heads)."""
+    models = dict(models)
+    if not models:
+        raise ValueError("models is empty: pass {n_heads: trained TinyEncoder}")
+    frames = [heads.head_maps_data(m, order, layer) for m in models.values() for layer in layers]
+    start = validate.integer("start", start, low=0, high=len(frames) - 1)
+    rows, cols = HEAD_GRID
+    fig = make_subplots(rows=rows, cols=cols)
+    first = _head_maps_update(frames[start])
+    for h in range(MAX_GRID_HEADS):
+        fig.add_trace(go.Heatmap(
+            z=first["z"][h], x=first["x"][h], y=first["y"][h], customdata=first["customdata"][h],
+            # no colour bar: it would take the width the 16-head grid needs for 12 px cells;
+            # the title names the scale and the hover gives each weight
+            zmin=0, zmax=1, colorscale=COLORSCALE, showscale=False,
+            hovertemplate=_tr("maps_hover", h=h, query="%{y}", weight="%{z:.3f}",
+                              key=i18n.pick("%{x} (%{customdata})", "%{x}"))
+            + "<extra></extra>"),
+            row=h // cols + 1, col=h % cols + 1)
+    fig.update_yaxes(autorange="reversed", showticklabels=False, tickfont_size=11,
+                     showgrid=False, zeroline=False, dtick=1, automargin=True)
+    fig.update_xaxes(tickfont_size=11, tickangle=-90, showgrid=False, zeroline=False, dtick=1,
+                     automargin=True)
+    steps = []
+    for data in frames:
+        steps.append({"label": f"{data['n_heads']}·{data['layer']}", "method": "update",
+                      "args": [_head_maps_update(data),
+                               {"annotations": _head_panel_annotations(data["n_heads"]),
+                                "title.text": _head_maps_title(data),
+                                **_head_axes_visible(data["n_heads"])}]})
+    fig.update_layout(_head_axes_visible(frames[start]["n_heads"]))
+    fig.update_layout(annotations=_head_panel_annotations(frames[start]["n_heads"]))
+    slider = {**make_slider(steps, _tr("maps_slider"), active=start), "pad": {"t": 8},
+              "font": {"size": 11}}
+    fig.update_layout(sliders=[slider], height=880, plot_bgcolor="#ffffff",
+                      title={"text": _head_maps_title(frames[start]), "font": {"size": 13},
+                             "x": 0, "xanchor": "left", "yref": "paper", "automargin": True,
+                             "pad": {"b": 22}},
+                      margin={"l": _head_axes_visible(frames[start]["n_heads"])["margin.l"],
+                              "r": 8, "t": 20, "b": 10})
+    return fig
+
+
+def _ablation_frame(n_heads: int, result: dict) -> dict:
+    drop = np.asarray(result["drop"], dtype=float)
+    n_layers = drop.shape[0]
+    # heads down the rows, layers across: 16 heads stay legible on a phone (two wide columns
+    # of 16 rows rather than 16 columns of 9 px)
+    return {"z": [rounded(drop.T, 3)], "x": [[_tr("ablation_layer", i=i) for i in range(n_layers)]],
+            "y": [[_tr("ablation_head", h=h) for h in range(n_heads)]],
+            "text": [[[f"{v:+.1f}" for v in row] for row in drop.T]]}
+
+
+def _ablation_title(n_heads: int, result: dict) -> str:
+    drop = np.asarray(result["drop"], dtype=float)
+    return _tr("ablation_title", heads=head_count(n_heads), acc=100 * result["base_accuracy"],
+               top=drop.max(), mean=drop.mean())
+
+
+def ablation_explorer(ablations: dict, start: int = 0) -> go.Figure:
+    """Static explorer: a slider over the number of heads; a heatmap (head × layer) of how
+    many accuracy points the model loses when that one head is zeroed
+    (``ablations``: {n_heads: book.studies.heads.ablation(...)})."""
+    ablations = dict(ablations)
+    if not ablations:
+        raise ValueError("ablations is empty: pass {n_heads: book.studies.heads.ablation(model, orders)}")
+    keys = list(ablations)
+    start = validate.integer("start", start, low=0, high=len(keys) - 1)
+    top = max(float(np.max(r["drop"])) for r in ablations.values())
+    frames = {h: _ablation_frame(h, r) for h, r in ablations.items()}
+    first = frames[keys[start]]
+    fig = go.Figure(go.Heatmap(
+        z=first["z"][0], x=first["x"][0], y=first["y"][0], text=first["text"][0],
+        texttemplate="%{text}", zmin=0, zmax=max(top, 1e-6), colorscale=COLORSCALE,
+        colorbar={"title": {"text": _tr("ablation_colorbar")}},
+        hovertemplate=_tr("ablation_hover", layer="%{x}", head="%{y}", points="%{z:.2f}")
+        + "<extra></extra>"))
+    steps = [{"label": str(h), "method": "update",
+              "args": [frames[h], {"title.text": _ablation_title(h, ablations[h])}]}
+             for h in keys]
+    fig.update_layout(sliders=[make_slider(steps, _tr("ablation_slider"), active=start)],
+                      title={"text": _ablation_title(keys[start], ablations[keys[start]]),
+                             "font": {"size": 13}, "yref": "paper", "automargin": True,
+                             "pad": {"b": 30}},
+                      yaxis={"autorange": "reversed"}, xaxis={"side": "bottom"}, height=560,
+                      margin={"l": 70, "r": 20, "t": 40, "b": 20})
+    return fig
+
+
+def redundancy_figure(trained: dict, untrained: dict | None = None) -> go.Figure:
+    """Mean Jensen–Shannon divergence between the heads of each layer against the number of
+    heads (``trained``: {n_heads: (n_layers,) array from book.studies.heads.redundancy}); dashed:
+    the same models before training. 0 = the heads attend identically; ln 2 = disjointly."""
+    trained = {h: np.asarray(v, dtype=float) for h, v in dict(trained).items() if h > 1}
+    if not trained:
+        raise ValueError("trained needs at least one model with two or more heads")
+    x = [str(h) for h in trained]
+    n_layers = len(next(iter(trained.values())))
+    fig = go.Figure()
+    for layer in range(n_layers):
+        color = RUN_COLORS[layer % len(RUN_COLORS)]
+        fig.add_trace(go.Scatter(x=x, y=rounded([v[layer] for v in trained.values()]),
+                                 mode="lines+markers", name=_tr("redundancy_trained", layer=layer),
+                                 line={"color": color}))
+        if untrained:
+            fig.add_trace(go.Scatter(
+                x=x, y=rounded([np.asarray(untrained[h], dtype=float)[layer] for h in trained]),
+                mode="lines+markers", name=_tr("redundancy_fresh", layer=layer),
+                line={"color": color, "dash": "dot"}, marker={"symbol": "circle-open"}))
+    fig.add_hline(y=float(np.log(2)), line_dash="dash", line_color="#7a7a7a",
+                  annotation_text=_tr("redundancy_ln2"),
+                  annotation_position="bottom left", annotation_font_size=11)
+    fig.update_layout(height=400, xaxis={"title": _tr("redundancy_x"),
+                                         "type": "category"},
+                      yaxis={"title": _tr("redundancy_y"),
+                             "range": [0, 0.75]},
+                      legend={"orientation": "h", "y": -0.25, "x": 0, "font": {"size": 12}},
+                      margin={"l": 60, "r": 20, "t": 30, "b": 40})
+    return fig
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+HEAD_MAPS_ORDER = "两碗招牌牛肉面，香菜和葱都不要，多加辣。"
+
+
+def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
+    """Pick a trained model (its number of heads), a layer, and type any order: every head's
+    attention map recomputes (one forward pass of the small model)."""
+    models = dict(models)
+    if not models:
+        raise ValueError("models is empty: pass {n_heads: trained TinyEncoder}")
+    counts = list(models)
+    n_layers = next(iter(models.values())).n_layers
+
+    shown = {"labels": None, "titles": None, "heads": MAX_GRID_HEADS, "axes": {}}
+
+    def redraw(fig, n_heads, layer, order):
+        try:
+            with timing.torch_threads(1):   # a tiny forward pass: extra threads only wait for cores
+                data = heads.head_maps_data(models[n_heads], order, layer)
+        except (ValueError, TypeError) as err:
+            message = str(err)
+            message = message if len(message) < 120 else message[:117] + "…"
+            fig.layout.title.text = _tr("maps_error", message=message)
+            return
+        # numpy arrays skip plotly's per-element validation, and only what changed is sent:
+        # a redraw of 16 heads stays well under 50 ms
+        relabel = data["labels"] != shown["labels"] or data["n_heads"] != shown["heads"]
+        panel = _head_maps_update(data)
+        for h, trace in enumerate(fig.data):
+            if h < data["n_heads"]:
+                trace.z = np.round(data["maps"][h], 3)
+                if relabel or h >= shown["heads"]:
+                    trace.x, trace.y = panel["x"][h], panel["y"][h]
+                    trace.customdata = panel["customdata"][h]
+            elif h < shown["heads"]:   # a panel this model has no head for: empty it
+                trace.z, trace.x, trace.y = None, [], []
+        titles = _head_panel_titles(data["n_heads"])
+        if titles != shown["titles"]:
+            for annotation, new in zip(fig.layout.annotations,
+                                       _head_panel_annotations(data["n_heads"]), strict=True):
+                annotation.update(text=new["text"], x=new["x"], y=new["y"])
+            axes = _head_axes_visible(data["n_heads"])
+            for key, value in axes.items():   # only the axis properties that change
+                if shown["axes"].get(key) != value:
+                    axis, prop = key.split(".")
+                    fig.layout[axis][prop] = value
+            shown["axes"] = axes
+        fig.layout.title.text = _head_maps_title(data)
+        shown.update(labels=data["labels"], titles=titles, heads=data["n_heads"])
+
+    controls = {
+        "n_heads": widgets.SelectionSlider(options=counts, value=counts[0],
+                                           description=_tr("live_heads")),
+        "layer": widgets.IntSlider(value=n_layers - 1, min=0, max=n_layers - 1,
+                                   description=_tr("live_layer")),
+        "order": widgets.Text(value=order, description=_tr("live_order"), continuous_update=False,
+                              layout={"width": "420px"}),
+    }
+    fig = head_maps_explorer({counts[0]: models[counts[0]]}, order,
+                                     layers=(n_layers - 1,))
+    fig.layout.sliders = []
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer
+
+
+# --- exercises (registered with book.face.checks) ------------------------------------------------------
+
+def _ch6_max_heads(d_model: int = 128, min_d_k: int = 16) -> int:
+    return max(h for h in range(1, d_model + 1) if d_model % h == 0 and d_model // h >= min_d_k)
+
+
+@exercise("ch6.max_heads", "d_model = 128: the most heads that keep d_k ≥ 16",
+          reference=_ch6_max_heads, mistakes=lambda: [16, 128 * 16, 4, 7])
+def _ch6_max_heads_check(answer):
+    value = number(answer)
+    expected = _ch6_max_heads()
+    if value == expected:
+        return True, _tr("ex_max_heads_ok")
+    if value == 16:
+        return False, _tr("ex_max_heads_16")
+    if value > 128:
+        return False, _tr("ex_max_heads_times")
+    if value < expected and 128 % value == 0:
+        return False, _tr("ex_max_heads_small")
+    return False, _tr("ex_max_heads_hint")
+
+
+def _ch6_parameters() -> int:
+    return heads.attention_parameters(64, 16)
+
+
+@exercise("ch6.parameters", "Parameters of mha.MultiHeadSelfAttention(64, 16)",
+          reference=_ch6_parameters,
+          mistakes=lambda: [4 * 64 * 64, 16 * 4 * (4 * 4 + 4), 16 * 4 * (64 * 64 + 64),
+                            3 * (64 * 64 + 64)])
+def _ch6_parameters_check(answer):
+    value = number(answer)
+    expected = _ch6_parameters()
+    if value == expected:
+        return True, _tr("ex_params_ok")
+    if value == 4 * 64 * 64:
+        return False, _tr("ex_params_bias")
+    if value == 3 * (64 * 64 + 64):
+        return False, _tr("ex_params_wo")
+    if value > expected:
+        return False, _tr("ex_params_big")
+    return False, _tr("ex_params_hint")
+
+
+def _ch6_js(p, q):
+    return float(heads.js_divergence(p, q))
+
+
+def _ch6_js_mistakes():
+    def kl(p, q):
+        p, q = np.asarray(p, float), np.asarray(q, float)
+        keep = p > 0
+        with np.errstate(divide="ignore"):
+            return float(np.sum(p[keep] * np.log(p[keep] / q[keep])))
+
+    def bits(p, q):
+        return _ch6_js(p, q) / np.log(2)
+
+    def symmetric_kl(p, q):
+        return 0.5 * (kl(p, q) + kl(q, p))
+
+    return [kl, bits, symmetric_kl, lambda p, q: float(np.abs(np.subtract(p, q)).sum()), 0.5]
+
+
+@exercise("ch6.js", "Write js_divergence(p, q) in nats", reference=lambda: _ch6_js,
+          mistakes=_ch6_js_mistakes)
+def _ch6_js_check(func):
+    if not callable(func):
+        return False, _tr("ex_js_callable")
+    cases = [([0.5, 0.5], [0.5, 0.5]), ([1.0, 0.0], [0.0, 1.0]), ([0.7, 0.2, 0.1], [0.1, 0.3, 0.6]),
+             ([0.25, 0.25, 0.5, 0.0], [0.0, 0.5, 0.25, 0.25]), ([1.0, 0.0, 0.0], [0.2, 0.3, 0.5])]
+    for p, q in cases:
+        got = float(call(func, p, q).reshape(()))
+        want = _ch6_js(p, q)
+        if np.isclose(got, want, atol=1e-9):
+            continue
+        if not np.isfinite(got):
+            return False, _tr("ex_js_nan", p=p, q=q)
+        if np.isclose(got, want / np.log(2), atol=1e-9):
+            return False, _tr("ex_js_bits")
+        if not np.isclose(float(call(func, q, p).reshape(())), got, atol=1e-9):
+            return False, _tr("ex_js_symmetric")
+        return False, _tr("ex_js_wrong", p=p, q=q)
+    return True, _tr("ex_js_ok")
+
+
+# --- the prose's verdicts (the chapter's claims follow its own numbers) ----------------------
+
+JS_SAME = 0.03  # nats: two redundancies closer than this read as "about as different"
+
+
+def sweep_verdicts(runs: dict, reseeded) -> dict[str, str]:
+    """The sentences chapter 6 glues into its prose about the sweep: is more heads worse,
+    beyond the noise between two seeds, and did the narrowest heads come last? ``runs``:
+    :func:`book.studies.heads.sweep`; ``reseeded``: the one-head run with another seed."""
+    runs = dict(runs)
+    if 1 not in runs or len(runs) < 2:
+        raise ValueError("runs must hold the one-head model and at least one other: pass "
+                         "book.studies.heads.sweep((1, 2, 4, 8, 16), ...)")
+    acc = {h: r.accuracy for h, r in runs.items()}
+    worst = min(acc, key=acc.get)
+    spread = max(acc.values()) - acc[worst]
+    beyond = spread > abs(acc[1] - reseeded.accuracy)
+    narrow_last = worst == max(runs)
+    worse = "worse_no" if not narrow_last else "worse_yes" if beyond else "worse_little"
+    side = "yes" if narrow_last else "no"
+    return {"worse_verdict": _tr(worse),
+            "noise_verdict": _tr("noise_beyond" if beyond else "noise_within"),
+            "direction_verdict": _tr(f"direction_{side}"),
+            "summary_direction": _tr(f"summary_direction_{side}")}
+
+
+def js_verdict(few, many) -> str:
+    """Compare the per-layer redundancy (book.studies.heads.redundancy) of a model with few heads
+    (``few``) and one with many (``many``): about the same, or where they differ most."""
+    few, many = np.asarray(few, dtype=float), np.asarray(many, dtype=float)
+    if few.shape != many.shape or few.ndim != 1:
+        raise ValueError("few and many must be book.studies.heads.redundancy(...) of two models with "
+                         f"the same layers, got shapes {few.shape} and {many.shape}")
+    layer = int(np.argmax(np.abs(many - few)))
+    gap = many[layer] - few[layer]
+    if abs(gap) < JS_SAME:
+        return _tr("js_same")
+    return _tr("js_less" if gap < 0 else "js_more", layer=layer, many=many[layer],
+               few=few[layer])

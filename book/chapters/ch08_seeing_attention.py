@@ -1,0 +1,613 @@
+"""Chapter 8 (seeing attention): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import html
+import textwrap
+import unicodedata
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from book.face.checks import NotAnswered, call, exercise
+from book.face.display import table
+from book.face.live import LiveExplorer
+from book.face.plotting import COLORSCALE, make_slider, rounded
+from book.kit import i18n, timing, validate
+from book.kit.i18n import tr
+from book.studies import attention_roles
+from book.toy import model as model_mod
+from book.toy import orders, train
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+CAPTION_WIDTH = 34  # columns (a CJK character takes two): fits beside a phone's row labels
+
+
+def _columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _wrap(text: str, width: int = CAPTION_WIDTH) -> str:
+    """``text`` broken at spaces into lines of at most ``width`` columns, joined by <br>."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and _columns(lines[-1]) + 1 + _columns(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
+
+
+def _caption(data: dict) -> str:
+    """The order (in English its word-by-word gloss, in Chinese the tokens) and the model's
+    predictions, wrapped, as the views' caption."""
+    zh = i18n.language() == "zh"
+    text = " ".join(data["order"].tokens) if zh else data["english"]
+    marks = tr("ch08.caption_model", marks=("， " if zh else ", ").join(data["marks"]))
+    # a <span>, not <i>: book.face.plotting.tidy leaves a text with a span as it is written, so
+    # these CJK-aware lines are not wrapped again at its character count
+    return (_wrap(text) + '<br><span style="font-style:italic">' + _wrap(marks)
+            + "</span>")
+
+
+def _menu_name(name: str, width: int = 22) -> str:
+    """A menu label short enough for a phone screen (long orders end in …): at 390 px the head
+    view's menu starts where its plot does, right of the token labels, and a label of 28
+    columns ran past the figure's right edge once measured in the CJK font it is drawn in."""
+    if _columns(name) <= width:
+        return name
+    while _columns(name) > width - 1:
+        name = name[:-1]
+    return name + "…"
+
+
+def _head_label(layer: int, head: int) -> str:
+    return tr("ch08.head_label", layer=layer, head=head)
+
+
+def _hover(z: str = "%{z:.3f}") -> str:
+    return tr("ch08.hover_map", q="%{y}", k="%{x}", w=z) + "<extra></extra>"
+
+
+def relation_label(relation: str) -> str:
+    """How the figures and tables name a relation of book.studies.attention_roles.RELATIONS."""
+    ids = {"ingredient → its modifier": "ch08.rel_ing_mod",
+           "dish → its quantity": "ch08.rel_dish_qty",
+           "modifier → its ingredients": "ch08.rel_mod_ing",
+           "quantity → its dish": "ch08.rel_qty_dish",
+           "word → end of its clause": "ch08.rel_end",
+           "word → start of its clause": "ch08.rel_start"}
+    validate.choice("relation", relation, list(ids))
+    return tr(ids[relation])
+
+
+def category_label(category: str) -> str:
+    """How the figures name a token category of book.toy.orders.CATEGORIES."""
+    ids = {"quantity": "ch08.cat_quantity", "dish": "ch08.cat_dish",
+           "adjective": "ch08.cat_adjective", "modifier": "ch08.cat_modifier",
+           "ingredient": "ch08.cat_ingredient", "filler": "ch08.cat_filler",
+           "punctuation": "ch08.cat_punctuation"}
+    validate.choice("category", category, list(ids))
+    return tr(ids[category])
+
+
+def _order_axes(data: dict) -> dict:
+    n = len(data["cols"])
+    return {"xaxis.categoryarray": data["cols"], "xaxis.range": [-0.5, n - 0.5],
+            "yaxis.categoryarray": data["rows"], "yaxis.range": [n - 0.5, -0.5]}
+
+
+def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go.Figure:
+    """Static head view: one attention map; a dropdown picks the order, a slider the head.
+
+    One heatmap per order (the dropdown shows one of them and sets the axes); the slider
+    restyles every order's heatmap to that layer and head, so the two controls combine.
+    (One dropdown per figure: plotly draws all dropdowns of a figure in one container.)
+    """
+    orders_ = list(orders_)
+    if not orders_:
+        raise ValueError("head_view needs at least one order")
+    names = ([tr("ch08.order_name", i=i + 1) for i in range(len(orders_))] if names is None
+             else list(names))
+    if len(names) != len(orders_):
+        raise ValueError(f"got {len(orders_)} orders but {len(names)} names")
+    data = [attention_roles.order_view_data(model, o) for o in orders_]
+    n_layers, n_heads = data[0]["maps"].shape[:2]
+    layer0 = validate.integer("layer", start[0], low=0, high=n_layers - 1)
+    head0 = validate.integer("head", start[1], low=0, high=n_heads - 1)
+    fig = go.Figure()
+    for i, d in enumerate(data):
+        fig.add_trace(go.Heatmap(
+            z=rounded(d["maps"][layer0, head0], 3), x=d["cols"], y=d["rows"], zmin=0, zmax=1,
+            colorscale=COLORSCALE, visible=i == 0,
+            colorbar={"title": {"text": tr("ch08.weight")}}, hovertemplate=_hover()))
+    caption = {"text": _caption(data[0]), "x": 0, "xref": "paper", "xanchor": "left",
+               "y": 1.02, "yref": "paper", "yanchor": "bottom", "showarrow": False,
+               "align": "left", "font": {"size": 11}}
+    order_buttons = [{"label": _menu_name(name), "method": "update",
+                      "args": [{"visible": [j == i for j in range(len(data))]},
+                               {**_order_axes(d), "annotations": [dict(caption,
+                                                                       text=_caption(d))]}]}
+                     for i, (name, d) in enumerate(zip(names, data, strict=True))]
+    head_steps = [{"label": f"L{layer} H{head}", "method": "update",
+                   "args": [{"z": [rounded(d["maps"][layer, head], 3) for d in data]},
+                            {"title.text": _head_label(layer, head)}]}
+                  for layer in range(n_layers) for head in range(n_heads)]
+    fig.update_layout(
+        updatemenus=[{"buttons": order_buttons, "direction": "up", "showactive": True,
+                      "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
+                      "pad": {"t": 240}}],
+        sliders=[{**make_slider(head_steps, tr("ch08.slider_head"),
+                            active=layer0 * n_heads + head0), "pad": {"t": 85}}],
+        annotations=[caption], height=680,
+        title={"text": _head_label(layer0, head0), "font": {"size": 13}, "x": 0,
+               "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
+        xaxis={"title": {"text": tr("ch08.key_axis"), "standoff": 28}, "tickangle": -90,
+               "categoryorder": "array",
+               "automargin": True,
+               **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("xaxis")}},
+        yaxis={"title": tr("ch08.query_axis"), "categoryorder": "array", "automargin": True,
+               **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("yaxis")}},
+        margin={"l": 40, "r": 20, "t": 190, "b": 40})
+    return fig
+
+
+def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
+    """Static model view: the heads of one layer of one order, on a two-column grid (cells
+    large enough to read); a slider picks the layer, a dropdown the order (each button
+    redraws every map of every layer, so the two controls combine)."""
+    orders_ = list(orders_)
+    if not orders_:
+        raise ValueError("model_view needs at least one order")
+    names = ([tr("ch08.order_name", i=i + 1) for i in range(len(orders_))] if names is None
+             else list(names))
+    if len(names) != len(orders_):
+        raise ValueError(f"got {len(orders_)} orders but {len(names)} names")
+    data = [attention_roles.order_view_data(model, o) for o in orders_]
+    n_layers, n_heads = data[0]["maps"].shape[:2]
+    start_layer = validate.integer("start_layer", start_layer, low=0, high=n_layers - 1)
+    cols = min(2, n_heads)
+    rows = -(-n_heads // cols)
+    fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.04, vertical_spacing=0.07,
+                        subplot_titles=[tr("ch08.head", head=head) for head in range(n_heads)])
+    fig.update_annotations(font_size=12)
+    first = data[0]
+    traces = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+    for layer, head in traces:
+        fig.add_trace(go.Heatmap(
+            z=rounded(first["maps"][layer, head], 3), x=first["cols"], y=first["cols"],
+            zmin=0, zmax=1, colorscale=COLORSCALE, showscale=(layer, head) == (0, 0),
+            visible=layer == start_layer,
+            colorbar={"title": {"text": tr("ch08.weight"), "side": "right"}, "len": 0.5,
+                      "y": 0.75},
+            hovertemplate=f"{_head_label(layer, head)}<br>{_hover()}"),
+            row=head // cols + 1, col=head % cols + 1)
+    fig.update_yaxes(autorange="reversed", tickfont_size=10, showticklabels=False, dtick=1)
+    fig.update_yaxes(showticklabels=True, col=1)
+    fig.update_xaxes(tickfont_size=10, tickangle=-90, showticklabels=False, dtick=1)
+    fig.update_xaxes(showticklabels=True, row=rows)
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    caption = {"text": _caption(first), "x": 0, "xref": "paper", "xanchor": "left",
+               "y": 1.06, "yref": "paper", "yanchor": "bottom", "showarrow": False,
+               "align": "left", "font": {"size": 11}}
+    buttons = []
+    for name, d in zip(names, data, strict=True):
+        buttons.append({"label": _menu_name(name), "method": "update",
+                        "args": [{"z": [rounded(d["maps"][lh], 3) for lh in traces],
+                                  "x": [d["cols"]] * len(traces),
+                                  "y": [d["cols"]] * len(traces)},
+                                 {"annotations": base + [dict(caption, text=_caption(d))]}]})
+    steps = [{"label": tr("ch08.layer", layer=layer), "method": "update",
+              "args": [{"visible": [lh[0] == layer for lh in traces]},
+                       {"title.text": tr("ch08.layer_heads", layer=layer, n=n_heads)}]}
+             for layer in range(n_layers)]
+    fig.update_layout(annotations=base + [caption], height=860,
+                      title={"text": tr("ch08.layer_heads", layer=start_layer, n=n_heads),
+                             "font": {"size": 13}, "x": 0, "xanchor": "left", "y": 0.99,
+                             "yanchor": "top", "yref": "container"},
+                      updatemenus=[{"buttons": buttons, "direction": "up", "showactive": True,
+                                    "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
+                                    "pad": {"t": 200}}],
+                      sliders=[{**make_slider(steps, "", active=start_layer), "pad": {"t": 60}}],
+                      margin={"l": 40, "r": 20, "t": 190, "b": 40})
+    return fig
+
+
+def relation_figure(stats: dict) -> go.Figure:
+    """Attention mass of each relation per layer × head (from
+    :func:`book.studies.attention_roles.relation_mass`), with its chance level in the title."""
+    relations = list(stats)
+    if not relations:
+        raise ValueError("stats is empty: pass book.studies.attention_roles.relation_mass(...)")
+    cols = 2
+    rows = -(-len(relations) // cols)
+    titles = [tr("ch08.even_title", relation=relation_label(r),
+                 chance=f"{stats[r]['chance']:.2f}") for r in relations]
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.12,
+                        vertical_spacing=0.16)
+    for i, r in enumerate(relations):
+        mass = np.asarray(stats[r]["mass"])
+        n_layers, n_heads = mass.shape
+        fig.add_trace(go.Heatmap(
+            z=rounded(mass, 3), x=[tr("ch08.head", head=h) for h in range(n_heads)],
+            y=[tr("ch08.layer", layer=layer) for layer in range(n_layers)], zmin=0, zmax=1,
+            colorscale=COLORSCALE, showscale=i == 0, text=[[f"{v:.2f}" for v in row]
+                                                           for row in mass],
+            texttemplate="%{text}", colorbar={"title": {"text": tr("ch08.mass")}},
+            hovertemplate=f"{relation_label(r)}<br>%{{y}}, %{{x}}: %{{z:.3f}}<extra></extra>"),
+            row=i // cols + 1, col=i % cols + 1)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(showticklabels=False, col=2)  # the panels share their layers
+    fig.update_annotations(font_size=12)
+    fig.update_layout(height=230 * rows + 80, margin={"l": 60, "r": 20, "t": 60, "b": 30})
+    return fig
+
+
+def category_figure(cats: dict) -> go.Figure:
+    """Share of the scored tokens' attention on each category of key, per head, with the
+    share an even spread would give as the last row (from
+    :func:`book.studies.attention_roles.category_mass`)."""
+    mass = np.asarray(cats["mass"])          # (categories, layers, heads)
+    _, n_layers, n_heads = mass.shape
+    rows = [_head_label(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+    z = mass.reshape(len(cats["categories"]), -1).T
+    z = np.vstack([z, np.asarray(cats["chance"])[None, :]])
+    rows.append(tr("ch08.even_spread"))
+    fig = go.Figure(go.Heatmap(
+        z=rounded(z, 3), x=[category_label(c) for c in cats["categories"]], y=rows, zmin=0,
+        zmax=float(z.max()),
+        colorscale=COLORSCALE, text=[[f"{v:.2f}" for v in row] for row in z],
+        texttemplate="%{text}", colorbar={"title": {"text": tr("ch08.share")}},
+        hovertemplate=tr("ch08.hover_keys", row="%{y}", x="%{x}", z="%{z:.3f}")
+        + "<extra></extra>"))
+    fig.update_layout(height=120 + 34 * len(rows), yaxis={"autorange": "reversed"},
+                      xaxis={"title": tr("ch08.key_category"), "side": "top"},
+                      margin={"l": 40, "r": 20, "t": 70, "b": 20})
+    return fig
+
+
+def entropy_figure(record: dict, final: np.ndarray | None = None,
+                   final_step: int | None = None) -> go.Figure:
+    """Mean attention entropy per layer against the training step (``record``: step →
+    (layers, heads) from :func:`book.studies.attention_roles.entropy_during_training`); ``final``
+    (the trained model's) is drawn at ``final_step`` as diamonds."""
+    if not record:
+        raise ValueError("record is empty: pass {step: entropy array}")
+    steps = sorted(record)
+    n_layers = np.asarray(record[steps[0]]).shape[0]
+    colors = ["#9ab0d6", "#1f3b73", "#b3261e", "#7a7a7a"]
+    fig = go.Figure()
+    for layer in range(n_layers):
+        color = colors[layer % len(colors)]
+        means = [float(np.mean(record[s][layer])) for s in steps]
+        fig.add_trace(go.Scatter(x=steps, y=rounded(means), mode="lines+markers",
+                                 name=tr("ch08.short_run", layer=layer), line={"color": color}))
+        if final is not None:
+            fig.add_trace(go.Scatter(
+                x=[final_step], y=[round(float(np.mean(final[layer])), 4)], mode="markers",
+                name=tr("ch08.trained_run", layer=layer, steps=final_step),
+                marker={"symbol": "diamond", "size": 12, "color": color,
+                        "line": {"color": "#000000", "width": 1}}))
+    fig.add_hline(y=1.0, line_dash="dot", line_color="#7a7a7a",
+                  annotation_text=tr("ch08.uniform"), annotation_position="bottom right")
+    fig.update_layout(height=420, xaxis={"title": tr("ch08.training_step")},
+                      yaxis={"title": tr("ch08.entropy_axis"), "range": [0, 1.05]},
+                      legend={"orientation": "h", "y": -0.22, "x": 0},
+                      margin={"l": 60, "r": 20, "t": 30, "b": 40})
+    return fig
+
+
+# --- what the notebook prints and tabulates ------------------------------------------------------
+
+def accuracy_line(scores: dict, n: int) -> str:
+    """One line: the held-out accuracy of :func:`book.toy.probe.evaluate`'s ``scores``."""
+    return tr("ch08.held_out", accuracy=scores["accuracy"],
+              ingredients=scores["ingredient_accuracy"], dishes=scores["dish_accuracy"], n=n)
+
+
+def order_lines(orders_) -> str:
+    """The orders, one a line; in English each with its word-by-word gloss below it."""
+    lines = []
+    for o in orders_:
+        lines.append(o.text)
+        if i18n.language() == "en":
+            lines.append(textwrap.indent(textwrap.fill(o.english, 72), "    "))
+    return "\n".join(lines)
+
+
+def layer_list(layers) -> str:
+    """``"layer 1"``, ``"layer 0 and layer 1"``: layers named for the prose."""
+    return tr("ch08.layers_and").join(tr("ch08.layer", layer=layer) for layer in layers)
+
+
+def gloss(token: str) -> str:
+    """What the prose puts beside a token: its English gloss, or in Chinese (where the
+    reader needs none) the kind of word it is."""
+    if i18n.language() == "en":
+        return orders.gloss(token)
+    return category_label(orders.category(token))
+
+
+def specialist_table(heads: list[dict]):
+    """The heads of :func:`book.studies.attention_roles.specialists`, as a table."""
+    return table([tr("ch08.table_head"), tr("ch08.table_relation"), tr("ch08.table_weight"),
+                  tr("ch08.table_lift")],
+                 [(h["name"], relation_label(h["relation"]), h["mass"], h["lift"])
+                  for h in heads], formats=["", "", ".2f", ".1f"])
+
+
+def ablation_table(cost: dict):
+    """Accuracy lost (points) per zeroed head: ``cost[(layer, head)]`` holds
+    ``ingredient_accuracy`` and ``dish_accuracy``."""
+    return table([tr("ch08.head_zeroed"), tr("ch08.ing_lost"), tr("ch08.dish_lost")],
+                 [(attention_roles.head_name(*lh), c["ingredient_accuracy"],
+                   c["dish_accuracy"]) for lh, c in cost.items()], formats=["", ".1f", ".1f"])
+
+
+def clause_name(same_clause: bool) -> str:
+    """"its own clause" or "another clause" (where a head's strongest key lies)."""
+    return tr("ch08.own_clause") if same_clause else tr("ch08.other_clause")
+
+
+def quantity_place(after: bool | None) -> str:
+    """Where a dish's own quantity word stands: after it (True), before it (False), or
+    nowhere (None)."""
+    if after is None:
+        return tr("ch08.no_quantity")
+    return tr("ch08.after_dish") if after else tr("ch08.before_dish")
+
+
+def modifier_place(has: bool) -> str:
+    """Whether an ingredient's clause "has a modifier" or "has no modifier"."""
+    return tr("ch08.has_modifier") if has else tr("ch08.has_no_modifier")
+
+
+def case_line(case: dict) -> str:
+    """One line about :func:`book.studies.attention_roles.top_key`'s ``case``."""
+    return tr("ch08.case_line", token=case["token"], gloss=gloss(case["token"]),
+              predicted=attention_roles.label_name(case["predicted"]),
+              right=attention_roles.label_name(case["right"]), key=case["key"],
+              key_gloss=gloss(case["key"]), weight=case["weight"],
+              where=clause_name(case["same_clause"]))
+
+
+def tally_line(tally: dict) -> str:
+    """How often the specialist's strongest key was where (book.studies.attention_roles.where_it_looked)."""
+    return tr("ch08.tally", same=tally["partner, same clause"],
+              other=tally["partner, other clause"], elsewhere=tally["something else"])
+
+
+def init_table(at_init: dict, final: np.ndarray):
+    """Mean normalised entropy per layer: each untrained initialisation, then the trained
+    model (``at_init``: init → (layers, heads); ``final``: (layers, heads))."""
+    n_layers = np.asarray(final).shape[0]
+    columns = [tr("ch08.model_col")] + [tr("ch08.layer", layer=i) for i in range(n_layers)]
+    rows = [(tr("ch08.untrained", init=repr(init)), *(float(e[i].mean()) for i in
+                                                     range(n_layers)))
+            for init, e in at_init.items()]
+    rows.append((tr("ch08.trained"), *(float(final[i].mean()) for i in range(n_layers))))
+    return table(columns, rows, formats=[""] + [".3f"] * n_layers)
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+def attention_live(model=None, text: str | None = None) -> LiveExplorer:
+    """Type an order, pick a layer and a head: its attention map and the model's labels.
+
+    Bad input (an unknown word, an empty box, too many words) is reported in the widget's
+    ``message`` line, and the last good map stays on screen.
+    """
+
+    model = train.pretrained() if model is None else model_mod.check_encoder(model)
+    text = attention_roles.EXAMPLE if text is None else text
+    n_layers, n_heads = model.n_layers, model.n_heads
+    message = widgets.HTML(layout={"width": "100%"})
+    state = {}
+
+    def redraw(fig, text, layer, head):
+        try:
+            if state.get("text") != text:
+                with timing.torch_threads(1):   # a tiny forward pass: one thread is fastest
+                    state["data"] = attention_roles.order_view_data(model, text)
+                state["text"] = text
+        except ValueError as err:
+            state.pop("text", None)
+            message.value = (f'<span style="color:#b3261e">⚠ {html.escape(str(err))}</span>')
+            return
+        data = state["data"]
+        trace = fig.data[0]
+        trace.x, trace.y = data["cols"], data["rows"]
+        trace.z = rounded(data["maps"][layer, head], 3)
+        n = len(data["cols"])
+        fig.layout.xaxis.categoryarray, fig.layout.yaxis.categoryarray = data["cols"], \
+            data["rows"]
+        fig.layout.xaxis.range, fig.layout.yaxis.range = [-0.5, n - 0.5], [n - 0.5, -0.5]
+        fig.layout.annotations[0].text = _caption(data)
+        message.value = tr("ch08.rows_cols", head=_head_label(layer, head))
+
+    controls = {
+        "text": widgets.Text(value=text, description=tr("ch08.order_box"), continuous_update=False,
+                             layout={"width": "460px"}),
+        "layer": widgets.Dropdown(options=[(tr("ch08.layer", layer=i), i)
+                                           for i in range(n_layers)],
+                                  value=min(1, n_layers - 1), description=tr("ch08.layer_box")),
+        "head": widgets.Dropdown(options=[(tr("ch08.head", head=i), i) for i in range(n_heads)],
+                                 value=min(1, n_heads - 1), description=tr("ch08.head_box")),
+    }
+    fig = head_view(model, [attention_roles.EXAMPLE], start=(0, 0))
+    fig.layout.updatemenus, fig.layout.sliders = [], []
+    # the static view's top margin holds its dropdown; here only the caption needs room
+    fig.layout.margin.t, fig.layout.height = 140, 640
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.message = message
+    explorer.widget = widgets.VBox([*explorer.control_rows, message, explorer.figure])
+    explorer.update()
+    return explorer
+
+
+# --- exercises (registered with book.face.checks) ------------------------------------------------------
+
+_CH8_CACHE: dict = {}
+
+
+def _ch8_modifier_mass():
+    """relation_mass of the shipped model on the held-out orders (computed once)."""
+    if "mass" not in _CH8_CACHE:
+        _, test = train.default_data()
+        stats = attention_roles.relation_mass(train.pretrained(), test)
+        _CH8_CACHE["mass"] = {r: s["mass"] for r, s in stats.items()}
+    return _CH8_CACHE["mass"]
+
+
+def _ch8_best_head():
+    mass = _ch8_modifier_mass()["ingredient → its modifier"]
+    layer, head = np.unravel_index(int(np.argmax(mass)), mass.shape)
+    return (int(layer), int(head))
+
+
+def _ch8_best_head_mistakes():
+    mass = _ch8_modifier_mass()
+    ing = mass["ingredient → its modifier"]
+    dish = mass["dish → its quantity"]
+    second = np.unravel_index(int(np.argsort(ing, axis=None)[-2]), ing.shape)
+    dish_best = np.unravel_index(int(np.argmax(dish)), dish.shape)
+    out = [(0, 0), (int(second[0]), int(second[1])), 3, "layer 1"]
+    if tuple(int(v) for v in dish_best) != _ch8_best_head():
+        out.append((int(dish_best[0]), int(dish_best[1])))
+    return out
+
+
+@exercise("ch8.best_head", "Which head puts the most weight on an ingredient's modifier?",
+          reference=_ch8_best_head, mistakes=_ch8_best_head_mistakes)
+def _ch8_best_head_check(answer):
+    try:
+        layer, head = (int(v) for v in answer)
+    except (TypeError, ValueError):
+        return False, tr("ch08.ex_pair")
+    mass = _ch8_modifier_mass()
+    ing = mass["ingredient → its modifier"]
+    if not (0 <= layer < ing.shape[0] and 0 <= head < ing.shape[1]):
+        return False, tr("ch08.ex_range", layers=ing.shape[0], heads=ing.shape[1])
+    if (layer, head) == _ch8_best_head():
+        return True, tr("ch08.ex_best_ok", mass=ing[layer, head])
+    dish = mass["dish → its quantity"]
+    if dish[layer, head] > ing[layer, head] and dish[layer, head] >= 0.5:
+        return False, tr("ch08.ex_best_dish",
+                         panel=relation_label("ingredient → its modifier"))
+    if layer == 0:
+        return False, tr("ch08.ex_best_layer0")
+    return False, tr("ch08.ex_best_other", panel=relation_label("ingredient → its modifier"))
+
+
+def _ch8_pair_orders():
+    texts = ["一碗牛肉面，不要香菜，多加辣。", "两份招牌炒饭，葱和蒜都不要，辣多放一点。",
+             "你好，招牌凉皮要一碗，葱少加，放蒜和麻酱。", "馄饨一份不要香菜，醋多放。"]
+    return [orders.Order.from_text(t).tokens for t in texts] + \
+        [o.tokens for o in orders.generate(30, seed=8)]
+
+
+def _ch8_pairs_reference():
+    def modifier_pairs(tokens):
+        pairs = attention_roles.relation_pairs(orders.Order.from_tokens(tokens))
+        return [(i, keys[0]) for i, keys in pairs["ingredient → its modifier"]]
+
+    return modifier_pairs
+
+
+def _ch8_pairs_mistakes():
+    def nearest(tokens):   # the nearest modifier anywhere, ignoring the clauses
+        mods = [j for j, t in enumerate(tokens) if orders.category(t) == "modifier"]
+        return [(i, min(mods, key=lambda j: (abs(j - i), j))) for i, t in enumerate(tokens)
+                if orders.category(t) == "ingredient" and mods]
+
+    def swapped(tokens):
+        return [(m, i) for i, m in _ch8_pairs_reference()(tokens)]
+
+    def before_only(tokens):   # only a modifier before the ingredient counts
+        out = []
+        for i, t in enumerate(tokens):
+            if orders.category(t) != "ingredient":
+                continue
+            j = i - 1
+            while j >= 0 and tokens[j] not in orders.CLAUSE_END:
+                if orders.category(tokens[j]) == "modifier":
+                    out.append((i, j))
+                    break
+                j -= 1
+        return out
+
+    return [nearest, swapped, before_only, [(4, 3)]]
+
+
+@exercise("ch8.modifier_pairs", "Write modifier_pairs(tokens): each ingredient with the "
+          "modifier of its clause", reference=_ch8_pairs_reference,
+          mistakes=_ch8_pairs_mistakes)
+def _ch8_modifier_pairs(func):
+    if not callable(func):
+        return False, tr("ch08.ex_pass_function", name="modifier_pairs")
+    want_func = _ch8_pairs_reference()
+    for tokens in _ch8_pair_orders():
+        got = func(list(tokens))
+        if got is None:
+            raise NotAnswered
+        try:
+            got = sorted((int(a), int(b)) for a, b in got)
+        except (TypeError, ValueError):
+            return False, tr("ch08.ex_pairs_list")
+        want = sorted(want_func(list(tokens)))
+        if got == want:
+            continue
+        text = " ".join(tokens)
+        if sorted((b, a) for a, b in got) == want:
+            return False, tr("ch08.ex_pairs_swapped")
+        if set(got) > set(want) or any(
+                orders.category(tokens[b]) == "modifier" and not any(
+                    s <= a < e and s <= b < e for s, e in orders.clauses(tokens))
+                for a, b in got):
+            return False, tr("ch08.ex_pairs_other_clause", text=text)
+        return False, tr("ch08.ex_pairs_missing", text=text)
+    return True, tr("ch08.ex_pairs_ok")
+
+
+def _ch8_entropy_reference():
+    def entropy(row):
+        p = np.asarray(row, dtype=float)
+        nz = p[p > 0]
+        return float(-(nz * np.log(nz)).sum())
+
+    return entropy
+
+
+@exercise("ch8.row_entropy", "Write entropy(row): nats, with 0 · log 0 = 0",
+          reference=_ch8_entropy_reference,
+          mistakes=lambda: [lambda p: -(p * np.log(p)).sum(),
+                            lambda p: -(p[p > 0] * np.log2(p[p > 0])).sum(),
+                            lambda p: (p[p > 0] * np.log(p[p > 0])).sum(),
+                            lambda p: np.log(len(p)), 1.0])
+def _ch8_row_entropy(func):
+    if not callable(func):
+        return False, tr("ch08.ex_pass_function", name="entropy")
+    rows = [np.full(4, 0.25), np.array([1.0, 0.0, 0.0]), np.array([0.5, 0.25, 0.25, 0.0]),
+            np.array([0.7, 0.2, 0.1])]
+    want = _ch8_entropy_reference()
+    for row in rows:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            got = call(func, row)
+        if got.size != 1:
+            return False, tr("ch08.ex_one_number")
+        value, expected = float(got.reshape(())), want(row)
+        if not np.isfinite(value):
+            return False, tr("ch08.ex_entropy_nan")
+        if abs(value - expected) < 1e-9:
+            continue
+        if abs(value + expected) < 1e-9 and expected:
+            return False, tr("ch08.ex_entropy_sign")
+        if expected and abs(value - expected / np.log(2)) < 1e-9:
+            return False, tr("ch08.ex_entropy_bits")
+        return False, tr("ch08.ex_entropy_wrong", row=row.tolist())
+    return True, tr("ch08.ex_entropy_ok")
+
+

@@ -1,0 +1,592 @@
+"""Chapter 8b's figures, live faces and exercises: all-MiniLM-L6-v2's 72 heads.
+
+Static faces (plotly, controls that run in the browser): :func:`head_view` (dropdown =
+sentence, slider = layer · head), :func:`model_view` (dropdown = sentence, slider = layer, the
+layer's 12 heads side by side), :func:`stats_explorer` (dropdown = what is measured, per
+layer × head), :func:`layer_profile`, :func:`relation_figure`, :func:`sink_figure`.
+Live faces (ipywidgets + FigureWidget): :func:`head_view_live`, :func:`model_view_live`, for
+any sentence a reader types. The numbers come from :mod:`book.real.pretrained` and
+:mod:`book.real.head_stats`.
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from book.face.checks import NotAnswered, exercise
+from book.face.display import table
+from book.face.live import LiveExplorer
+from book.kit import validate
+from book.kit.i18n import tr
+from book.real import head_stats, pretrained
+
+COLORSCALE = "Blues"  # light = low weight, dark = high: reads the same in greyscale
+GRID = (3, 4)  # the model view's 12 heads
+MODEL_VIEW_TOKENS = 12  # longer sentences would draw cells under 12 px in a 1280 px page
+KIND_COLORS = {"[CLS]": "#1f3b73", "[SEP]": "#b3261e", "periods and commas": "#c77700",
+               "previous token": "#2e7d32", "next token": "#7a4fa0", "same token": "#7a7a7a"}
+
+
+def _r(a, digits: int = 2):
+    """Rounded nested lists (a small page: two digits are enough to read a weight)."""
+    return np.round(np.asarray(a, dtype=float), digits).tolist()
+
+
+def _head(layer: int, head: int) -> str:
+    return f"L{layer} H{head}"
+
+
+def kind_label(kind: str) -> str:
+    """How the figures name a kind of key ("[CLS]", "periods and commas", "one word", …)."""
+    ids = {"periods and commas": "ch08b.kind_punct", "previous token": "ch08b.kind_previous",
+           "same token": "ch08b.kind_same", "next token": "ch08b.kind_next",
+           "entropy": "ch08b.kind_entropy", "one word": "ch08b.kind_word"}
+    return tr(ids[kind]) if kind in ids else kind
+
+
+def _hover(z: str = "%{z:.2f}") -> str:
+    return tr("ch08.hover_map", q="%{y}", k="%{x}", w=z) + "<extra></extra>"
+
+
+def _views(model, texts, names):
+    texts = list(texts)
+    if not texts:
+        raise ValueError("texts is empty: pass at least one sentence")
+    names = ([tr("ch08b.sentence_name", i=i + 1) for i in range(len(texts))] if names is None
+             else list(names))
+    if len(names) != len(texts):
+        raise ValueError(f"got {len(texts)} texts but {len(names)} names")
+    return [pretrained.view_data(model, t) for t in texts], names
+
+
+def _axes(labels, suffix: str = "") -> dict:
+    n = len(labels)
+    return {f"xaxis{suffix}.categoryarray": labels, f"xaxis{suffix}.range": [-0.5, n - 0.5],
+            f"yaxis{suffix}.categoryarray": labels, f"yaxis{suffix}.range": [n - 0.5, -0.5]}
+
+
+def _caption(text: str, y: float = 1.02) -> dict:
+    """The sentence above the maps, wrapped to fit a phone screen (in a <span>, which
+    book.face.plotting.tidy leaves as written: it would wrap it to a panel title's width)."""
+    lines = "<br>".join(html.escape(line) for line in textwrap.wrap(text, 46))
+    lines = f"<span>{lines}</span>"
+    return {"text": lines, "x": 0, "xref": "paper", "xanchor": "left", "y": y,
+            "yref": "paper", "yanchor": "bottom", "showarrow": False, "align": "left",
+            "font": {"size": 12}}
+
+
+# --- head view and model view ---------------------------------------------------------------
+
+def head_view(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.Figure:
+    """One head on one sentence: the dropdown picks the sentence, the slider the head (all 72,
+    layer by layer). Rows = queries, columns = keys."""
+    views, names = _views(model, texts, names)
+    c = model.config
+    layer0 = validate.integer("layer", start[0], low=0, high=c.n_layers - 1)
+    head0 = validate.integer("head", start[1], low=0, high=c.n_heads - 1)
+    fig = go.Figure()
+    for i, v in enumerate(views):
+        fig.add_trace(go.Heatmap(
+            z=_r(v["maps"][layer0, head0]), x=v["labels"], y=v["labels"], zmin=0, zmax=1,
+            colorscale=COLORSCALE, visible=i == 0,
+            colorbar={"title": {"text": tr("ch08.weight")}}, hovertemplate=_hover()))
+    buttons = [{"label": name, "method": "update",
+                "args": [{"visible": [j == i for j in range(len(views))]},
+                         {**_axes(v["labels"]), "annotations": [_caption(v["caption"])]}]}
+               for i, (name, v) in enumerate(zip(names, views, strict=True))]
+    steps = [{"label": _head(layer, head), "method": "update",
+              "args": [{"z": [_r(v["maps"][layer, head]) for v in views]},
+                       {"title.text": tr("ch08.head_label", layer=layer, head=head)}]}
+             for layer in range(c.n_layers) for head in range(c.n_heads)]
+    first = _axes(views[0]["labels"])
+    fig.update_layout(
+        updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
+                      "xanchor": "left", "y": 1.14, "yanchor": "bottom"}],
+        sliders=[{"active": layer0 * c.n_heads + head0, "steps": steps, "pad": {"t": 70},
+                  "currentvalue": {"prefix": tr("ch08b.slider_head")}}],
+        annotations=[_caption(views[0]["caption"])], height=680,
+        title={"text": tr("ch08.head_label", layer=layer0, head=head0), "font": {"size": 13},
+               "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
+        xaxis={"title": tr("ch08.key_axis"), "tickangle": -90, "categoryorder": "array",
+               "categoryarray": first["xaxis.categoryarray"], "range": first["xaxis.range"]},
+        yaxis={"title": tr("ch08.query_axis"), "categoryorder": "array", "automargin": True,
+               "categoryarray": first["yaxis.categoryarray"], "range": first["yaxis.range"]},
+        margin={"l": 40, "r": 20, "t": 150, "b": 40})
+    return fig
+
+
+def model_view(model, texts, names=None, layer: int = 0,
+               max_tokens: int = MODEL_VIEW_TOKENS) -> go.Figure:
+    """A layer's 12 heads side by side: the dropdown picks the sentence, the slider the layer.
+
+    One heatmap per head and sentence (the dropdown shows one sentence's 12); each slider step
+    restyles all of them, so the two controls combine. Sentences longer than ``max_tokens``
+    tokens raise: their cells would be too small to read (use :func:`head_view`)."""
+    views, names = _views(model, texts, names)
+    max_tokens = validate.integer("max_tokens", max_tokens, low=1)
+    for v in views:
+        if len(v["labels"]) > max_tokens:
+            raise ValueError(f"{v['text']!r} has {len(v['labels'])} tokens; the model view "
+                             f"draws at most max_tokens={max_tokens} legibly. Use a shorter "
+                             "sentence, or head_view for this one")
+    c = model.config
+    layer = validate.integer("layer", layer, low=0, high=c.n_layers - 1)
+    rows, cols = GRID
+    fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.03, vertical_spacing=0.08,
+                        subplot_titles=[tr("ch08b.head_short", head=h) for h in range(c.n_heads)])
+    for i, v in enumerate(views):
+        for h in range(c.n_heads):
+            fig.add_trace(go.Heatmap(
+                z=_r(v["maps"][layer, h]), x=v["labels"], y=v["labels"], zmin=0, zmax=1,
+                colorscale=COLORSCALE, visible=i == 0, showscale=h == 0,
+                colorbar={"title": {"text": tr("ch08.weight")}, "len": 0.4, "y": 0.8},
+                hovertemplate=tr("ch08b.head_short", head=h) + "<br>" + _hover()),
+                row=h // cols + 1, col=h % cols + 1)
+    fig.update_xaxes(showticklabels=False, categoryorder="array", tickfont_size=10,
+                     tickangle=-90)
+    fig.update_yaxes(showticklabels=False, categoryorder="array", tickfont_size=10)
+    fig.update_yaxes(showticklabels=True, col=1)  # token labels on the outer edges only
+    fig.update_xaxes(showticklabels=True, row=rows)
+    titles = [a.to_plotly_json() for a in fig.layout.annotations]
+    n_axes = c.n_heads
+
+    def axes(labels):
+        out = {}
+        for k in range(n_axes):
+            out.update(_axes(labels, "" if k == 0 else str(k + 1)))
+        return out
+
+    buttons = []
+    for i, (name, v) in enumerate(zip(names, views, strict=True)):
+        visible = [j == i for j in range(len(views)) for _ in range(c.n_heads)]
+        buttons.append({"label": name, "method": "update",
+                        "args": [{"visible": visible},
+                                 {**axes(v["labels"]),
+                                  "annotations": titles + [_caption(v["caption"], 1.04)]}]})
+    steps = [{"label": tr("ch08.layer", layer=lay), "method": "update",
+              "args": [{"z": [_r(v["maps"][lay, h]) for v in views for h in range(c.n_heads)]},
+                       {"title.text": tr("ch08.layer_heads", layer=lay, n=c.n_heads)}]}
+             for lay in range(c.n_layers)]
+    fig.update_layout(**axes(views[0]["labels"]))
+    fig.update_layout(
+        annotations=titles + [_caption(views[0]["caption"], 1.04)], height=780,
+        title={"text": tr("ch08.layer_heads", layer=layer, n=c.n_heads), "font": {"size": 13},
+               "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
+        updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
+                      "xanchor": "left", "y": 1.13, "yanchor": "bottom"}],
+        sliders=[{"active": layer, "steps": steps, "pad": {"t": 70},
+                  "currentvalue": {"prefix": tr("ch08b.slider_layer")}}],
+        margin={"l": 70, "r": 20, "t": 145, "b": 20})
+    return fig
+
+
+# --- the measurements -------------------------------------------------------------------------
+
+STAT_KINDS = ("[CLS]", "[SEP]", "periods and commas", "previous token", "same token",
+              "next token")
+
+
+def _stat_title(kind: str, shares: dict, entropy: dict) -> str:
+    if kind == "entropy":
+        return tr("ch08b.entropy_title", even=entropy["even"])
+    return tr("ch08b.share_title", kind=kind_label(kind), even=shares[kind]["even"])
+
+
+def stats_explorer(shares: dict, entropy: dict, start: str = "[CLS]") -> go.Figure:
+    """Layer × head heatmap of one measurement (dropdown): the share on [CLS], [SEP],
+    periods and commas, the previous / same / next token, or the row entropy."""
+    kinds = list(STAT_KINDS) + ["entropy"]
+    validate.choice("start", start, kinds)
+    data = {k: shares[k]["mass"] for k in STAT_KINDS}
+    data["entropy"] = entropy["all"]
+    n_layers, n_heads = data["[CLS]"].shape
+
+    def trace_args(kind):
+        z = data[kind]
+        top = float(max(np.log(2) if kind == "entropy" else 1.0, z.max()))
+        return {"z": [_r(z)], "text": [[[f"{x:.2f}" for x in row] for row in z]],
+                "zmax": [top]}
+
+    first = trace_args(start)
+    fig = go.Figure(go.Heatmap(
+        z=first["z"][0], text=first["text"][0], texttemplate="%{text}", zmin=0,
+        zmax=first["zmax"][0], colorscale=COLORSCALE,
+        x=[tr("ch08.head", head=h) for h in range(n_heads)],
+        y=[tr("ch08.layer", layer=lay) for lay in range(n_layers)],
+        colorbar={"title": {"text": tr("ch08b.value")}},
+        hovertemplate="%{y}, %{x}: %{z:.2f}<extra></extra>"))
+    buttons = [{"label": kind_label(k), "method": "update",
+                "args": [trace_args(k), {"title.text": _stat_title(k, shares, entropy)}]}
+               for k in kinds]
+    fig.update_layout(
+        title={"text": _stat_title(start, shares, entropy), "font": {"size": 13}, "y": 0.97},
+        updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
+                      "xanchor": "left", "y": 1.22, "yanchor": "bottom"}],
+        yaxis={"autorange": "reversed"}, xaxis={"side": "bottom", "tickangle": -45},
+        height=400, margin={"l": 70, "r": 20, "t": 120, "b": 60})
+    return fig
+
+
+def layer_profile(shares: dict) -> go.Figure:
+    """Mean share per layer (over its 12 heads) for each kind of key; dotted: an even spread
+    (the same for the three positions)."""
+    layers = head_stats.per_layer(shares)
+    x = [tr("ch08.layer", layer=i) for i in range(len(layers["[CLS]"]))]
+    fig = go.Figure()
+    for kind in STAT_KINDS:
+        fig.add_trace(go.Scatter(x=x, y=_r(layers[kind], 3), name=kind_label(kind),
+                                 mode="lines+markers",
+                                 line={"color": KIND_COLORS[kind]}))
+    fig.add_trace(go.Scatter(x=x, y=[round(shares["[CLS]"]["even"], 3)] * len(x),
+                             name=tr("ch08b.even_one"), mode="lines",
+                             line={"color": "#7a7a7a", "dash": "dot"}))
+    fig.update_layout(height=400, yaxis={"title": tr("ch08b.mean_share"), "range": [0, 1]},
+                      legend={"orientation": "h", "y": -0.2, "x": 0, "font": {"size": 12}},
+                      margin={"l": 60, "r": 20, "t": 30, "b": 40})
+    return fig
+
+
+def relation_figure(accuracy: dict) -> go.Figure:
+    """Layer × head: how often (%) a determiner's most-attended word is its noun, with the best
+    fixed offset and chance in the title. Whole percents keep the cell texts inside their
+    cells on a phone."""
+    acc = 100 * np.asarray(accuracy["accuracy"], dtype=float)
+    k, base = max(accuracy["offset"].items(), key=lambda kv: kv[1])
+    n_layers, n_heads = acc.shape
+    fig = go.Figure(go.Heatmap(
+        z=_r(acc, 1), text=[[f"{x:.0f}" for x in row] for row in acc], texttemplate="%{text}",
+        zmin=0, zmax=100, colorscale=COLORSCALE,
+        x=[tr("ch08.head", head=h) for h in range(n_heads)],
+        y=[tr("ch08.layer", layer=lay) for lay in range(n_layers)],
+        colorbar={"title": {"text": tr("ch08b.accuracy")}},
+        hovertemplate="%{y}, %{x}: %{z:.0f} %<extra></extra>"))
+    fig.update_layout(
+        title={"text": tr("ch08b.det_title", n=accuracy["n"], k=f"{k:+d}", base=100 * base,
+                          chance=100 * accuracy["chance"]), "font": {"size": 13}},
+        yaxis={"autorange": "reversed"}, xaxis={"tickangle": -45}, height=400,
+        margin={"l": 70, "r": 20, "t": 80, "b": 60})
+    return fig
+
+
+def sink_figure(sink: dict) -> go.Figure:
+    """For each kind of key: the attention weight that zeroing it removes, and how far the
+    sentence vectors move (1 − cosine)."""
+    kinds = list(sink)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.18,
+                        subplot_titles=[tr("ch08b.removed"), tr("ch08b.moved")])
+    for col, key, color in ((1, "mass", "#9ab0d6"), (2, "change", "#1f3b73")):
+        fig.add_trace(go.Bar(x=[kind_label(k) for k in kinds],
+                             y=_r([sink[k][key] for k in kinds], 4),
+                             marker_color=color, showlegend=False,
+                             text=[f"{sink[k][key]:.3f}" for k in kinds], textposition="outside",
+                             hovertemplate="%{x}: %{y:.4f}<extra></extra>"), row=1, col=col)
+    fig.update_yaxes(range=[0, 1.15 * max(v["mass"] for v in sink.values())], row=1, col=1)
+    fig.update_yaxes(range=[0, 1.25 * max(v["change"] for v in sink.values())], row=1, col=2)
+    fig.update_xaxes(tickangle=-30)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(height=380, margin={"l": 50, "r": 20, "t": 70, "b": 60})
+    return fig
+
+
+# --- what the notebook prints and tabulates --------------------------------------------------
+
+_NAMES = {"noodles": "ch08b.name_noodles", "tired": "ch08b.name_tired",
+          "wide": "ch08b.name_wide", "fruit": "ch08b.name_fruit",
+          "company": "ch08b.name_company", "cat": "ch08b.name_cat"}
+_PAIRS = {"paraphrase": "ch08b.pair_paraphrase", "one_word": "ch08b.pair_one_word",
+          "apple": "ch08b.pair_apple", "fruits": "ch08b.pair_fruits",
+          "chinese": "ch08b.pair_chinese", "unrelated": "ch08b.pair_unrelated"}
+
+
+def names(*keys: str) -> list[str]:
+    """The menu names of the chapter's sentences (``"tired"`` → "animal … tired")."""
+    return [tr(_NAMES[validate.choice("sentence", k, list(_NAMES))]) for k in keys]
+
+
+def sha_status(ok: bool) -> str:
+    """"matches" or "does NOT match" (the weights' SHA-256 against the published value)."""
+    return tr("ch08b.sha_matches") if ok else tr("ch08b.sha_differs")
+
+
+def sha_line(sha: str) -> str:
+    return tr("ch08b.sha_line", sha=sha)
+
+
+def diff_line(diff: float) -> str:
+    return tr("ch08b.diff_line", diff=diff)
+
+
+def similarity_table(rows):
+    """``rows`` of (pair key, sentence A, sentence B, cosine) as a table; the key names the
+    pair (``"paraphrase"``, ``"one_word"``, ``"apple"``, ``"fruits"``, ``"chinese"``,
+    ``"unrelated"``)."""
+    return table([tr("ch08b.col_pair"), tr("ch08b.col_a"), tr("ch08b.col_b"),
+                  tr("ch08b.col_cosine")],
+                 [(tr(_PAIRS[validate.choice("pair", k, list(_PAIRS))]), a, b, cos)
+                  for k, a, b, cos in rows], formats=["", "", "", ".2f"])
+
+
+def paper_table(shares: dict, entropy: dict):
+    """Clark et al.'s findings on BERT-base beside the same measurements here
+    (``shares``: :func:`book.real.head_stats.token_shares`, ``entropy``:
+    :func:`book.real.head_stats.entropies`)."""
+    layers = head_stats.per_layer(shares)
+    pos = head_stats.positional_heads(shares)
+
+    def heads(kind):
+        return tr("ch08b.ours_heads", n=len(pos[kind]), heads=", ".join(
+            f"L{lay} H{h} ({s:.2f})" for lay, h, s in pos[kind]))
+
+    sep, cls, punct = layers["[SEP]"], layers["[CLS]"], layers["periods and commas"]
+    ours = {
+        "sep_layers": tr("ch08b.ours_sep_layers", lo=sep.min(), hi=sep.max(),
+                         cls_lo=cls[1:5].min(), cls_hi=cls[1:5].max()),
+        "cls_early": tr("ch08b.ours_cls_early", lo=punct.min(), hi=punct.max()),
+        "sep_self": tr("ch08b.ours_sep_self", most=shares["[SEP] → [SEP]"]["mass"].max()),
+        "prev_heads": heads("previous token"),
+        "next_heads": heads("next token"),
+        "cls_entropy": tr("ch08b.ours_cls_entropy", cls=entropy["cls"][-1].mean(),
+                          even=entropy["even"]),
+    }
+    claims = {"sep_layers": "ch08b.paper_sep_layers", "cls_early": "ch08b.paper_cls_early",
+              "sep_self": "ch08b.paper_sep_self", "prev_heads": "ch08b.paper_prev_heads",
+              "next_heads": "ch08b.paper_next_heads",
+              "cls_entropy": "ch08b.paper_cls_entropy"}
+    rows = [(tr("ch08b.claim_where", claim=tr(claims[key]),
+                where=head_stats.PAPER[key][1].replace("Figure", tr("ch08b.figure"))), text)
+            for key, text in ours.items()]
+    return table([tr("ch08b.col_paper"), tr("ch08b.col_ours")], rows)
+
+
+# --- live faces --------------------------------------------------------------------------------
+
+def _live_text(model, state, text, message) -> dict | None:
+    """The view data of ``text`` (cached), or None with the error shown in ``message``."""
+    if state.get("text") != text:
+        try:
+            state["data"] = pretrained.view_data(model, text)
+        except (ValueError, TypeError) as err:
+            message.value = f'<span style="color:#b3261e">⚠ {html.escape(str(err))}</span>'
+            return None
+        state["text"] = text
+    return state["data"]
+
+
+def _live(model, text: str, make_figure, redraw, controls) -> LiveExplorer:
+    """The live faces' shared setup: a message line, the cached view data of the typed text,
+    the static figure without its controls, and the widget (controls, message, figure).
+
+    ``make_figure(text)`` builds the figure; ``redraw(fig, d, **values)`` draws the view data
+    ``d`` of the typed text (a bad text leaves the last map and shows the error)."""
+    message = widgets.HTML(layout={"width": "100%"})
+    state: dict = {}
+
+    def update(fig, text, **values):
+        d = _live_text(model, state, text, message)
+        if d is not None:
+            message.value = redraw(fig, d, **values)
+
+    controls = {"text": widgets.Text(value=text, description=tr("ch08b.sentence_box"),
+                                     continuous_update=False, layout={"width": "520px"}),
+                **controls}
+    fig = make_figure(text)
+    fig.layout.updatemenus, fig.layout.sliders = [], []
+    explorer = LiveExplorer(fig, controls, update)
+    explorer.message = message
+    explorer.widget = widgets.VBox([widgets.HBox(list(controls.values())), message,
+                                    explorer.figure])
+    explorer.update()
+    return explorer
+
+
+def head_view_live(model=None, text: str = "The animal didn't cross the street because it "
+                   "was too tired.") -> LiveExplorer:
+    """Type any English sentence, pick a layer and a head: its attention map."""
+    model = pretrained.load() if model is None else model
+    c = model.config
+
+    def redraw(fig, d, layer, head):
+        t = fig.data[0]
+        t.x, t.y, t.z = d["labels"], d["labels"], np.round(d["maps"][layer, head], 3)
+        for key, value in _axes(d["labels"]).items():
+            axis, prop = key.split(".")
+            fig.layout[axis][prop] = value
+        fig.layout.annotations[0].text = _caption(d["caption"])["text"]
+        return tr("ch08.rows_cols", head=_head(layer, head))
+
+    controls = {
+        "layer": widgets.Dropdown(options=[(tr("ch08.layer", layer=i), i)
+                                           for i in range(c.n_layers)],
+                                  value=0, description=tr("ch08.layer_box")),
+        "head": widgets.Dropdown(options=[(tr("ch08.head", head=i), i)
+                                          for i in range(c.n_heads)],
+                                 value=2, description=tr("ch08.head_box")),
+    }
+    return _live(model, text, lambda t: head_view(model, [t], start=(0, 2)), redraw, controls)
+
+
+def model_view_live(model=None, text: str = "one bowl of beef noodles, no coriander, extra "
+                    "chili") -> LiveExplorer:
+    """Type any English sentence, pick a layer: its 12 heads."""
+    model = pretrained.load() if model is None else model
+    c = model.config
+    shown: dict = {}
+
+    def redraw(fig, d, layer):
+        relabel = shown.get("labels") != d["labels"]
+        for h, t in enumerate(fig.data):
+            t.z = np.round(d["maps"][layer, h], 3)
+            if relabel:
+                t.x, t.y = d["labels"], d["labels"]
+        if relabel:
+            for k in range(c.n_heads):
+                for key, value in _axes(d["labels"], "" if k == 0 else str(k + 1)).items():
+                    axis, prop = key.split(".")
+                    fig.layout[axis][prop] = value
+            shown["labels"] = d["labels"]
+        fig.layout.annotations[-1].text = _caption(d["caption"])["text"]
+        return tr("ch08b.layer_rows_cols", layer=layer, n=c.n_heads)
+
+    controls = {"layer": widgets.IntSlider(value=0, min=0, max=c.n_layers - 1,
+                                           description=tr("ch08.layer_box"))}
+    return _live(model, text,
+                 lambda t: model_view(model, [t], max_tokens=pretrained.MAX_TOKENS),
+                 redraw, controls)
+
+
+# --- exercises ----------------------------------------------------------------------------------
+
+_CACHE: dict = {}
+
+
+def _measured() -> dict:
+    """The chapter's measurements on the shipped model (computed once per process)."""
+    if "shares" not in _CACHE:
+        model = pretrained.load()
+        maps = head_stats.all_maps(model, head_stats.SENTENCES)
+        _CACHE.update(model=model, maps=maps, shares=head_stats.token_shares(maps))
+    return _CACHE
+
+
+def _layer_entropy() -> np.ndarray:
+    return head_stats.entropies(_measured()["maps"])["all"].mean(axis=1)
+
+
+def _broad_layer() -> int:
+    return int(np.argmax(_layer_entropy()))
+
+
+def _broad_mistakes():
+    e = _layer_entropy()
+    second = int(np.argsort(e)[-2])
+    return [int(np.argmin(e)), second, _broad_layer() + 1, "layer 0", 2.5]
+
+
+@exercise("ch8b.broad_layer", "Which layer spreads its attention most (highest mean entropy)?",
+          reference=_broad_layer, mistakes=_broad_mistakes)
+def _broad_layer_check(answer):
+    if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
+        return False, tr("ch08b.ex_layer_int")
+    e = _layer_entropy()
+    if not 0 <= answer < len(e):
+        return False, tr("ch08b.ex_layer_range", n=len(e))
+    if answer == _broad_layer():
+        return True, tr("ch08b.ex_layer_ok", entropy=e[answer])
+    if answer == int(np.argmin(e)):
+        return False, tr("ch08b.ex_layer_sharpest")
+    if answer == _broad_layer() + 1:
+        return False, tr("ch08b.ex_layer_from_zero")
+    return False, tr("ch08b.ex_layer_close")
+
+
+def _prev_head() -> tuple[int, int]:
+    layer, head, _ = head_stats.positional_heads(_measured()["shares"])["previous token"][0]
+    return (layer, head)
+
+
+def _prev_mistakes():
+    heads = head_stats.positional_heads(_measured()["shares"])
+    wrong = [(1, 3), (_prev_head()[0] + 1, _prev_head()[1] + 1), "L0 H2"]
+    if heads["next token"]:
+        wrong.append(heads["next token"][0][:2])
+    return [w for w in wrong if w != _prev_head()]
+
+
+@exercise("ch8b.previous_head", "Which head looks at the previous token?",
+          reference=_prev_head, mistakes=_prev_mistakes)
+def _previous_head(answer):
+    try:
+        layer, head = (int(v) for v in answer)
+    except (TypeError, ValueError):
+        return False, tr("ch08b.ex_pair")
+    shares = _measured()["shares"]
+    prev, nxt = shares["previous token"]["mass"], shares["next token"]["mass"]
+    if not (0 <= layer < prev.shape[0] and 0 <= head < prev.shape[1]):
+        return False, tr("ch08b.ex_head_range", layers=prev.shape[0] - 1, heads=prev.shape[1] - 1)
+    if (layer, head) == _prev_head():
+        return True, tr("ch08b.ex_prev_ok", share=prev[layer, head])
+    if nxt[layer, head] > 0.5:
+        return False, tr("ch08b.ex_prev_next")
+    return False, tr("ch08b.ex_prev_other")
+
+
+def _word_map_reference():
+    def to_words(weights, words):
+        d = {"maps": np.asarray(weights, dtype=float)[None, None], "words": list(words)}
+        return head_stats.word_map(d)[0, 0]
+
+    return to_words
+
+
+def _word_cases():
+    rng = np.random.default_rng(4)
+    cases = []
+    for words in ([None, 0, 1, 1, 2, None], [None, 0, 0, 0, 1, 2, 2, None], [None, 0, None]):
+        w = rng.random((len(words), len(words)))
+        cases.append((w / w.sum(1, keepdims=True), words))
+    return cases
+
+
+def _word_map_mistakes():
+    def mean_both(weights, words):  # averages the key pieces too
+        ids = sorted({w for w in words if w is not None})
+        m = np.array([[float(w == i) for i in ids] for w in words])
+        return (m / m.sum(0)).T @ np.asarray(weights) @ (m / m.sum(0))
+
+    def sum_both(weights, words):  # sums the query pieces too
+        ids = sorted({w for w in words if w is not None})
+        m = np.array([[float(w == i) for i in ids] for w in words])
+        return m.T @ np.asarray(weights) @ m
+
+    def tokens(weights, words):  # no conversion at all
+        return np.asarray(weights)
+
+    return [mean_both, sum_both, tokens]
+
+
+@exercise("ch8b.word_map", "Write to_words(weights, words): a token map as a word map",
+          reference=_word_map_reference, mistakes=_word_map_mistakes)
+def _word_map_check(func):
+    if not callable(func):
+        return False, tr("ch08b.ex_pass_function")
+    ref = _word_map_reference()
+    for weights, words in _word_cases():
+        got = func(weights.copy(), list(words))
+        if got is None:
+            raise NotAnswered
+        got = np.asarray(got, dtype=float)
+        want = ref(weights, words)
+        if got.shape != want.shape:
+            return False, tr("ch08b.ex_word_shape", n=len(want), shape=got.shape)
+        if np.allclose(got, want, atol=1e-9):
+            continue
+        if not np.allclose(got.sum(1), want.sum(1), atol=1e-9):
+            return False, tr("ch08b.ex_word_rows")
+        return False, tr("ch08b.ex_word_close")
+    return True, tr("ch08b.ex_word_ok")

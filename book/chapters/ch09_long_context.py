@@ -1,0 +1,275 @@
+"""Chapter 9 (long context): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from book.face.checks import call, exercise, number
+from book.face.live import LiveExplorer
+from book.face.plotting import make_slider, rounded
+from book.ideas import kvcache, longctx
+from book.kit import validate
+from book.kit.i18n import tr
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+METHOD_COLORS = {"full": "#b3261e", "masked": "#7a7a7a", "banded": "#1a56a8",
+                 "sdpa": "#2e7d32"}
+METHOD_DASH = {"full": "solid", "masked": "dash", "banded": "solid", "sdpa": "dot"}
+PART_COLORS = {"projections": "#9ab0d6", "attention": "#b3261e", "feed_forward": "#1f3b73"}
+# the window explorer: 0 = never computed by the banded version, 1 = computed then masked,
+# 2 = allowed. White, mid blue, dark navy: three steps of lightness, readable in greyscale.
+WINDOW_LEVELS = ("level_skipped", "level_masked", "level_allowed")  # ids in ch09.toml
+WINDOW_COLORSCALE = [[0.0, "#ffffff"], [0.33, "#ffffff"], [0.33, "#9ab0d6"], [0.67, "#9ab0d6"],
+                     [0.67, "#1f3b73"], [1.0, "#1f3b73"]]
+WINDOW_STEPS = (0, 1, 2, 4, 8, 12, 16, 24, 31)
+WINDOW_PATTERN_N = 32
+
+
+def log2_n_axis(ns, title: str | None = None) -> dict:
+    return {"type": "log", "title": title or tr("ch09.n_axis"), "tickvals": list(ns),
+            "ticktext": [str(n) for n in ns]}
+
+
+def attention_cost_figure(sweep: dict, measure: str, fit_from: int = 1,
+                          title: str = "") -> go.Figure:
+    """Cost of each attention method against n on log-log axes, with the fitted slope.
+
+    ``sweep`` is :func:`book.ideas.longctx.cost_sweep`'s result; ``measure`` is "memory" (bytes,
+    drawn in MB) or "time" (seconds, drawn in ms). The slope is fitted on n ≥ ``fit_from``;
+    a slope of 2 means the cost quadruples when n doubles.
+    """
+
+    validate.choice("measure", measure, ("memory", "time"))
+    ns = list(sweep["n"])
+    methods = [m for m in longctx.METHODS if m in sweep]
+    if not methods:
+        raise ValueError(f"the sweep holds no method; expected some of {longctx.METHODS}")
+    scale, unit = (1e-6, "MB") if measure == "memory" else (1e3, "ms")
+    keep = [i for i, n in enumerate(ns) if n >= fit_from]
+    fig = go.Figure()
+    for m in methods:
+        values = np.asarray(sweep[m], dtype=float)
+        slope = longctx.fit_exponent([ns[i] for i in keep], values[keep]) \
+            if len(keep) >= 2 else float("nan")
+        fig.add_trace(go.Scatter(
+            x=ns, y=rounded(values * scale, 6), mode="lines+markers",
+            name=tr("ch09.legend_slope", method=tr(f"ch09.method_{m}"), slope=slope),
+            line={"color": METHOD_COLORS[m], "dash": METHOD_DASH[m]},
+            hovertemplate=f"n = %{{x}}<br>%{{y:.3g}} {unit}<extra></extra>"))
+    what = tr("ch09.what_memory" if measure == "memory" else "ch09.what_time")
+    fig.update_layout(
+        title={"text": title or what, "font": {"size": 14}}, height=520,
+        xaxis=log2_n_axis(ns), yaxis={"type": "log",
+                                          "title": tr("ch09.cost_yaxis", what=what, unit=unit)},
+        # one method per row, at the figure's bottom edge: no entry can run into the next
+        legend={"orientation": "v", "x": 0, "y": 0, "yref": "container", "yanchor": "bottom",
+                "font": {"size": 12}},
+        margin={"l": 60, "r": 20, "t": 50, "b": 150})
+    return fig
+
+
+def block_share_figure(rows: list[dict]) -> go.Figure:
+    """Where the time of one Transformer block goes, per n: stacked shares of the three parts,
+    with the attention's share of the FLOPs as a line (rows from longctx.block_costs)."""
+    if not rows:
+        raise ValueError("rows is empty: pass longctx.block_costs([...]) for some lengths")
+
+    x = [f"n = {r['n']}" for r in rows]
+    fig = go.Figure()
+    for part in longctx.BLOCK_PARTS:
+        share = [100 * r[part] / r["total"] for r in rows]
+        fig.add_trace(go.Bar(x=x, y=rounded(share, 2), name=tr(f"ch09.part_{part}"),
+                             marker_color=PART_COLORS[part],
+                             text=[f"{s:.0f}%" for s in share], textposition="inside",
+                             hovertemplate=tr("ch09.block_hover", x="%{x}", y="%{y:.1f}")
+                             + "<extra></extra>"))
+    fig.add_trace(go.Scatter(x=x, y=rounded([100 * r["attention_flop_share"] for r in rows], 2),
+                             mode="lines+markers", name=tr("ch09.block_flop_line"),
+                             line={"color": "#000000", "dash": "dash"},
+                             marker={"symbol": "diamond", "size": 9}))
+    fig.update_layout(barmode="stack", height=440,
+                      title={"text": tr("ch09.block_title"), "font": {"size": 14}},
+                      yaxis={"title": tr("ch09.block_yaxis"), "range": [0, 100]},
+                      legend={"orientation": "h", "y": -0.15, "x": 0, "font": {"size": 12}},
+                      margin={"l": 60, "r": 20, "t": 50, "b": 40})
+    return fig
+
+
+def _window_titles(data: dict) -> list[str]:
+    big, full, banded = data["cost_ns"][-1], data["full"][-1], data["banded"][-1]
+    return [tr("ch09.window_title_pattern", window=data["window"], keys=data["keys"].max(),
+               n=data["n"]),
+            tr("ch09.window_title_cost", ratio=full / banded, n=big)]
+
+
+def window_explorer(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
+                    cost_ns=longctx.WINDOW_COST_NS, start: int = 2) -> go.Figure:
+    """Static explorer: a slider over the window half-width w.
+
+    Top: which (query, key) pairs a window of w allows, and which cells the banded version
+    computes anyway (its blocks of queries meet whole slabs of keys). Bottom: how many score
+    entries full (or masked) attention and the banded version compute, against n.
+    """
+    windows = [validate.integer("window", w, low=0) for w in windows]
+    if not windows:
+        raise ValueError("windows must hold at least one window size")
+    start = validate.integer("start", start, low=0, high=len(windows) - 1)
+    frames = [longctx.window_data(n, w, cost_ns) for w in windows]
+    first = frames[start]
+    positions = list(range(n))  # numeric axes: plotly thins the ticks on a narrow screen
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.14, row_heights=[0.78, 0.22],
+                        subplot_titles=_window_titles(first))
+    fig.update_annotations(font_size=12)  # before the steps copy the annotations
+    fig.add_trace(go.Heatmap(
+        z=first["levels"].tolist(), x=positions, y=positions, zmin=0, zmax=2,
+        colorscale=WINDOW_COLORSCALE, xgap=1, ygap=1, showscale=False,
+        hovertemplate=tr("ch09.window_hover", x="%{x}", y="%{y}", z="%{z}")
+        + "<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=first["cost_ns"], y=first["full"], mode="lines+markers",
+                             name=tr("ch09.window_full"), legendgroup="cost",
+                             line={"color": METHOD_COLORS["full"]}), row=2, col=1)
+    fig.add_trace(go.Scatter(x=first["cost_ns"], y=first["banded"], mode="lines+markers",
+                             name=tr("ch09.window_banded"), legendgroup="cost",
+                             line={"color": METHOD_COLORS["banded"]}), row=2, col=1)
+    for level in (2, 1, 0):  # legend keys for the heatmap's three colours
+        fig.add_trace(go.Scatter(
+            x=[None], y=[None], mode="markers", name=tr(f"ch09.{WINDOW_LEVELS[level]}"),
+            legendgroup="grid",
+            marker={"symbol": "square", "size": 13, "color": WINDOW_COLORSCALE[2 * level][1],
+                    "line": {"color": "#1f3b73", "width": 1}}, hoverinfo="skip"),
+            row=1, col=1)
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    steps = []
+    for w, data in zip(windows, frames, strict=True):
+        annotations = [dict(a, text=t) for a, t in zip(base, _window_titles(data), strict=True)]
+        steps.append({"label": str(w), "method": "update",
+                      "args": [{"z": [data["levels"].tolist(), None],
+                                "y": [positions, data["banded"]]},
+                               {"annotations": annotations}, [0, 2]]})
+    fig.update_xaxes(title_text=tr("ch09.key_position"), tickfont_size=10, showgrid=False,
+                     zeroline=False, constrain="domain", scaleanchor="y", row=1, col=1)
+    fig.update_yaxes(title_text=tr("ch09.query_position"), autorange="reversed", tickfont_size=10,
+                     showgrid=False, zeroline=False, constrain="domain", row=1, col=1)
+    fig.update_xaxes(row=2, col=1, **log2_n_axis(cost_ns))
+    fig.update_yaxes(type="log", title_text=tr("ch09.entries_axis"), row=2, col=1)
+    slider = {**make_slider(steps, tr("ch09.window_slider"), active=start),
+              "pad": {"t": 0, "b": 34}, "y": 1.0, "yanchor": "bottom"}
+    fig.update_layout(sliders=[slider], height=880,
+                      # the legend sits at the figure's bottom edge, one key per row, in a
+                      # margin tall enough for its five rows (a horizontal legend that wraps
+                      # was placed as if it had fewer rows, and its last key was cut off)
+                      legend={"orientation": "v", "x": 0, "y": 0, "yref": "container",
+                              "yanchor": "bottom", "traceorder": "normal",
+                              "font": {"size": 12}, "tracegroupgap": 0},
+                      margin={"l": 60, "r": 20, "t": 120, "b": 150})
+    return fig
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+WINDOW_LIVE_MAX_N = 96  # a 96 × 96 grid redraws well under 50 ms
+WINDOW_LIVE_MAX_W = 64
+
+
+def window_explorer_live() -> LiveExplorer:
+    """Any window half-width 0–64 over 8–96 tokens: the allowed pattern, what the banded
+    version computes, and the score entries of both versions against n."""
+    def redraw(fig, window, n):
+        data = longctx.window_data(n, window)
+        heat = fig.data[0]
+        positions = list(range(n))
+        heat.z, heat.x, heat.y = data["levels"].tolist(), positions, positions
+        fig.data[2].y = data["banded"]
+        for annotation, title in zip(fig.layout.annotations, _window_titles(data),
+                                     strict=True):
+            annotation.text = title
+
+    controls = {"window": widgets.IntSlider(value=4, min=0, max=WINDOW_LIVE_MAX_W,
+                                            description=tr("ch09.live_window")),
+                "n": widgets.IntSlider(value=WINDOW_PATTERN_N, min=8,
+                                       max=WINDOW_LIVE_MAX_N,
+                                       description=tr("ch09.live_tokens"))}
+    fig = window_explorer(windows=[4], start=0)
+    fig.layout.sliders = []
+    explorer = LiveExplorer(fig, controls, redraw)
+    explorer.update()
+    return explorer
+
+
+# --- exercises (registered with book.face.checks) ------------------------------------------------------
+
+def _ch9_keys_per_query() -> int:
+    return int(longctx.window_keys(1001, 128)[500])  # a query far from both ends
+
+
+@exercise("ch9.keys_per_query", "Keys per query in a sliding window with w = 128",
+          reference=_ch9_keys_per_query, mistakes=lambda: [128, 256, 129, 2048])
+def _ch9_keys_per_query_check(answer):
+    value = number(answer)
+    expected = _ch9_keys_per_query()
+    if value == expected:
+        return True, tr("ch09.ex_keys_ok")
+    if value == expected - 1:
+        return False, tr("ch09.ex_keys_almost")
+    if value == 128 + 1:
+        return False, tr("ch09.ex_keys_causal")
+    if value == 128:
+        return False, tr("ch09.ex_keys_one_side")
+    return False, tr("ch09.ex_keys_hint")
+
+
+def _ch9_crossover(d_model: int = 768) -> int:
+    """The n at which attention's FLOPs equal the rest of the block's (n = 6 · d_model)."""
+
+    return next(n for n in range(1, 100 * d_model)
+                if 2 * longctx.block_flops(n, d_model)["attention"]
+                >= sum(longctx.block_flops(n, d_model).values()))
+
+
+@exercise("ch9.crossover", "At what n does attention take half of a block's FLOPs "
+          "(d_model = 768)?", reference=_ch9_crossover, mistakes=lambda: [768, 3072, 1536, 512])
+def _ch9_crossover_check(answer):
+    value = number(answer)
+    expected = _ch9_crossover()
+    if value == expected:
+        return True, tr("ch09.ex_cross_ok")
+    if value == 768:
+        return False, tr("ch09.ex_cross_d")
+    if value == 4 * 768:
+        return False, tr("ch09.ex_cross_ff")
+    return False, tr("ch09.ex_cross_hint")
+
+
+def _ch9_window_mask(n, w):
+    i = np.arange(int(n))[:, None]
+    j = np.arange(int(n))[None, :]
+    return np.abs(i - j) <= int(w)
+
+
+@exercise("ch9.window_mask", "Write window_mask(n, w): True where |i − j| ≤ w",
+          reference=lambda: _ch9_window_mask,
+          mistakes=lambda: [lambda n, w: _ch9_window_mask(n, w - 1),
+                            lambda n, w: np.tril(_ch9_window_mask(n, w)),
+                            lambda n, w: np.ones((int(n), int(n)), dtype=bool), "mask"])
+def _ch9_window_mask_check(func):
+    if not callable(func):
+        return False, tr("ch09.ex_mask_callable")
+    for n, w in [(6, 1), (5, 0), (7, 2), (4, 10), (1, 3)]:
+        got = call(func, n, w)
+        want = _ch9_window_mask(n, w)
+        if got.shape != want.shape:
+            return False, tr("ch09.ex_mask_shape", n=n, shape=got.shape)
+        if np.array_equal(got != 0, want):
+            continue
+        if np.array_equal(got != 0, _ch9_window_mask(n, w - 1)) and w > 0:
+            return False, tr("ch09.ex_mask_off_by_one")
+        if np.array_equal(got != 0, np.tril(want)):
+            return False, tr("ch09.ex_mask_causal")
+        return False, tr("ch09.ex_mask_wrong", n=n, w=w)
+    return True, tr("ch09.ex_mask_ok")
+
+

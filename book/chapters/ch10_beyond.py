@@ -1,0 +1,181 @@
+"""Chapter 10 (beyond plain attention): its static figures, live explorers and exercises."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+
+from book.face.checks import call, exercise, number
+from book.face.live import LiveExplorer
+from book.face.plotting import make_slider, rounded
+from book.ideas import beyond
+from book.kit import i18n
+
+# --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
+
+PATTERN_KINDS = ("full", "window", "dilated", "hybrid")
+
+
+def _tr(msg_id: str, **values) -> str:
+    return i18n.tr(f"ch10.{msg_id}", **values)
+
+
+def kind_label(kind: str) -> str:
+    """The name of an attention variant ("full", "window", "dilated", "hybrid", "linear") in
+    the book's language; any other name is returned as it is."""
+    return _tr(f"kind_{kind}") if f"ch10.kind_{kind}" in i18n.table() else kind
+
+
+def _pattern_title(kind: str, window: int, data: dict) -> str:
+    return _tr("pattern_title", kind=kind_label(kind), w=window, mean=data["mean_keys"],
+               n=data["n"], most=data["max_keys"])
+
+
+def _pattern_steps(kind: str, windows, n: int) -> list[dict]:
+    """The slider's steps for one variant: each step redraws the grid and its title."""
+    steps = []
+    for w in windows:
+        data = beyond.pattern_data(kind, w, n)
+        steps.append({"label": str(w), "method": "update",
+                      "args": [{"z": [data["z"].tolist()]},
+                               {"title.text": _pattern_title(kind, w, data)}]})
+    return steps
+
+
+def pattern_explorer(windows=(1, 2, 3, 4), n: int = beyond.PATTERN_N) -> go.Figure:
+    """Static explorer: a dropdown over the variants and a slider over the window size.
+
+    One heatmap; the dropdown swaps in its variant's grid, title and slider steps (and puts the
+    slider back at the first window), so the title always names what is drawn."""
+    windows = list(windows)
+    if not windows:
+        raise ValueError("windows must hold at least one window size, e.g. (1, 2, 3, 4)")
+    positions = list(range(n))
+    first = beyond.pattern_data("window", windows[0], n)
+    fig = go.Figure(go.Heatmap(z=first["z"].tolist(), x=positions, y=positions, zmin=0, zmax=1,
+                               colorscale=[[0, "#f4f4f4"], [1, "#1a3d6e"]], showscale=False,
+                               xgap=1, ygap=1,
+                               hovertemplate=_tr("pattern_hover", query="%{y}", key="%{x}",
+                                                 value="%{z}") + "<extra></extra>"))
+    menu = []
+    for kind in PATTERN_KINDS:
+        data = beyond.pattern_data(kind, windows[0], n)
+        menu.append({"label": kind_label(kind), "method": "update",
+                     "args": [{"z": [data["z"].tolist()]},
+                              {"title.text": _pattern_title(kind, windows[0], data),
+                               "sliders[0].steps": _pattern_steps(kind, windows, n),
+                               "sliders[0].active": 0}]})
+    axis = {"tickmode": "array", "tickvals": positions, "tickfont": {"size": 10},
+            "showgrid": False, "zeroline": False, "constrain": "domain"}
+    fig.update_layout(
+        updatemenus=[{"buttons": menu, "active": 1, "x": 0, "xanchor": "left", "y": 1.0,
+                      "yanchor": "bottom", "pad": {"b": 8}}],
+        sliders=[make_slider(_pattern_steps("window", windows, n), _tr("pattern_slider"))],
+        title={"text": _pattern_title("window", windows[0], first), "font": {"size": 13},
+               "x": 0.02, "xanchor": "left", "y": 0.98, "yanchor": "top"},
+        yaxis={**axis, "autorange": "reversed", "title": _tr("pattern_y")},
+        xaxis={**axis, "title": _tr("pattern_x"), "tickangle": -90},
+        height=680, margin={"t": 120, "l": 60, "r": 20, "b": 20})
+    return fig
+
+
+def variant_cost_figure(ns, curves: dict[str, list[float]], *, unit: str,
+                        title: str) -> go.Figure:
+    """Log-log cost of each method against the sequence length."""
+    palette = {"full": "#b3261e", "window": "#1a56a8", "dilated": "#5f8f3e",
+               "hybrid": "#8a5cc2", "linear": "#7a7a7a"}
+    fig = go.Figure([go.Scatter(x=list(ns), y=rounded(v, 9), mode="lines+markers",
+                                name=kind_label(name), line={"color": palette.get(name)})
+                     for name, v in curves.items()])
+    fig.update_layout(xaxis={"type": "log", "title": _tr("cost_x"), "tickvals": list(ns),
+                             "ticktext": [str(n) for n in ns]},
+                      yaxis={"type": "log", "title": unit}, title=title, height=400)
+    return fig
+
+
+# --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
+
+def pattern_live() -> LiveExplorer:
+    """Any variant, window, dilation, number of global tokens and length (up to 128)."""
+    def redraw(fig, kind, window, dilation, n_global, n):
+        data = beyond.pattern_data(kind, window, n, dilation, min(n_global, n))
+        positions = list(range(n))
+        trace = fig.data[0]
+        trace.z, trace.x, trace.y = data["z"], positions, positions
+        ticks = positions if n <= beyond.PATTERN_N else None  # longer: plotly picks the ticks
+        fig.layout.xaxis.tickvals = fig.layout.yaxis.tickvals = ticks
+        fig.layout.xaxis.tickmode = fig.layout.yaxis.tickmode = "array" if ticks else "auto"
+        fig.layout.title.text = _pattern_title(kind, window, data)
+        # a slider that changes nothing for this variant is greyed out, not left to mislead
+        controls["dilation"].disabled = kind != "dilated"
+        controls["n_global"].disabled = kind != "hybrid"
+
+    controls = {
+        "kind": widgets.Dropdown(options=[(kind_label(k), k) for k in PATTERN_KINDS],
+                                 value="dilated", description=_tr("live_variant")),
+        "window": widgets.IntSlider(value=2, min=0, max=16, description=_tr("live_window")),
+        "dilation": widgets.IntSlider(value=2, min=1, max=8,
+                                      description=_tr("live_dilation")),
+        "n_global": widgets.IntSlider(value=2, min=0, max=8, description=_tr("live_global")),
+        "n": widgets.IntSlider(value=32, min=1, max=128, description=_tr("live_n")),
+    }
+    fig = pattern_explorer(windows=(2,))
+    fig.layout.sliders, fig.layout.updatemenus = [], []
+    for i, trace in enumerate(fig.data):
+        trace.visible = i == 0
+    fig = go.Figure(fig.data[:1], fig.layout)
+    explorer = LiveExplorer(fig, controls, redraw,
+                            rows=[["kind", "n", "window"], ["dilation", "n_global"]])
+    explorer.update()
+    return explorer
+
+
+# --- exercises (registered with book.face.checks) ------------------------------------------------------
+
+@exercise("ch10.dilated_keys", "Keys seen by a query: dilated attention, w = 2, r = 3",
+          reference=lambda: 2 * 2 + 1, mistakes=lambda: [3, 7, 13, 6])
+def _ch10_dilated_keys(answer):
+    ok = number(answer) == len(beyond.dilated_offsets(2, 3))
+    return ok, _tr("ex_keys_ok" if ok else "ex_keys_hint")
+
+
+@exercise("ch10.dilated_reach", "Farthest key of dilated attention, w = 2, r = 3",
+          reference=lambda: 6, mistakes=lambda: [2, 3, 5, 12])
+def _ch10_dilated_reach(answer):
+    ok = number(answer) == int(beyond.dilated_offsets(2, 3).max())
+    return ok, _tr("ex_reach_ok" if ok else "ex_reach_hint")
+
+
+@exercise("ch10.linear_state", "Size of φ(K)ᵀV for d_k = d_v = 64 and 10 000 tokens",
+          reference=lambda: 64 * 64, mistakes=lambda: [10_000 * 64, 10_000 ** 2, 128, 64])
+def _ch10_linear_state(answer):
+    value = number(answer)
+    if value in (10_000 * 64, 10_000 ** 2):
+        return False, _tr("ex_state_grows")
+    ok = value == 64 * 64
+    return ok, _tr("ex_state_ok" if ok else "ex_state_hint")
+
+
+def _dilated_mask_reference(n, w, r):
+    return beyond.dilated_mask(n, w, r).numpy()
+
+
+@exercise("ch10.dilated_mask", "Write dilated_mask(n, w, r)",
+          reference=lambda: _dilated_mask_reference,
+          mistakes=lambda: [lambda n, w, r: np.abs(np.subtract.outer(range(n), range(n))) <= w,
+                            lambda n, w, r: np.abs(np.subtract.outer(range(n), range(n)))
+                            % r == 0, "mask"])
+def _ch10_dilated_mask(func):
+    if not callable(func):
+        return False, _tr("ex_mask_callable")
+    for n, w, r in [(10, 2, 3), (7, 1, 1), (12, 0, 4), (1, 3, 2)]:
+        got = call(func, n, w, r)
+        want = _dilated_mask_reference(n, w, r).astype(float)
+        if got.shape != want.shape:
+            return False, _tr("ex_mask_shape", n=n, want=want.shape, got=got.shape)
+        if not np.array_equal(got != 0, want != 0):
+            return False, _tr("ex_mask_wrong", n=n, w=w, r=r)
+    return True, _tr("ex_mask_ok")
+
+

@@ -1,0 +1,266 @@
+"""Shared presentation helpers: the palette, rounding for compact HTML, the slider builder
+and the attention heatmap that every chapter's figures use. Plotly only; no chapter logic."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+
+from book.kit import validate
+
+COLORSCALE = "Blues"  # light = low weight, dark = high: reads the same in greyscale
+SCALE_COLORS = {"none": "#b3261e", "sqrt": "#1a56a8", "linear": "#7a7a7a"}
+# Distinct line colours and dashes for several runs on one plot (dashes tell them apart in
+# greyscale).
+RUN_COLORS = ("#1a56a8", "#b3261e", "#2e7d32", "#7a4fa0", "#c77700", "#4d4d4d", "#0f8b8d",
+              "#a0522d")
+RUN_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "solid", "dash")
+# blocked = light grey, allowed = dark navy: the two read apart in greyscale, and the cells
+# carry ✓ / · as well, so colour is never the only cue.
+MASK_COLORSCALE = [[0.0, "#ededed"], [0.5, "#ededed"], [0.5, "#1f3b73"], [1.0, "#1f3b73"]]
+SIGNED_COLORSCALE = "Cividis"  # monotonic lightness: negative = dark, positive = light
+ILLUSTRATIVE = "illustrative weights, set by hand, not learned"
+# The book's CJK web font first (it covers the CJK ranges only; see book/site/fonts.py), then
+# plotly's own default stack for everything else.
+FONT_FAMILY = '"Book Noto Sans SC", "Open Sans", verdana, arial, sans-serif'
+
+
+def rounded(a, digits: int = 4):
+    """Nested lists rounded for compact HTML (None where the value is missing)."""
+    arr = np.asarray(a, dtype=float)
+    out = np.round(arr, digits).astype(object)
+    out[~np.isfinite(arr)] = None
+    return out.tolist()
+
+
+def wrap(text: str, width: int = 46) -> str:
+    """``text`` broken into lines of at most ``width`` characters with plotly's ``<br>`` (at
+    spaces; existing ``<br>`` kept), so a title stays inside a phone-wide figure."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    width = validate.integer("width", width, low=8)
+    if "<span" in text or "<a " in text:  # tags with spaces inside: leave as written
+        return text
+    out = []
+    for part in text.split("<br>"):
+        if _CJK.search(part):
+            out.extend(_wrap_cjk(part, width))
+            continue
+        line = ""
+        for word in part.split(" "):
+            if line and len(line) + 1 + len(word) > width:
+                out.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        out.append(line)
+    return "<br>".join(out)
+
+
+# Chinese has no spaces to break at, and each character is as wide as two Latin letters
+_CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")
+_NO_LINE_START = set("，。、：；！？）》」』”’")
+
+
+def _wrap_cjk(part: str, width: int) -> list[str]:
+    """One line of mixed Chinese and Latin text in lines of at most ``width`` units (a Chinese
+    character counts two): breaks between Chinese characters or at spaces, never inside a
+    Latin word, never before closing punctuation, and never leaves one character alone on the
+    last line (it takes the previous line's last word or character with it)."""
+    lines, line = [], []
+    for piece in re.findall(r"[^\s\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+"
+                            r"|\s+|.", part):
+        size = sum(2 if _CJK.match(c) else 1 for c in piece)
+        if _text(line).strip() and _units(line) + size > width and piece not in _NO_LINE_START:
+            lines.append(line)
+            line = []
+            if piece.isspace():
+                continue
+        line.append((piece, size))
+    if _text(line).strip():
+        lines.append(line)
+    if len(lines) > 1 and sum(size for piece, size in lines[-1] if not piece.isspace()) <= 2:
+        before = lines[-2]
+        gap = []
+        while before and before[-1][0].isspace():
+            gap.insert(0, before.pop())
+        moved = []
+        while len(before) > 1 and (not moved or moved[0][0] in _NO_LINE_START):
+            moved.insert(0, before.pop())
+        lines[-1] = moved + gap + lines[-1]
+    return [_text(line).rstrip() for line in lines] or [""]
+
+
+def _text(line: list[tuple[str, int]]) -> str:
+    return "".join(piece for piece, _ in line)
+
+
+def _units(line: list[tuple[str, int]]) -> int:
+    return sum(size for _, size in line)
+
+
+def make_slider(steps: list[dict], prefix: str, active: int = 0) -> dict:
+    return {"active": active, "currentvalue": {"prefix": prefix}, "pad": {"t": 50},
+            "steps": steps}
+
+
+def attention_heatmap(weights, row_labels, col_labels=None, title: str = "",
+                      zmax: float = 1.0) -> go.Figure:
+    """One attention map: rows = queries, columns = keys, a greyscale-safe colour scale."""
+    w = validate.array("weights", weights, ndim=2)
+    col_labels = list(row_labels if col_labels is None else col_labels)
+    row_labels = list(row_labels)
+    if w.shape != (len(row_labels), len(col_labels)):
+        raise ValueError(f"weights have shape {w.shape} but there are {len(row_labels)} row "
+                         f"and {len(col_labels)} column labels; pass one label per row/column")
+    for name, labels in (("row", row_labels), ("column", col_labels)):
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"{name} labels must be unique (plotly merges equal categories); "
+                             "use book.toy.orders_example.labels() to number repeats")
+    fig = go.Figure(go.Heatmap(z=rounded(w), x=col_labels, y=row_labels, zmin=0, zmax=zmax,
+                               colorscale=COLORSCALE, colorbar={"title": {"text": "weight"}},
+                               hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}"
+                                             "<extra></extra>"))
+    fig.update_layout(title=title, xaxis={"title": "key (attended to)", "side": "bottom"},
+                      yaxis={"title": "query (attending)", "autorange": "reversed"},
+                      height=460, margin={"l": 40, "r": 20, "t": 60, "b": 40})
+    return fig
+
+
+
+
+TITLE_WIDTH = 46  # characters per title line: fits a 390 px wide figure at 13 px
+MIN_FONT = 10     # px: no figure text below this
+LINE_SPACING = 1.3  # plotly's line height, in font sizes (svg_text_utils.LINE_SPACING)
+CAP_SHIFT = 0.7     # plotly moves a one-line title anchored at its top this many sizes down
+TITLE_TOP = 12      # px from the top of the figure to a reserved title's first line
+_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def title_lines(text) -> int:
+    """How many lines plotly draws for the title ``text`` (0 for none)."""
+    if not isinstance(text, str) or not text.strip():
+        return 0
+    return len(_BR.split(text))
+
+
+def title_height(text, size: float) -> float:
+    """The height in px of plotly's title ``text`` at font ``size``: one line height (1.3 font
+    sizes) per line. Drawn, n lines measure 1.3·size·(n − 1) plus one line's glyph box (1.15
+    font sizes in the book's fonts), so this errs on the roomy side."""
+    return LINE_SPACING * size * title_lines(text)
+
+
+def _title_pad_top(text, size: float) -> float:
+    """``title.pad.t`` that puts the first baseline of a top-anchored title one font size under
+    TITLE_TOP: plotly moves a one-line title down by CAP_SHIFT, the lines of a longer one not."""
+    shift = CAP_SHIFT if title_lines(text) == 1 else 0.0
+    return round(TITLE_TOP + size * (1.0 - shift), 1)
+
+
+def _reserve_title_room(layout: dict) -> None:
+    """A main title with ``automargin``: its top margin reserved for the tallest title of the
+    figure's states instead, and the title anchored at the top of the figure, ``pad.b`` (the
+    gap it asked for below it) above the plot in its tallest state.
+
+    plotly.js (the book's 4.1.1 bundle) takes an automargin title's push on the top margin
+    *after* it has laid the subplots out, while it is still replotting: it updates the plot
+    area's size (``_size``) but redraws nothing, and its last margin check then finds no change.
+    The axes, their tick labels and the drag area are drawn at the new top; the plot background
+    and the traces stay at the old one: a heatmap sits 30 px above its axis, each row's tick
+    label at its cell's lower edge, a strip of background below the cells. It comes out right
+    only when another margin (a wider y tick label, say) also grows in that last check and
+    forces a new draw, which is why one edition's figure could be right and the other's not.
+    A margin big enough from the start does not help: plotly then lays a title of several lines
+    out downwards from the plot's top edge, over the plot. Without automargin nothing pushes,
+    and the plot area keeps one size in every state of the figure's controls.
+    """
+    title = layout.get("title")
+    if not isinstance(title, dict) or not title.get("automargin"):
+        return
+    font = title.get("font") if isinstance(title.get("font"), dict) else {}
+    base = layout.get("font") if isinstance(layout.get("font"), dict) else {}
+    size = font.get("size") or round(1.4 * (base.get("size") or 12))  # plotly's default
+    pad = dict(title["pad"]) if isinstance(title.get("pad"), dict) else {}
+    texts = [title.get("text")]
+    placed = {"automargin": False, "yref": "container", "y": 1, "yanchor": "top"}
+    title.update(placed, pad={**pad, "t": _title_pad_top(title.get("text"), size)})
+    for control in (layout.get("sliders") or []) + (layout.get("updatemenus") or []):
+        for entry in control.get("steps", []) + control.get("buttons", []):
+            for arg in entry.get("args") or []:
+                if not isinstance(arg, dict):
+                    continue
+                if isinstance(arg.get("title"), str):  # the text alone, keeping the rest
+                    arg["title.text"] = arg.pop("title")
+                if "title.text" in arg:
+                    texts.append(arg["title.text"])
+                    arg["title.pad.t"] = _title_pad_top(arg["title.text"], size)
+                elif isinstance(arg.get("title"), dict):  # a step that replaces the title
+                    step_pad = arg["title"].get("pad") or pad
+                    texts.append(arg["title"].get("text"))
+                    arg["title"].update(placed, pad={**step_pad, "t": _title_pad_top(
+                        arg["title"].get("text"), size)})
+    tallest = max(title_height(t, size) for t in texts)
+    margin = layout.setdefault("margin", {})
+    # plotly's default top margin is 100 px; the title's automargin could only add to it
+    margin["t"] = max(margin.get("t", 100), math.ceil(TITLE_TOP + tallest + pad.get("b", 0)))
+
+
+def _panel_width(annotations: list) -> int:
+    """Characters per line for subplot titles: the title width shared by the panels of a row."""
+    rows: dict = {}
+    for a in annotations:
+        if isinstance(a, dict) and a.get("yref", "paper") == "paper" and "y" in a:
+            rows[round(float(a["y"]), 2)] = rows.get(round(float(a["y"]), 2), 0) + 1
+    per_row = max(rows.values(), default=1)
+    return max(14, TITLE_WIDTH // per_row)
+
+
+def _tidy_layout(layout: dict, width: int | None = None) -> None:
+    title = layout.get("title")
+    if isinstance(title, dict) and isinstance(title.get("text"), str):
+        title["text"] = wrap(title["text"], TITLE_WIDTH)
+    elif isinstance(title, str):
+        layout["title"] = wrap(title, TITLE_WIDTH)
+    if isinstance(layout.get("title.text"), str):
+        layout["title.text"] = wrap(layout["title.text"], TITLE_WIDTH)
+    annotations = layout.get("annotations")
+    if isinstance(annotations, list):
+        width = width or _panel_width(annotations)
+        for a in annotations:
+            if isinstance(a, dict) and isinstance(a.get("text"), str):
+                a["text"] = wrap(a["text"], width)
+
+
+def tidy(fig_dict: dict) -> dict:
+    """Make a figure (as a dict, before it is rendered) legible at phone width, in place:
+    titles and subplot titles wrapped into short lines (the steps of its sliders and menus
+    too), no tick label or cell text under 10 px, bar labels hidden rather than shrunk, and a
+    title with ``automargin`` given a fixed top margin that holds its tallest state (plotly
+    misplaces the plot when the title grows the margin, see :func:`_reserve_title_room`)."""
+    if not isinstance(fig_dict, dict):
+        raise TypeError(f"tidy takes a figure dict (fig.to_dict()), got {type(fig_dict).__name__}")
+    layout = fig_dict.setdefault("layout", {})
+    width = _panel_width(layout.get("annotations") or [])
+    _tidy_layout(layout, width)
+    for key, value in layout.items():
+        if key.startswith(("xaxis", "yaxis")) and isinstance(value, dict):
+            font = value.get("tickfont")
+            if isinstance(font, dict) and font.get("size", MIN_FONT) < MIN_FONT:
+                font["size"] = MIN_FONT
+            if value.get("type") == "log" and "tickvals" not in value and "dtick" not in value:
+                value["dtick"] = 1  # decades only: plotly's 2 and 5 in between are 9 px
+    layout.setdefault("uniformtext", {"minsize": MIN_FONT, "mode": "hide"})
+    for trace in fig_dict.get("data", []):
+        if trace.get("type") == "heatmap" and trace.get("texttemplate"):
+            trace.setdefault("textfont", {}).setdefault("size", 11)
+    for control in (layout.get("sliders") or []) + (layout.get("updatemenus") or []):
+        for entry in control.get("steps", []) + control.get("buttons", []):
+            for arg in entry.get("args") or []:
+                if isinstance(arg, dict):
+                    _tidy_layout(arg, width)
+    _reserve_title_room(layout)  # after the wrapping: it counts the lines
+    return fig_dict

@@ -1,0 +1,230 @@
+"""The book's two editions, English and Chinese, from one source.
+
+English is built at today's paths (``_build/html``), Chinese under ``_build/html/zh``. The
+Chinese edition is the same notebooks and pages, with the prose translated in Sphinx's
+gettext catalogues (``locale/zh_CN/LC_MESSAGES/**.po``) and every string Python draws
+(figures, widgets, exercise messages) taken from ``book.kit.i18n``'s table in the build's
+language. Its notebooks execute in Chinese: the Sphinx hook below exports the configured
+language as ``BOOK_LANG``, which the build's kernels inherit and ``book.setup()`` reads.
+
+Command line (used by the Makefile)::
+
+    python -m book.site.editions config zh     # writes _build/zh/_config.yml from _config.yml
+    python -m book.site.editions gettext        # .pot from the sources, then .po updated
+    python -m book.site.editions publish        # _build/zh/_build/html -> _build/html/zh
+    python -m book.site.editions preview zh chapters/02_scaling   # one chapter, quickly
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import posixpath
+import shutil
+import subprocess
+import sys
+from html import escape
+from pathlib import Path
+
+import yaml
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# edition code -> what Sphinx calls its language, the <html lang> and the folder it is built in
+EDITIONS = {
+    "en": {"sphinx": "en", "html_lang": "en", "folder": "", "name": "English"},
+    "zh": {"sphinx": "zh_CN", "html_lang": "zh-CN", "folder": "zh", "name": "中文"},
+}
+LOCALE_DIR = "locale"
+ZH_BUILD = Path("_build") / "zh"           # the Chinese edition's jupyter-book output path
+GETTEXT_BUILD = Path("_build") / "gettext"
+ZH_TITLE = "多头自注意力：用实验读懂"
+# The captions of _toc.yml's parts: jupyter-book adds the sidebar's toctrees after Sphinx's
+# gettext step, so the catalogues never see them; the Chinese build writes these instead.
+ZH_CAPTIONS = {"Chapters": "章节", "For teachers": "教师专区"}
+
+
+def edition_of(sphinx_language: str | None) -> str:
+    """The edition code ("en" or "zh") for a Sphinx ``language`` value."""
+    for code, spec in EDITIONS.items():
+        if spec["sphinx"] == (sphinx_language or "en"):
+            return code
+    raise ValueError(f"no edition for Sphinx language {sphinx_language!r}: the book has "
+                     + ", ".join(spec["sphinx"] for spec in EDITIONS.values()))
+
+
+# --- Sphinx side (registered by book.site.sphinxext) -------------------------------------------
+
+def export_language(app, config) -> None:
+    """The build's kernels inherit the environment: book.setup() reads BOOK_LANG there."""
+    os.environ["BOOK_LANG"] = edition_of(config.language)
+
+
+def switch_target(pagename: str, edition: str) -> str:
+    """Root-relative path of ``pagename`` in the *other* edition, as seen from the root of
+    ``edition``'s output (English at the root, Chinese under zh/)."""
+    if edition == "en":
+        return f"{EDITIONS['zh']['folder']}/{pagename}.html"
+    return f"../{pagename}.html"
+
+
+def language_switch(app, pagename, templatename, context, doctree) -> None:
+    """A link to the same page in the other edition at the top of every page (relative, so
+    it works from file://), and the page's hreflang alternates."""
+    if app.builder.format != "html" or "body" not in context:
+        return
+    edition = edition_of(app.config.language)
+    other = "zh" if edition == "en" else "en"
+    page_dir = posixpath.dirname(pagename)
+    target = posixpath.relpath(switch_target(pagename, edition), page_dir or ".")
+    label = {"en": "Read in English", "zh": "阅读中文版"}[other]
+    html_lang = EDITIONS[other]["html_lang"]
+    link = (f'<div class="book-language-switch"><a href="{escape(target)}" '
+            f'hreflang="{html_lang}" lang="{html_lang}">{escape(label)}</a></div>')
+    context["body"] = link + context["body"]
+    context["metatags"] = context.get("metatags", "") + (
+        f'\n<link rel="alternate" hreflang="{html_lang}" href="{escape(target)}" />')
+
+
+def toc_captions() -> list[str]:
+    """The part captions of _toc.yml, in order."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    return [part["caption"] for part in toc.get("parts", []) if part.get("caption")]
+
+
+def translate_captions(app, exception) -> None:
+    """The Chinese edition's sidebar captions in Chinese (every page carries the sidebar)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    if edition_of(app.config.language) != "zh":
+        return
+    missing = [c for c in toc_captions() if c not in ZH_CAPTIONS]
+    if missing:
+        raise ValueError(f"_toc.yml captions without a Chinese name: {missing}; add them to "
+                         "book/site/editions.py's ZH_CAPTIONS")
+    outdir = Path(app.outdir)
+    for page in outdir.rglob("*.html"):
+        if "_static" in page.parts:
+            continue
+        text = page.read_text(encoding="utf-8")
+        new = text
+        for english, chinese in ZH_CAPTIONS.items():
+            new = new.replace(f'<span class="caption-text">{english}</span>',
+                              f'<span class="caption-text">{chinese}</span>')
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+
+
+def setup_sphinx(app) -> None:
+    app.connect("config-inited", export_language)
+    app.connect("html-page-context", language_switch)
+    app.connect("build-finished", translate_captions)
+    # each Chinese page's own CJK font is written after these (book.site.sphinxext registers
+    # book/site/page_fonts.py, which reads the edition from here)
+
+
+# --- command line -------------------------------------------------------------------------
+
+def write_config(edition: str, execute: bool = True) -> Path:
+    """_config.yml with the edition's language set, written under _build/ (never committed:
+    the committed _config.yml stays the one source)."""
+    if edition not in EDITIONS:
+        raise ValueError(f"unknown edition {edition!r}: choose one of {', '.join(EDITIONS)}")
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
+    sphinx["language"] = EDITIONS[edition]["sphinx"]
+    if edition == "zh":
+        config["title"] = ZH_TITLE
+        sphinx.setdefault("html_theme_options", {})["search_bar_text"] = "搜索本书…"
+        # the larger CJK subset (book/site/fonts.py), after book.css so that its face wins; at the
+        # build's end each page but the search page links its own subset instead
+        # (book/site/page_fonts.py)
+        sphinx["html_css_files"] = [*sphinx.get("html_css_files", []), "book-zh.css"]
+        # MyST-NB's toggles of hidden cells ("Show code cell source")
+        sphinx["nb_code_prompt_show"] = "显示代码单元格"
+        sphinx["nb_code_prompt_hide"] = "隐藏代码单元格"
+    if not execute:
+        config.setdefault("execute", {})["execute_notebooks"] = "off"
+    out_dir = ROOT / (ZH_BUILD if edition == "zh" else Path("_build") / edition)
+    if not execute:
+        out_dir = ROOT / GETTEXT_BUILD
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "_config.yml"
+    path.write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False),
+                    encoding="utf-8")
+    return path
+
+
+def _jupyter_book() -> str:
+    return str(Path(sys.executable).with_name("jupyter-book"))
+
+
+def gettext() -> None:
+    """Message catalogues from the sources (no execution), then every .po brought up to date
+    (new messages empty, changed ones fuzzy: tests/test_editions.py fails on both)."""
+    config = write_config("en", execute=False)
+    subprocess.run([_jupyter_book(), "build", str(ROOT), "--builder", "custom",
+                    "--custom-builder", "gettext", "--config", str(config),
+                    "--path-output", str(ROOT / GETTEXT_BUILD), "-q"], check=True)
+    pot = ROOT / GETTEXT_BUILD / "_build" / "gettext"
+    # the theme's own template strings: Sphinx and sphinx-book-theme translate those themselves
+    (pot / "sphinx.pot").unlink(missing_ok=True)
+    subprocess.run([str(Path(sys.executable).with_name("sphinx-intl")), "update",
+                    "-p", str(pot), "-l", "zh_CN", "-d", str(ROOT / LOCALE_DIR),
+                    "-w", "0"], check=True)
+
+
+def preview(edition: str, chapters: list[str]) -> Path:
+    """Build the landing page and the given chapters alone (e.g. ``chapters/02_scaling``) in
+    one edition, for a quick look while translating: warnings about the chapters left out are
+    expected. Returns the HTML folder."""
+    config = write_config(edition)
+    names = [c.removesuffix(".ipynb").removesuffix(".md") for c in chapters]
+    out = ROOT / "_build" / f"preview-{edition}"
+    out.mkdir(parents=True, exist_ok=True)
+    toc = out / "_toc.yml"
+    toc.write_text(yaml.safe_dump({"format": "jb-book", "root": "index",
+                                   "chapters": [{"file": n} for n in names]}),
+                   encoding="utf-8")
+    subprocess.run([_jupyter_book(), "build", str(ROOT), "--config", str(config), "--toc",
+                    str(toc), "--path-output", str(out), "--all"], check=True)
+    return out / "_build" / "html"
+
+
+def publish() -> Path:
+    """Copy the Chinese edition's HTML to _build/html/zh (the English edition's folder)."""
+    source = ROOT / ZH_BUILD / "_build" / "html"
+    if not (source / "index.html").exists():
+        raise FileNotFoundError(f"{source} has no index.html: build the Chinese edition "
+                                "first (make book)")
+    target = ROOT / "_build" / "html" / EDITIONS["zh"]["folder"]
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(source, target)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m book.site.editions", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("config").add_argument("edition", choices=sorted(EDITIONS))
+    sub.add_parser("gettext")
+    sub.add_parser("publish")
+    view = sub.add_parser("preview")
+    view.add_argument("edition", choices=sorted(EDITIONS))
+    view.add_argument("chapters", nargs="+")
+    args = parser.parse_args(argv)
+    if args.command == "config":
+        print(write_config(args.edition))
+    elif args.command == "gettext":
+        gettext()
+    elif args.command == "preview":
+        print(preview(args.edition, args.chapters))
+    else:
+        print(publish())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
