@@ -3,8 +3,8 @@ re-executes the notebooks that depend on it on the next build; an unchanged tree
 nothing (book.site.sphinxext's ``env-get-outdated`` hook).
 
 Runs ``jupyter-book build`` (as ``make book`` does) in a scratch copy of the repository whose
-table of contents is one small probe notebook that imports ``book.ideas.scaling`` and prints a value
-of it, so that each build takes seconds instead of the whole book's minutes.
+table of contents is one small probe notebook that imports ``book.ideas.scaling`` and prints
+a value of it, so that each build takes seconds instead of the whole book's minutes.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 
 JB = Path(sys.executable).parent / "jupyter-book"
 PROBE_CELLS = [
-    "import book\nfrom book import scaling\n\nbook.setup()",
+    "import book\nfrom book.ideas import scaling\n\nbook.setup()",
     'print("book from:", book.__file__)\nprint("probe value:", getattr(scaling, "PROBE", '
     '"original"))',
     "import uuid\n\nprint('execution id:', uuid.uuid4().hex)  # new on every execution",
@@ -78,13 +78,13 @@ def test_a_book_edit_re_executes_and_an_unchanged_tree_does_not(scratch):
 
     # An edit to a module the probe never imports: nothing re-executed. (This covers the
     # unchanged tree too: the probe's inputs are the same in both, so one build checks both.)
-    with open(scratch / "book" / "kvcache.py", "a", encoding="utf-8") as f:
+    with open(scratch / "book" / "ideas" / "kvcache.py", "a", encoding="utf-8") as f:
         f.write("\n# an edit to a module the probe never imports\n")
     again = build(scratch)
     assert again["run"] == first["run"], again["log"][-3000:]
     assert again["value"] == "original"
 
-    with open(scratch / "book" / "scaling.py", "a", encoding="utf-8") as f:
+    with open(scratch / "book" / "ideas" / "scaling.py", "a", encoding="utf-8") as f:
         f.write('\nPROBE = "edited"\n')
     edited = build(scratch)
     assert edited["run"] != again["run"], edited["log"][-3000:]
