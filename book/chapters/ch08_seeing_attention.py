@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import textwrap
-import unicodedata
 
 import ipywidgets as widgets
 import numpy as np
@@ -14,7 +13,7 @@ from plotly.subplots import make_subplots
 from book.face.checks import NotAnswered, call, exercise
 from book.face.display import table
 from book.face.live import LiveExplorer
-from book.face.plotting import COLORSCALE, make_slider, rounded
+from book.face.plotting import COLORSCALE, make_slider, rounded, text_width
 from book.kit import i18n, timing, validate
 from book.kit.i18n import tr
 from book.studies import attention_roles
@@ -23,18 +22,16 @@ from book.toy import orders, train
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
-CAPTION_WIDTH = 34  # columns (a CJK character takes two): fits beside a phone's row labels
-
-
-def _columns(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+# columns (book.face.plotting.text_width: a CJK character takes two): fits beside a phone's
+# row labels
+CAPTION_WIDTH = 34
 
 
 def _wrap(text: str, width: int = CAPTION_WIDTH) -> str:
     """``text`` broken at spaces into lines of at most ``width`` columns, joined by <br>."""
     lines: list[str] = []
     for word in text.split():
-        if lines and _columns(lines[-1]) + 1 + _columns(word) <= width:
+        if lines and text_width(lines[-1]) + 1 + text_width(word) <= width:
             lines[-1] += " " + word
         else:
             lines.append(word)
@@ -57,9 +54,9 @@ def _menu_name(name: str, width: int = 22) -> str:
     """A menu label short enough for a phone screen (long orders end in …): at 390 px the head
     view's menu starts where its plot does, right of the token labels, and a label of 28
     columns ran past the figure's right edge once measured in the CJK font it is drawn in."""
-    if _columns(name) <= width:
+    if text_width(name) <= width:
         return name
-    while _columns(name) > width - 1:
+    while text_width(name) > width - 1:
         name = name[:-1]
     return name + "…"
 
