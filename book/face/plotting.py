@@ -46,7 +46,7 @@ def is_wide(char: str) -> bool:
 def text_width(text: str) -> int:
     """The width of ``text`` in columns, a wide (CJK) character counting 2 and any other 1: the
     book's one rule for how much room a label, caption or line of mixed Chinese and Latin takes
-    (``text_width("第 3 层") == 7``). Tags are counted as written; strip them first."""
+    (``text_width("一碗 noodles") == 12``). Tags are counted as written; strip them first."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}; pass str(value)")
     return sum(2 if is_wide(c) else 1 for c in text)
