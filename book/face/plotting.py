@@ -140,15 +140,13 @@ def attention_heatmap(weights, row_labels, col_labels=None, title: str = "",
                       zmax: float = 1.0) -> go.Figure:
     """One attention map: rows = queries, columns = keys, a greyscale-safe colour scale."""
     w = validate.array("weights", weights, ndim=2)
-    col_labels = list(row_labels if col_labels is None else col_labels)
-    row_labels = list(row_labels)
+    hint = "use book.toy.orders_example.labels() to number repeats"
+    row_labels = validate.labels("row_labels", row_labels, hint=hint)
+    col_labels = (row_labels if col_labels is None
+                  else validate.labels("col_labels", col_labels, hint=hint))
     if w.shape != (len(row_labels), len(col_labels)):
         raise ValueError(f"weights have shape {w.shape} but there are {len(row_labels)} row "
                          f"and {len(col_labels)} column labels; pass one label per row/column")
-    for name, labels in (("row", row_labels), ("column", col_labels)):
-        if len(set(labels)) != len(labels):
-            raise ValueError(f"{name} labels must be unique (plotly merges equal categories); "
-                             "use book.toy.orders_example.labels() to number repeats")
     fig = go.Figure(go.Heatmap(z=rounded(w), x=col_labels, y=row_labels, zmin=0, zmax=zmax,
                                colorscale=COLORSCALE, colorbar={"title": {"text": "weight"}},
                                hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}"

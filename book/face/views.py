@@ -55,8 +55,8 @@ class Sentence:
 
     def __post_init__(self):
         maps = validate.array("maps", self.maps, ndim=4)
-        keys = _labels("keys", self.keys)
-        queries = keys if self.queries is None else _labels("queries", self.queries)
+        keys = validate.labels("keys", self.keys)
+        queries = keys if self.queries is None else validate.labels("queries", self.queries)
         if maps.shape[2:] != (len(queries), len(keys)):
             raise ValueError(f"maps has shape {maps.shape}, (layers, heads, queries, keys), but "
                              f"there are {len(queries)} query and {len(keys)} key labels; pass "
@@ -67,15 +67,6 @@ class Sentence:
         object.__setattr__(self, "maps", maps)
         object.__setattr__(self, "keys", keys)
         object.__setattr__(self, "queries", queries)
-
-
-def _labels(name: str, labels) -> list[str]:
-    labels = validate.listed(name, labels, "['the', 'cat', 'sat']", allow_empty=False)
-    if len(set(labels)) != len(labels):
-        repeated = sorted({str(t) for t in labels if labels.count(t) > 1})
-        raise ValueError(f"{name} must be unique (plotly merges equal categories), but "
-                         f"{repeated} occur more than once; number repeats, e.g. 'the·2'")
-    return labels
 
 
 def head_label(layer: int, head: int) -> str:
