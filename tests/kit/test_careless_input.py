@@ -3,11 +3,90 @@ the fix, or the right result — never NaN, a bare error from inside, or a wrong
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+import torch
 
 from book.face.plotting import attention_heatmap
-from book.ideas import attention, longctx, norms, walkthrough
+from book.ideas import attention, longctx, masks, mha, norms, walkthrough
+from book.kit import validate
+from book.studies import masktraps
+from book.toy import orders
+from book.toy.fit import fit
+from book.toy.model import TinyEncoder
+
+LAYERS = [mha.MultiHeadSelfAttention, mha.MultiHeadSelfAttentionSDPA,
+          mha.MultiHeadSelfAttentionLoop]
+
+
+# ---- a finite but huge input: the scores overflow float32 ---------------------------------
+
+@pytest.mark.parametrize("cls", LAYERS, ids=lambda c: c.__name__)
+def test_a_huge_finite_input_raises_naming_the_overflow(cls):
+    torch.manual_seed(0)
+    layer = cls(8, 2).eval()
+    x = torch.randn(2, 4, 8)
+    assert bool(torch.isfinite(layer(x)).all())
+    with pytest.raises(ValueError, match=r"output overflowed.*although x is finite.*"
+                                         r"Scale the input down") as err:
+        layer(x * 1e20)
+    assert isinstance(err.value, validate.NonFiniteError)   # fit() reads it as a divergence
+    assert "float64" in str(err.value) and "3.4e+38" in str(err.value)
+    with torch.no_grad():   # the suggested fix computes it
+        assert bool(torch.isfinite(layer.double()(x.double() * 1e20)).all())
+
+
+def test_the_overflow_is_caught_with_weights_returned_and_with_a_mask():
+    layer = mha.MultiHeadSelfAttention(8, 2)
+    x = torch.randn(1, 3, 8) * 1e20
+    with pytest.raises(ValueError, match="overflowed"):
+        layer(x, need_weights=True)
+    fast = mha.MultiHeadSelfAttentionSDPA.from_module(layer)
+    with pytest.raises(ValueError, match="overflowed"):
+        fast(x, mask=masks.causal_mask(3))           # the is_causal path
+    with pytest.raises(ValueError, match="overflowed"):
+        fast(x=x, padding_mask=torch.ones(1, 3, dtype=torch.bool))
+
+
+def test_nan_weights_are_named_as_the_cause():
+    layer = mha.MultiHeadSelfAttention(8, 2)
+    with torch.no_grad():
+        layer.w_v.weight[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="weights contain NaN or infinity.*diverged"):
+        layer(torch.randn(1, 3, 8))
+
+
+def test_finite_outputs_whose_sum_overflows_pass():
+    layer = mha.MultiHeadSelfAttention(4, 1, bias=False)
+    with torch.no_grad():
+        for lin in (layer.w_q, layer.w_k):
+            lin.weight.zero_()
+        layer.w_v.weight.copy_(torch.eye(4))
+        layer.w_o.weight.copy_(torch.eye(4))
+    x = torch.full((1, 3, 4), 3e38)
+    out = layer(x)    # each entry is finite; their float32 sum is not
+    assert not torch.isfinite(out.sum()) and bool(torch.isfinite(out).all())
+
+
+def test_the_loose_layer_still_lets_nan_through():
+    """masktraps.LooseAttention shows NaN spreading on purpose: it opts out."""
+    loose = masktraps.LooseAttention(8, 2, handling="-inf")
+    out = loose(torch.randn(1, 3, 8), padding_mask=torch.tensor([[False, False, False]]))
+    assert torch.isnan(out).all()
+
+
+@pytest.mark.parametrize("attention", ["scratch", "sdpa"])
+def test_a_run_whose_attention_overflows_is_marked_diverged_not_crashed(attention):
+    """fit() catches NonFiniteError as a diverged run: the overflow error must be one."""
+    model = TinyEncoder(d_model=16, n_heads=2, n_layers=1, norm="none", attention=attention,
+                        seed=0)
+    with torch.no_grad():
+        model.embed.weight.mul_(1e20)   # finite, but the scores overflow
+    history = fit(model, orders.generate(40, seed=1), steps=3, progress=False)
+    assert history.diverged and history.steps == 1 and math.isnan(history.loss[0])
+
 
 # ---- eps=0 on an all-zero input: LayerNorm's 0/0 ------------------------------------------
 
