@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import html
 import textwrap
-import unicodedata
 
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from book.face import views
 from book.face.checks import NotAnswered, call, exercise
 from book.face.display import table
 from book.face.live import LiveExplorer
-from book.face.plotting import COLORSCALE, make_slider, rounded
+from book.face.plotting import COLORSCALE, rounded, text_width
 from book.kit import i18n, timing, validate
 from book.kit.i18n import tr
 from book.studies import attention_roles
@@ -23,18 +23,16 @@ from book.toy import orders, train
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
-CAPTION_WIDTH = 34  # columns (a CJK character takes two): fits beside a phone's row labels
-
-
-def _columns(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+# columns (book.face.plotting.text_width: a CJK character takes two): fits beside a phone's
+# row labels
+CAPTION_WIDTH = 34
 
 
 def _wrap(text: str, width: int = CAPTION_WIDTH) -> str:
     """``text`` broken at spaces into lines of at most ``width`` columns, joined by <br>."""
     lines: list[str] = []
     for word in text.split():
-        if lines and _columns(lines[-1]) + 1 + _columns(word) <= width:
+        if lines and text_width(lines[-1]) + 1 + text_width(word) <= width:
             lines[-1] += " " + word
         else:
             lines.append(word)
@@ -57,19 +55,15 @@ def _menu_name(name: str, width: int = 22) -> str:
     """A menu label short enough for a phone screen (long orders end in …): at 390 px the head
     view's menu starts where its plot does, right of the token labels, and a label of 28
     columns ran past the figure's right edge once measured in the CJK font it is drawn in."""
-    if _columns(name) <= width:
+    if text_width(name) <= width:
         return name
-    while _columns(name) > width - 1:
+    while text_width(name) > width - 1:
         name = name[:-1]
     return name + "…"
 
 
 def _head_label(layer: int, head: int) -> str:
-    return tr("ch08.head_label", layer=layer, head=head)
-
-
-def _hover(z: str = "%{z:.3f}") -> str:
-    return tr("ch08.hover_map", q="%{y}", k="%{x}", w=z) + "<extra></extra>"
+    return views.head_label(layer, head)
 
 
 def relation_label(relation: str) -> str:
@@ -94,126 +88,57 @@ def category_label(category: str) -> str:
     return tr(ids[category])
 
 
-def _order_axes(data: dict) -> dict:
-    n = len(data["cols"])
-    return {"xaxis.categoryarray": data["cols"], "xaxis.range": [-0.5, n - 0.5],
-            "yaxis.categoryarray": data["rows"], "yaxis.range": [n - 0.5, -0.5]}
+def _orders_and_names(orders_, names, what: str) -> tuple[list, list[str]]:
+    orders_ = list(orders_)
+    if not orders_:
+        raise ValueError(f"{what} needs at least one order")
+    names = ([tr("ch08.order_name", i=i + 1) for i in range(len(orders_))] if names is None
+             else list(names))
+    if len(names) != len(orders_):
+        raise ValueError(f"got {len(orders_)} orders but {len(names)} names")
+    return orders_, names
+
+
+def _sentence(data: dict, queries: bool = True) -> views.Sentence:
+    """An order's view data (book.studies.attention_roles.order_view_data) as the views draw
+    it: keys = tokens, queries = tokens with their gloss, the caption."""
+    return views.Sentence(data["maps"], data["cols"], _caption(data),
+                          data["rows"] if queries else None)
 
 
 def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go.Figure:
-    """Static head view: one attention map; a dropdown picks the order, a slider the head.
-
-    One heatmap per order (the dropdown shows one of them and sets the axes); the slider
-    restyles every order's heatmap to that layer and head, so the two controls combine.
-    (One dropdown per figure: plotly draws all dropdowns of a figure in one container.)
-    """
-    orders_ = list(orders_)
-    if not orders_:
-        raise ValueError("head_view needs at least one order")
-    names = ([tr("ch08.order_name", i=i + 1) for i in range(len(orders_))] if names is None
-             else list(names))
-    if len(names) != len(orders_):
-        raise ValueError(f"got {len(orders_)} orders but {len(names)} names")
-    data = [attention_roles.order_view_data(model, o) for o in orders_]
-    n_layers, n_heads = data[0]["maps"].shape[:2]
-    layer0 = validate.integer("layer", start[0], low=0, high=n_layers - 1)
-    head0 = validate.integer("head", start[1], low=0, high=n_heads - 1)
-    fig = go.Figure()
-    for i, d in enumerate(data):
-        fig.add_trace(go.Heatmap(
-            z=rounded(d["maps"][layer0, head0], 3), x=d["cols"], y=d["rows"], zmin=0, zmax=1,
-            colorscale=COLORSCALE, visible=i == 0,
-            colorbar={"title": {"text": tr("ch08.weight")}}, hovertemplate=_hover()))
-    caption = {"text": _caption(data[0]), "x": 0, "xref": "paper", "xanchor": "left",
-               "y": 1.02, "yref": "paper", "yanchor": "bottom", "showarrow": False,
-               "align": "left", "font": {"size": 11}}
-    order_buttons = [{"label": _menu_name(name), "method": "update",
-                      "args": [{"visible": [j == i for j in range(len(data))]},
-                               {**_order_axes(d), "annotations": [dict(caption,
-                                                                       text=_caption(d))]}]}
-                     for i, (name, d) in enumerate(zip(names, data, strict=True))]
-    head_steps = [{"label": f"L{layer} H{head}", "method": "update",
-                   "args": [{"z": [rounded(d["maps"][layer, head], 3) for d in data]},
-                            {"title.text": _head_label(layer, head)}]}
-                  for layer in range(n_layers) for head in range(n_heads)]
-    fig.update_layout(
-        updatemenus=[{"buttons": order_buttons, "direction": "up", "showactive": True,
-                      "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
-                      "pad": {"t": 240}}],
-        sliders=[{**make_slider(head_steps, tr("ch08.slider_head"),
-                            active=layer0 * n_heads + head0), "pad": {"t": 85}}],
-        annotations=[caption], height=680,
-        title={"text": _head_label(layer0, head0), "font": {"size": 13}, "x": 0,
-               "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
-        xaxis={"title": {"text": tr("ch08.key_axis"), "standoff": 28}, "tickangle": -90,
-               "categoryorder": "array",
-               "automargin": True,
-               **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("xaxis")}},
-        yaxis={"title": tr("ch08.query_axis"), "categoryorder": "array", "automargin": True,
-               **{k[6:]: v for k, v in _order_axes(data[0]).items() if k.startswith("yaxis")}},
-        margin={"l": 40, "r": 20, "t": 190, "b": 40})
-    return fig
+    """Static head view (:func:`book.face.views.head_view`) of the trained encoder: one
+    attention map; a dropdown picks the order, a slider the head. The dropdown sits below the
+    plot (one dropdown per figure: plotly draws all dropdowns of a figure in one container)."""
+    orders_, names = _orders_and_names(orders_, names, "head_view")
+    sentences = [_sentence(attention_roles.order_view_data(model, o)) for o in orders_]
+    return views.head_view(
+        sentences, [_menu_name(name) for name in names], start=start, digits=3,
+        slider_prefix=tr("ch08.slider_head"), slider_pad=85,
+        menu={"direction": "up", "y": 0, "yanchor": "top", "pad": {"t": 240}},
+        caption={"font": {"size": 11}},
+        key_axis={"title": {"standoff": 28}, "automargin": True}, layout={"margin": {"t": 190}})
 
 
 def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
-    """Static model view: the heads of one layer of one order, on a two-column grid (cells
-    large enough to read); a slider picks the layer, a dropdown the order (each button
-    redraws every map of every layer, so the two controls combine)."""
-    orders_ = list(orders_)
-    if not orders_:
-        raise ValueError("model_view needs at least one order")
-    names = ([tr("ch08.order_name", i=i + 1) for i in range(len(orders_))] if names is None
-             else list(names))
-    if len(names) != len(orders_):
-        raise ValueError(f"got {len(orders_)} orders but {len(names)} names")
-    data = [attention_roles.order_view_data(model, o) for o in orders_]
-    n_layers, n_heads = data[0]["maps"].shape[:2]
+    """Static model view (:func:`book.face.views.model_view`) of the trained encoder: the heads
+    of one layer of one order, on a two-column grid (cells large enough to read); a slider
+    picks the layer, a dropdown the order (each button redraws every map of every layer, so
+    the two controls combine)."""
+    orders_, names = _orders_and_names(orders_, names, "model_view")
+    sentences = [_sentence(attention_roles.order_view_data(model, o), queries=False)
+                 for o in orders_]
+    n_layers, n_heads = sentences[0].maps.shape[:2]
     start_layer = validate.integer("start_layer", start_layer, low=0, high=n_layers - 1)
-    cols = min(2, n_heads)
-    rows = -(-n_heads // cols)
-    fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.04, vertical_spacing=0.07,
-                        subplot_titles=[tr("ch08.head", head=head) for head in range(n_heads)])
-    fig.update_annotations(font_size=12)
-    first = data[0]
-    traces = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
-    for layer, head in traces:
-        fig.add_trace(go.Heatmap(
-            z=rounded(first["maps"][layer, head], 3), x=first["cols"], y=first["cols"],
-            zmin=0, zmax=1, colorscale=COLORSCALE, showscale=(layer, head) == (0, 0),
-            visible=layer == start_layer,
-            colorbar={"title": {"text": tr("ch08.weight"), "side": "right"}, "len": 0.5,
-                      "y": 0.75},
-            hovertemplate=f"{_head_label(layer, head)}<br>{_hover()}"),
-            row=head // cols + 1, col=head % cols + 1)
-    fig.update_yaxes(autorange="reversed", tickfont_size=10, showticklabels=False, dtick=1)
-    fig.update_yaxes(showticklabels=True, col=1)
-    fig.update_xaxes(tickfont_size=10, tickangle=-90, showticklabels=False, dtick=1)
-    fig.update_xaxes(showticklabels=True, row=rows)
-    base = [a.to_plotly_json() for a in fig.layout.annotations]
-    caption = {"text": _caption(first), "x": 0, "xref": "paper", "xanchor": "left",
-               "y": 1.06, "yref": "paper", "yanchor": "bottom", "showarrow": False,
-               "align": "left", "font": {"size": 11}}
-    buttons = []
-    for name, d in zip(names, data, strict=True):
-        buttons.append({"label": _menu_name(name), "method": "update",
-                        "args": [{"z": [rounded(d["maps"][lh], 3) for lh in traces],
-                                  "x": [d["cols"]] * len(traces),
-                                  "y": [d["cols"]] * len(traces)},
-                                 {"annotations": base + [dict(caption, text=_caption(d))]}]})
-    steps = [{"label": tr("ch08.layer", layer=layer), "method": "update",
-              "args": [{"visible": [lh[0] == layer for lh in traces]},
-                       {"title.text": tr("ch08.layer_heads", layer=layer, n=n_heads)}]}
-             for layer in range(n_layers)]
-    fig.update_layout(annotations=base + [caption], height=860,
-                      title={"text": tr("ch08.layer_heads", layer=start_layer, n=n_heads),
-                             "font": {"size": 13}, "x": 0, "xanchor": "left", "y": 0.99,
-                             "yanchor": "top", "yref": "container"},
-                      updatemenus=[{"buttons": buttons, "direction": "up", "showactive": True,
-                                    "x": 0, "xanchor": "left", "y": 0, "yanchor": "top",
-                                    "pad": {"t": 200}}],
-                      sliders=[{**make_slider(steps, "", active=start_layer), "pad": {"t": 60}}],
-                      margin={"l": 40, "r": 20, "t": 190, "b": 40})
-    return fig
+    return views.model_view(
+        sentences, [_menu_name(name) for name in names], layer=start_layer,
+        one_trace_per="layer", spacing=(0.04, 0.07),
+        panel_titles=[tr("ch08.head", head=head) for head in range(n_heads)],
+        panel_title_size=12, digits=3,
+        colorbar={"title": {"side": "right"}, "len": 0.5, "y": 0.75}, slider_pad=60,
+        menu={"direction": "up", "y": 0, "yanchor": "top", "pad": {"t": 200}},
+        caption={"y": 1.06, "font": {"size": 11}},
+        layout={"height": 860, "margin": {"l": 40, "t": 190, "b": 40}})
 
 
 def relation_figure(stats: dict) -> go.Figure:
@@ -233,7 +158,7 @@ def relation_figure(stats: dict) -> go.Figure:
         n_layers, n_heads = mass.shape
         fig.add_trace(go.Heatmap(
             z=rounded(mass, 3), x=[tr("ch08.head", head=h) for h in range(n_heads)],
-            y=[tr("ch08.layer", layer=layer) for layer in range(n_layers)], zmin=0, zmax=1,
+            y=[tr("common.layer", layer=layer) for layer in range(n_layers)], zmin=0, zmax=1,
             colorscale=COLORSCALE, showscale=i == 0, text=[[f"{v:.2f}" for v in row]
                                                            for row in mass],
             texttemplate="%{text}", colorbar={"title": {"text": tr("ch08.mass")}},
@@ -320,7 +245,7 @@ def order_lines(orders_) -> str:
 
 def layer_list(layers) -> str:
     """``"layer 1"``, ``"layer 0 and layer 1"``: layers named for the prose."""
-    return tr("ch08.layers_and").join(tr("ch08.layer", layer=layer) for layer in layers)
+    return tr("ch08.layers_and").join(tr("common.layer", layer=layer) for layer in layers)
 
 
 def gloss(token: str) -> str:
@@ -384,7 +309,7 @@ def init_table(at_init: dict, final: np.ndarray):
     """Mean normalised entropy per layer: each untrained initialisation, then the trained
     model (``at_init``: init → (layers, heads); ``final``: (layers, heads))."""
     n_layers = np.asarray(final).shape[0]
-    columns = [tr("ch08.model_col")] + [tr("ch08.layer", layer=i) for i in range(n_layers)]
+    columns = [tr("ch08.model_col")] + [tr("common.layer", layer=i) for i in range(n_layers)]
     rows = [(tr("ch08.untrained", init=repr(init)), *(float(e[i].mean()) for i in
                                                      range(n_layers)))
             for init, e in at_init.items()]
@@ -431,7 +356,7 @@ def attention_live(model=None, text: str | None = None) -> LiveExplorer:
     controls = {
         "text": widgets.Text(value=text, description=tr("ch08.order_box"), continuous_update=False,
                              layout={"width": "460px"}),
-        "layer": widgets.Dropdown(options=[(tr("ch08.layer", layer=i), i)
+        "layer": widgets.Dropdown(options=[(tr("common.layer", layer=i), i)
                                            for i in range(n_layers)],
                                   value=min(1, n_layers - 1), description=tr("ch08.layer_box")),
         "head": widgets.Dropdown(options=[(tr("ch08.head", head=i), i) for i in range(n_heads)],

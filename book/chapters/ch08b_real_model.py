@@ -19,6 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from book.face import views
 from book.face.checks import NotAnswered, exercise
 from book.face.display import table
 from book.face.live import LiveExplorer
@@ -50,10 +51,6 @@ def kind_label(kind: str) -> str:
     return tr(ids[kind]) if kind in ids else kind
 
 
-def _hover(z: str = "%{z:.2f}") -> str:
-    return tr("ch08.hover_map", q="%{y}", k="%{x}", w=z) + "<extra></extra>"
-
-
 def _views(model, texts, names):
     texts = list(texts)
     if not texts:
@@ -65,125 +62,50 @@ def _views(model, texts, names):
     return [pretrained.view_data(model, t) for t in texts], names
 
 
-def _axes(labels, suffix: str = "") -> dict:
-    n = len(labels)
-    return {f"xaxis{suffix}.categoryarray": labels, f"xaxis{suffix}.range": [-0.5, n - 0.5],
-            f"yaxis{suffix}.categoryarray": labels, f"yaxis{suffix}.range": [n - 0.5, -0.5]}
-
-
-def _caption(text: str, y: float = 1.02) -> dict:
+def _caption(text: str) -> str:
     """The sentence above the maps, wrapped to fit a phone screen (in a <span>, which
     book.face.plotting.tidy leaves as written: it would wrap it to a panel title's width)."""
     lines = "<br>".join(html.escape(line) for line in textwrap.wrap(text, 46))
-    lines = f"<span>{lines}</span>"
-    return {"text": lines, "x": 0, "xref": "paper", "xanchor": "left", "y": y,
-            "yref": "paper", "yanchor": "bottom", "showarrow": False, "align": "left",
-            "font": {"size": 12}}
+    return f"<span>{lines}</span>"
+
+
+def _sentences(model, texts, names) -> tuple[list[views.Sentence], list[str]]:
+    """The view data of ``texts`` (book.real.pretrained.view_data) as the views draw it."""
+    data, names = _views(model, texts, names)
+    return [views.Sentence(d["maps"], d["labels"], _caption(d["caption"])) for d in data], names
 
 
 # --- head view and model view ---------------------------------------------------------------
 
 def head_view(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.Figure:
-    """One head on one sentence: the dropdown picks the sentence, the slider the head (all 72,
-    layer by layer). Rows = queries, columns = keys."""
-    views, names = _views(model, texts, names)
-    c = model.config
-    layer0 = validate.integer("layer", start[0], low=0, high=c.n_layers - 1)
-    head0 = validate.integer("head", start[1], low=0, high=c.n_heads - 1)
-    fig = go.Figure()
-    for i, v in enumerate(views):
-        fig.add_trace(go.Heatmap(
-            z=_r(v["maps"][layer0, head0]), x=v["labels"], y=v["labels"], zmin=0, zmax=1,
-            colorscale=COLORSCALE, visible=i == 0,
-            colorbar={"title": {"text": tr("ch08.weight")}}, hovertemplate=_hover()))
-    buttons = [{"label": name, "method": "update",
-                "args": [{"visible": [j == i for j in range(len(views))]},
-                         {**_axes(v["labels"]), "annotations": [_caption(v["caption"])]}]}
-               for i, (name, v) in enumerate(zip(names, views, strict=True))]
-    steps = [{"label": _head(layer, head), "method": "update",
-              "args": [{"z": [_r(v["maps"][layer, head]) for v in views]},
-                       {"title.text": tr("ch08.head_label", layer=layer, head=head)}]}
-             for layer in range(c.n_layers) for head in range(c.n_heads)]
-    first = _axes(views[0]["labels"])
-    fig.update_layout(
-        updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
-                      "xanchor": "left", "y": 1.14, "yanchor": "bottom"}],
-        sliders=[{"active": layer0 * c.n_heads + head0, "steps": steps, "pad": {"t": 70},
-                  "currentvalue": {"prefix": tr("ch08b.slider_head")}}],
-        annotations=[_caption(views[0]["caption"])], height=680,
-        title={"text": tr("ch08.head_label", layer=layer0, head=head0), "font": {"size": 13},
-               "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
-        xaxis={"title": tr("ch08.key_axis"), "tickangle": -90, "categoryorder": "array",
-               "categoryarray": first["xaxis.categoryarray"], "range": first["xaxis.range"]},
-        yaxis={"title": tr("ch08.query_axis"), "categoryorder": "array", "automargin": True,
-               "categoryarray": first["yaxis.categoryarray"], "range": first["yaxis.range"]},
-        margin={"l": 40, "r": 20, "t": 150, "b": 40})
-    return fig
+    """One head on one sentence (:func:`book.face.views.head_view`): the dropdown picks the
+    sentence, the slider the head (all 72, layer by layer). Rows = queries, columns = keys."""
+    sentences, names = _sentences(model, texts, names)
+    return views.head_view(sentences, names, start=start,
+                           slider_prefix=tr("ch08b.slider_head"))
 
 
 def model_view(model, texts, names=None, layer: int = 0,
                max_tokens: int = MODEL_VIEW_TOKENS) -> go.Figure:
-    """A layer's 12 heads side by side: the dropdown picks the sentence, the slider the layer.
+    """A layer's 12 heads side by side (:func:`book.face.views.model_view`): the dropdown
+    picks the sentence, the slider the layer.
 
     One heatmap per head and sentence (the dropdown shows one sentence's 12); each slider step
     restyles all of them, so the two controls combine. Sentences longer than ``max_tokens``
     tokens raise: their cells would be too small to read (use :func:`head_view`)."""
-    views, names = _views(model, texts, names)
     max_tokens = validate.integer("max_tokens", max_tokens, low=1)
-    for v in views:
-        if len(v["labels"]) > max_tokens:
-            raise ValueError(f"{v['text']!r} has {len(v['labels'])} tokens; the model view "
+    data, names = _views(model, texts, names)
+    for d in data:
+        if len(d["labels"]) > max_tokens:
+            raise ValueError(f"{d['text']!r} has {len(d['labels'])} tokens; the model view "
                              f"draws at most max_tokens={max_tokens} legibly. Use a shorter "
                              "sentence, or head_view for this one")
+    sentences = [views.Sentence(d["maps"], d["labels"], _caption(d["caption"])) for d in data]
     c = model.config
-    layer = validate.integer("layer", layer, low=0, high=c.n_layers - 1)
-    rows, cols = GRID
-    fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.03, vertical_spacing=0.08,
-                        subplot_titles=[tr("ch08b.head_short", head=h) for h in range(c.n_heads)])
-    for i, v in enumerate(views):
-        for h in range(c.n_heads):
-            fig.add_trace(go.Heatmap(
-                z=_r(v["maps"][layer, h]), x=v["labels"], y=v["labels"], zmin=0, zmax=1,
-                colorscale=COLORSCALE, visible=i == 0, showscale=h == 0,
-                colorbar={"title": {"text": tr("ch08.weight")}, "len": 0.4, "y": 0.8},
-                hovertemplate=tr("ch08b.head_short", head=h) + "<br>" + _hover()),
-                row=h // cols + 1, col=h % cols + 1)
-    fig.update_xaxes(showticklabels=False, categoryorder="array", tickfont_size=10,
-                     tickangle=-90)
-    fig.update_yaxes(showticklabels=False, categoryorder="array", tickfont_size=10)
-    fig.update_yaxes(showticklabels=True, col=1)  # token labels on the outer edges only
-    fig.update_xaxes(showticklabels=True, row=rows)
-    titles = [a.to_plotly_json() for a in fig.layout.annotations]
-    n_axes = c.n_heads
-
-    def axes(labels):
-        out = {}
-        for k in range(n_axes):
-            out.update(_axes(labels, "" if k == 0 else str(k + 1)))
-        return out
-
-    buttons = []
-    for i, (name, v) in enumerate(zip(names, views, strict=True)):
-        visible = [j == i for j in range(len(views)) for _ in range(c.n_heads)]
-        buttons.append({"label": name, "method": "update",
-                        "args": [{"visible": visible},
-                                 {**axes(v["labels"]),
-                                  "annotations": titles + [_caption(v["caption"], 1.04)]}]})
-    steps = [{"label": tr("ch08.layer", layer=lay), "method": "update",
-              "args": [{"z": [_r(v["maps"][lay, h]) for v in views for h in range(c.n_heads)]},
-                       {"title.text": tr("ch08.layer_heads", layer=lay, n=c.n_heads)}]}
-             for lay in range(c.n_layers)]
-    fig.update_layout(**axes(views[0]["labels"]))
-    fig.update_layout(
-        annotations=titles + [_caption(views[0]["caption"], 1.04)], height=780,
-        title={"text": tr("ch08.layer_heads", layer=layer, n=c.n_heads), "font": {"size": 13},
-               "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top", "yref": "container"},
-        updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
-                      "xanchor": "left", "y": 1.13, "yanchor": "bottom"}],
-        sliders=[{"active": layer, "steps": steps, "pad": {"t": 70},
-                  "currentvalue": {"prefix": tr("ch08b.slider_layer")}}],
-        margin={"l": 70, "r": 20, "t": 145, "b": 20})
-    return fig
+    return views.model_view(
+        sentences, names, layer=layer, one_trace_per="sentence", grid=GRID,
+        panel_titles=[tr("ch08b.head_short", head=h) for h in range(c.n_heads)],
+        slider_prefix=tr("ch08b.slider_layer"))
 
 
 # --- the measurements -------------------------------------------------------------------------
@@ -218,7 +140,7 @@ def stats_explorer(shares: dict, entropy: dict, start: str = "[CLS]") -> go.Figu
         z=first["z"][0], text=first["text"][0], texttemplate="%{text}", zmin=0,
         zmax=first["zmax"][0], colorscale=COLORSCALE,
         x=[tr("ch08.head", head=h) for h in range(n_heads)],
-        y=[tr("ch08.layer", layer=lay) for lay in range(n_layers)],
+        y=[tr("common.layer", layer=lay) for lay in range(n_layers)],
         colorbar={"title": {"text": tr("ch08b.value")}},
         hovertemplate="%{y}, %{x}: %{z:.2f}<extra></extra>"))
     buttons = [{"label": kind_label(k), "method": "update",
@@ -237,7 +159,7 @@ def layer_profile(shares: dict) -> go.Figure:
     """Mean share per layer (over its 12 heads) for each kind of key; dotted: an even spread
     (the same for the three positions)."""
     layers = head_stats.per_layer(shares)
-    x = [tr("ch08.layer", layer=i) for i in range(len(layers["[CLS]"]))]
+    x = [tr("common.layer", layer=i) for i in range(len(layers["[CLS]"]))]
     fig = go.Figure()
     for kind in STAT_KINDS:
         fig.add_trace(go.Scatter(x=x, y=_r(layers[kind], 3), name=kind_label(kind),
@@ -263,7 +185,7 @@ def relation_figure(accuracy: dict) -> go.Figure:
         z=_r(acc, 1), text=[[f"{x:.0f}" for x in row] for row in acc], texttemplate="%{text}",
         zmin=0, zmax=100, colorscale=COLORSCALE,
         x=[tr("ch08.head", head=h) for h in range(n_heads)],
-        y=[tr("ch08.layer", layer=lay) for lay in range(n_layers)],
+        y=[tr("common.layer", layer=lay) for lay in range(n_layers)],
         colorbar={"title": {"text": tr("ch08b.accuracy")}},
         hovertemplate="%{y}, %{x}: %{z:.0f} %<extra></extra>"))
     fig.update_layout(
@@ -414,14 +336,14 @@ def head_view_live(model=None, text: str = "The animal didn't cross the street b
     def redraw(fig, d, layer, head):
         t = fig.data[0]
         t.x, t.y, t.z = d["labels"], d["labels"], np.round(d["maps"][layer, head], 3)
-        for key, value in _axes(d["labels"]).items():
+        for key, value in views.category_axes(d["labels"]).items():
             axis, prop = key.split(".")
             fig.layout[axis][prop] = value
-        fig.layout.annotations[0].text = _caption(d["caption"])["text"]
+        fig.layout.annotations[0].text = _caption(d["caption"])
         return tr("ch08.rows_cols", head=_head(layer, head))
 
     controls = {
-        "layer": widgets.Dropdown(options=[(tr("ch08.layer", layer=i), i)
+        "layer": widgets.Dropdown(options=[(tr("common.layer", layer=i), i)
                                            for i in range(c.n_layers)],
                                   value=0, description=tr("ch08.layer_box")),
         "head": widgets.Dropdown(options=[(tr("ch08.head", head=i), i)
@@ -446,11 +368,12 @@ def model_view_live(model=None, text: str = "one bowl of beef noodles, no corian
                 t.x, t.y = d["labels"], d["labels"]
         if relabel:
             for k in range(c.n_heads):
-                for key, value in _axes(d["labels"], "" if k == 0 else str(k + 1)).items():
+                for key, value in views.category_axes(d["labels"], suffix="" if k == 0
+                                                      else str(k + 1)).items():
                     axis, prop = key.split(".")
                     fig.layout[axis][prop] = value
             shown["labels"] = d["labels"]
-        fig.layout.annotations[-1].text = _caption(d["caption"])["text"]
+        fig.layout.annotations[-1].text = _caption(d["caption"])
         return tr("ch08b.layer_rows_cols", layer=layer, n=c.n_heads)
 
     controls = {"layer": widgets.IntSlider(value=0, min=0, max=c.n_layers - 1,

@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from book.face.checks import NotAnswered, exercise, number
 from book.face.live import LiveExplorer
-from book.face.plotting import SIGNED_COLORSCALE, rounded
+from book.face.plotting import SIGNED_COLORSCALE, rounded, text_width
 from book.ideas import flash, gqa, positions
 from book.kit import i18n, validate
 
@@ -115,7 +115,7 @@ def accuracy_figure(results: dict, names: dict, title: str, baseline: float | No
 def _label_margin(labels) -> int:
     """A left margin that holds the longest bar label at 12 px (CJK characters count double),
     set up front: automargin alone measures before the web font has loaded."""
-    width = max(sum(2 if ord(ch) > 0x2E80 else 1 for ch in str(label)) for label in labels)
+    width = max(text_width(str(label)) for label in labels)
     return int(16 + 6.5 * width)
 
 

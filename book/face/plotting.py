@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 
 import numpy as np
 import plotly.graph_objects as go
@@ -36,6 +37,21 @@ def rounded(a, digits: int = 4):
     return out.tolist()
 
 
+def is_wide(char: str) -> bool:
+    """Whether ``char`` is drawn two columns wide (one em): Unicode's East Asian Width W or F,
+    i.e. CJK ideographs, kana, hangul, CJK and fullwidth punctuation (，。：（）), emoji."""
+    return unicodedata.east_asian_width(char) in "WF"
+
+
+def text_width(text: str) -> int:
+    """The width of ``text`` in columns, a wide (CJK) character counting 2 and any other 1: the
+    book's one rule for how much room a label, caption or line of mixed Chinese and Latin takes
+    (``text_width("一碗 noodles") == 12``). Tags are counted as written; strip them first."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}; pass str(value)")
+    return sum(2 if is_wide(c) else 1 for c in text)
+
+
 def wrap(text: str, width: int = 46) -> str:
     """``text`` broken into lines of at most ``width`` characters with plotly's ``<br>`` (at
     spaces; existing ``<br>`` kept), so a title stays inside a phone-wide figure."""
@@ -46,7 +62,7 @@ def wrap(text: str, width: int = 46) -> str:
         return text
     out = []
     for part in text.split("<br>"):
-        if _CJK.search(part):
+        if any(is_wide(c) for c in part):
             out.extend(_wrap_cjk(part, width))
             continue
         line = ""
@@ -61,19 +77,32 @@ def wrap(text: str, width: int = 46) -> str:
 
 
 # Chinese has no spaces to break at, and each character is as wide as two Latin letters
-_CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")
 _NO_LINE_START = set("，。、：；！？）》」』”’")
+
+
+def _pieces(part: str) -> list[str]:
+    """``part`` cut where a line may break: each run of spaces, each wide character alone, and
+    each run of other characters (a Latin word, a number) whole."""
+    pieces: list[str] = []
+    kinds: list[str] = []
+    for c in part:
+        kind = "space" if c.isspace() else "wide" if is_wide(c) else "word"
+        if kinds and kind != "wide" and kinds[-1] == kind:
+            pieces[-1] += c
+        else:
+            pieces.append(c)
+            kinds.append(kind)
+    return pieces
 
 
 def _wrap_cjk(part: str, width: int) -> list[str]:
     """One line of mixed Chinese and Latin text in lines of at most ``width`` units (a Chinese
-    character counts two): breaks between Chinese characters or at spaces, never inside a
-    Latin word, never before closing punctuation, and never leaves one character alone on the
-    last line (it takes the previous line's last word or character with it)."""
+    character counts two, :func:`text_width`): breaks between Chinese characters or at spaces,
+    never inside a Latin word, never before closing punctuation, and never leaves one character
+    alone on the last line (it takes the previous line's last word or character with it)."""
     lines, line = [], []
-    for piece in re.findall(r"[^\s\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+"
-                            r"|\s+|.", part):
-        size = sum(2 if _CJK.match(c) else 1 for c in piece)
+    for piece in _pieces(part):
+        size = text_width(piece)
         if _text(line).strip() and _units(line) + size > width and piece not in _NO_LINE_START:
             lines.append(line)
             line = []
@@ -111,15 +140,13 @@ def attention_heatmap(weights, row_labels, col_labels=None, title: str = "",
                       zmax: float = 1.0) -> go.Figure:
     """One attention map: rows = queries, columns = keys, a greyscale-safe colour scale."""
     w = validate.array("weights", weights, ndim=2)
-    col_labels = list(row_labels if col_labels is None else col_labels)
-    row_labels = list(row_labels)
+    hint = "use book.toy.orders_example.labels() to number repeats"
+    row_labels = validate.labels("row_labels", row_labels, hint=hint)
+    col_labels = (row_labels if col_labels is None
+                  else validate.labels("col_labels", col_labels, hint=hint))
     if w.shape != (len(row_labels), len(col_labels)):
         raise ValueError(f"weights have shape {w.shape} but there are {len(row_labels)} row "
                          f"and {len(col_labels)} column labels; pass one label per row/column")
-    for name, labels in (("row", row_labels), ("column", col_labels)):
-        if len(set(labels)) != len(labels):
-            raise ValueError(f"{name} labels must be unique (plotly merges equal categories); "
-                             "use book.toy.orders_example.labels() to number repeats")
     fig = go.Figure(go.Heatmap(z=rounded(w), x=col_labels, y=row_labels, zmin=0, zmax=zmax,
                                colorscale=COLORSCALE, colorbar={"title": {"text": "weight"}},
                                hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}"

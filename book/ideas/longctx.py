@@ -166,6 +166,7 @@ def fit_exponent(ns, costs) -> float:
         raise ValueError("need at least two (n, cost) pairs of equal length")
     if np.any(ns <= 0) or np.any(costs <= 0):
         raise ValueError("sizes and costs must be positive to take logarithms")
+    validate.distinct("ns", ns, at_least=2, example="ns=[256, 512, 1024]")  # a slope needs two n
     slope, _ = np.polyfit(np.log(ns), np.log(costs), 1)
     return float(slope)
 

@@ -108,6 +108,41 @@ class MultiHeadSelfAttention(nn.Module):
 
     # ---- helpers (not part of the lesson's forward pass) ------------------------------------
 
+    #: whether a call refuses to return NaN or infinity computed from a finite input
+    #: (:meth:`check_output`); a layer built to show NaN spreading turns it off
+    refuses_nonfinite_output = True
+
+    def __call__(self, *args, **kwargs):
+        out = super().__call__(*args, **kwargs)  # nn.Module's call: hooks, then forward
+        if self.refuses_nonfinite_output:
+            self.check_output(args[0] if args else kwargs.get("x"),
+                              out[0] if isinstance(out, tuple) else out)
+        return out
+
+    def check_output(self, x, output) -> None:
+        """Raise :class:`book.kit.validate.NonFiniteError` if ``output`` holds NaN or infinity:
+        with ``x`` finite (``check_inputs`` saw to that) the scores overflowed ``x``'s dtype,
+        or the weights are not finite. One reduction, like the input check."""
+        if not isinstance(output, torch.Tensor) or math.isfinite(output.detach().sum().item()) \
+                or bool(torch.isfinite(output).all()):
+            return
+        name = type(self).__name__
+        if not all(bool(torch.isfinite(p).all()) for p in self.parameters()):
+            raise validate.NonFiniteError(
+                f"{name}'s weights contain NaN or infinity, so its output does too (a training "
+                "step that diverged?); re-initialise or reload the weights, and lower the "
+                "learning rate or clip the gradients")
+        top = f" (the largest |x| is {float(x.detach().abs().max()):.3g})" \
+            if isinstance(x, torch.Tensor) and x.numel() else ""
+        raise validate.NonFiniteError(
+            f"{name}'s output overflowed: it holds NaN or infinity although x is finite"
+            f"{top}. The attention scores q·k grow with the square of x's scale; they (or the "
+            f"projections) passed the largest {output.dtype} "
+            f"({torch.finfo(output.dtype).max:.3g}), and softmax of an infinite score is NaN. "
+            "Scale the input down (normalise it, e.g. with "
+            "nn.LayerNorm, or divide it by x.abs().max()), or compute in float64 "
+            "(layer.double() and x.double())")
+
     def check_inputs(self, x, mask=None, padding_mask=None) -> torch.Tensor | None:
         """Validate ``x`` and the masks; return the combined mask (batch, 1|heads, n, n) or None."""
         if not isinstance(x, torch.Tensor):

@@ -21,7 +21,9 @@ def layer_norm(x, eps: float = EPS) -> np.ndarray:
     x = validate.array("x", x, ndim=(2, 3))
     eps = validate.real("eps", eps, low=0.0)
     mean = x.mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    var = x.var(axis=-1, keepdims=True)
+    validate.normalisable(var, eps, what="token")  # eps=0 on a constant one: 0/0
+    return (x - mean) / np.sqrt(var + eps)
 
 
 def batch_norm(x, eps: float = EPS) -> np.ndarray:
@@ -30,7 +32,9 @@ def batch_norm(x, eps: float = EPS) -> np.ndarray:
     x = validate.array("x", x, ndim=3)
     eps = validate.real("eps", eps, low=0.0)
     mean = x.mean(axis=(0, 1), keepdims=True)
-    return (x - mean) / np.sqrt(x.var(axis=(0, 1), keepdims=True) + eps)
+    var = x.var(axis=(0, 1), keepdims=True)
+    validate.normalisable(var, eps, what="feature")  # eps=0 on a constant one: 0/0
+    return (x - mean) / np.sqrt(var + eps)
 
 
 def sequence_axis_norm(x, eps: float = EPS) -> np.ndarray:
@@ -38,7 +42,9 @@ def sequence_axis_norm(x, eps: float = EPS) -> np.ndarray:
     x = validate.array("x", x, ndim=3)
     eps = validate.real("eps", eps, low=0.0)
     mean = x.mean(axis=1, keepdims=True)
-    return (x - mean) / np.sqrt(x.var(axis=1, keepdims=True) + eps)
+    var = x.var(axis=1, keepdims=True)
+    validate.normalisable(var, eps, what="sentence and feature")  # eps=0 on a constant one: 0/0
+    return (x - mean) / np.sqrt(var + eps)
 
 
 def padded_batch(sentences: list[np.ndarray], length: int | None = None) -> np.ndarray:

@@ -148,6 +148,7 @@ def walkthrough(X, heads, W_O, mask=None, *, eps: float = EPS) -> dict[str, np.n
     r = steps["residual"]
     mean = r.mean(axis=-1, keepdims=True)  # over d_model: each token on its own
     var = r.var(axis=-1, keepdims=True)  # population variance, as LayerNorm uses
+    validate.normalisable(var, eps, what="token")  # eps=0 on a constant row: 0/0
     steps["layer_norm"] = (r - mean) / np.sqrt(var + eps)
     return steps
 
@@ -173,6 +174,8 @@ def walkthrough_torch(X, heads, W_O, mask=None, *, eps: float = EPS) -> dict[str
     steps["Z"] = torch.cat([steps[f"Z{h}"] for h in range(1, len(heads) + 1)], dim=1)
     steps["output"] = torch.matmul(steps["Z"], torch.from_numpy(W_O))
     steps["residual"] = x + steps["output"]
+    if eps == 0:   # a constant row would be 0/0
+        validate.normalisable(steps["residual"].var(-1, unbiased=False), eps, what="token")
     steps["layer_norm"] = F.layer_norm(steps["residual"], (x.shape[1],), eps=eps)
     return steps
 
@@ -205,12 +208,13 @@ def general_mha_loop(X, heads, W_O, mask=None, *, eps: float = EPS) -> dict[str,
             for c in range(len(v[0])):
                 Z[i].append(sum(exps[j] / total * v[j][c] for j in keys))
     out = matmul(Z, W_O.tolist())
-    normed = []
-    for i in range(n):
-        row = [x[i][c] + out[i][c] for c in range(d_model)]
-        mean = sum(row) / d_model
-        var = sum((r - mean) ** 2 for r in row) / d_model
-        normed.append([(r - mean) / math.sqrt(var + eps) for r in row])
+    rows = [[x[i][c] + out[i][c] for c in range(d_model)] for i in range(n)]
+    means = [sum(row) / d_model for row in rows]
+    variances = [sum((r - mean) ** 2 for r in row) / d_model
+                 for row, mean in zip(rows, means, strict=True)]
+    validate.normalisable(variances, eps, what="token")  # eps=0 on a constant row: 0/0
+    normed = [[(r - mean) / math.sqrt(var + eps) for r in row]
+              for row, mean, var in zip(rows, means, variances, strict=True)]
     return {"Z": np.array(Z), "output": np.array(out), "layer_norm": np.array(normed)}
 
 

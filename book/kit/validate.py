@@ -7,6 +7,7 @@ what was wrong *and* what to do instead, so a reader who passes bad input learns
 from __future__ import annotations
 
 import reprlib
+from collections import Counter
 from collections.abc import Sequence
 from numbers import Integral, Real
 from pathlib import Path
@@ -76,6 +77,9 @@ def array(name: str, value, *, ndim: int | Sequence[int] | None = None,
     """
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be an array of numbers, got the text {value!r}")
+    if value is None:
+        raise TypeError(f"{name} must be an array of numbers (a list, numpy array or tensor), "
+                        "got None (did a function you called return None?)")
     if isinstance(value, torch.Tensor):
         value = value.detach().cpu()
         if value.is_complex():
@@ -96,10 +100,73 @@ def array(name: str, value, *, ndim: int | Sequence[int] | None = None,
         raise ValueError(f"{name} is empty (shape {out.shape}); pass at least one token")
     bad = np.isnan(out) | np.isposinf(out) if allow_neginf else ~np.isfinite(out)
     if bad.any():
+        _no_none(name, value)
         what = "NaN or +infinity" if allow_neginf else "NaN or infinity"
         raise NonFiniteError(f"{name} contains {what}; attention needs finite inputs "
                              "(use a boolean mask to hide positions instead of -inf entries)")
     return out
+
+
+def _no_none(name: str, value) -> None:
+    """Raise a TypeError if the nested list ``value`` holds None (numpy reads None as NaN)."""
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return
+    try:
+        items = np.asarray(value, dtype=object)
+    except (TypeError, ValueError):
+        return
+    if items.ndim == 0:
+        return
+    where = np.argwhere(np.equal(items, None))
+    if len(where):
+        index = ", ".join(str(int(i)) for i in where[0])
+        raise TypeError(f"{name} must hold numbers only, got None at [{index}]; fill it in "
+                        "(or use a boolean mask for positions to leave out)")
+
+
+def labels(name: str, value, *, hint: str = "number repeats, e.g. 'the·2'") -> list:
+    """``value`` as a non-empty list of unique labels (axis ticks, menu entries: plotly merges
+    equal categories), or raise naming ``name``; ``hint`` says how to make repeats distinct."""
+    value = listed(name, value, "['the', 'cat', 'sat']", allow_empty=False)
+    try:
+        repeated = sorted(str(v) for v, n in Counter(value).items() if n > 1)
+    except TypeError:   # an unhashable label, e.g. a list
+        raise TypeError(f"{name} must hold labels (str or numbers), got "
+                        f"{reprlib.repr(value)}") from None
+    if repeated:
+        raise ValueError(f"{name} must be unique (plotly merges equal categories), but "
+                         f"{repeated} occur more than once; {hint}")
+    return value
+
+
+def distinct(name: str, value, *, at_least: int = 2, example: str = "[64, 128, 256]"):
+    """``value`` (a 1-D numpy array) if it holds at least ``at_least`` distinct values, else a
+    ``ValueError`` naming ``name`` (a slope, a fit, needs different points)."""
+    found = np.unique(value)
+    if found.size < at_least:
+        shown = ", ".join(f"{v:g}" for v in found)
+        raise ValueError(f"{name} needs at least {at_least} distinct values, got only {shown} "
+                         f"({len(value)} entries); measure at different values, e.g. {example}")
+    return value
+
+
+def normalisable(var, eps: float, *, what: str = "row") -> None:
+    """Raise if ``eps`` is 0 where a variance in ``var`` is 0: normalising, (x − mean) /
+    sqrt(var + eps), is 0/0 = NaN there (a constant or all-zero ``what``). ``var``: numpy,
+    torch or nested lists, its axes of size 1 ignored when naming the place."""
+    if eps > 0:
+        return
+    if isinstance(var, torch.Tensor):
+        var = var.detach().cpu().double().numpy()
+    v = np.asarray(var, dtype=float)
+    zero = np.argwhere(v == 0)
+    if len(zero):
+        axes = [a for a in range(v.ndim) if v.shape[a] != 1]
+        place = ", ".join(str(int(zero[0][a])) for a in axes) or "0"
+        raise ValueError(f"eps=0 and {len(zero)} {what}(s) have zero variance (the first: "
+                         f"{what} {place}, constant or all zeros): normalising divides 0 by 0 "
+                         "there, which is NaN. Pass eps > 0, e.g. eps=1e-5 (PyTorch's "
+                         "LayerNorm default)")
 
 
 def listed(name: str, value, example: str, *, allow_empty: bool = True) -> list:

@@ -176,6 +176,8 @@ class LooseAttention(MultiHeadSelfAttention):
     book's layer computes. Inputs are not checked for NaN either: a NaN passes straight on.
     """
 
+    refuses_nonfinite_output = False   # its NaN is the lesson
+
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True,
                  *, flip: bool = False, handling: str = "sdpa", device=None, dtype=None):
         super().__init__(d_model, n_heads, dropout, bias, device=device, dtype=dtype)
