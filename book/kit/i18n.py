@@ -13,7 +13,7 @@ entry with both languages::
 language: the Chinese edition's Sphinx exports ``BOOK_LANG=zh`` (book/site/editions.py), its kernels
 inherit it and ``book.setup()`` reads it; a reader in Jupyter may call ``book.setup(language=
 "zh")``. Placeholders are ``str.format`` fields and must be the same in both languages
-(tests/test_i18n.py checks the table: every id in both languages, same fields, every id the
+(tests/kit/test_i18n.py checks the table: every id in both languages, same fields, every id the
 code asks for present).
 """
 from __future__ import annotations

@@ -158,7 +158,7 @@ CHECKPOINT = Path(__file__).resolve().parents[2] / "assets" / "orders_tiny.pt"
 
 def pretrained(path=None) -> TinyEncoder:
     """The book's default model, already trained: :func:`train_default` with no overrides,
-    saved to ``assets/orders_tiny.pt`` (``tests/test_train.py`` retrains it and checks that
+    saved to ``assets/orders_tiny.pt`` (``tests/toy/test_train.py`` retrains it and checks that
     the training code reproduces it). Loads in milliseconds, so chapters that only *look* at
     a trained model need not spend ~10 s training one."""
     return load(CHECKPOINT if path is None else path)
