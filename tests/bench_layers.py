@@ -2,7 +2,8 @@
 
 The yardstick is the shortest correct layer built on the fused kernel: one (d → 3d) linear,
 ``F.scaled_dot_product_attention(is_causal=...)``, one output linear — no validation, no masks
-as tensors. ``book.ideas.mha.MultiHeadSelfAttentionSDPA`` holds the same weights and is called the way a
+as tensors. ``book.ideas.mha.MultiHeadSelfAttentionSDPA`` holds the same weights and is called the
+way a
 reader calls it (causal runs pass ``mask=book.ideas.masks.causal_mask(n)``). Target: ≤ 1.05×.
 
 ``nn.MultiheadAttention`` is printed next to them, with grad on and off: under ``no_grad`` it
@@ -10,7 +11,8 @@ takes its native fast path (bmm + masked softmax, is_causal dropped), with grad 
 fused kernel — which is why it is shown beside the yardstick, not used as one.
 
 Every time is a ``torch.utils.benchmark.Timer.blocked_autorange`` median on one thread
-(``book.kit.timing.interleaved``); the variants are measured in interleaved rounds (round r times each
+(``book.kit.timing.interleaved``); the variants are measured in interleaved rounds (round r times
+each
 of them once), the ratio is taken within each round and printed as the median with its range
 over the rounds, so a slow spell of a shared machine moves numerator and denominator together;
 "best" is the ratio of the two fastest rounds. The default clock is the thread's CPU time (one
@@ -32,10 +34,10 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from book.ideas import masks
+from book.ideas import masks  # noqa: E402
 from book.ideas.efficient import MinimalSDPA  # noqa: E402  (chapter 9 uses the same yardstick)
 from book.ideas.mha import MultiHeadSelfAttentionSDPA, copy_to_torch_mha  # noqa: E402
-from book.kit import timing
+from book.kit import timing  # noqa: E402
 
 SHAPES = [(8, 128, 256, 8), (2, 512, 768, 12)]  # batch, tokens, d_model, heads
 TARGET = 1.05

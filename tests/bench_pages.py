@@ -273,7 +273,8 @@ def main(argv: list[str] | None = None) -> None:
         with open(root / "book" / "scaling.py", "a", encoding="utf-8") as f:
             f.write("\n# an edit to book/ (bench)\n")
         for edition in editions:
-            rows.append((edition, "rebuild after editing book/ideas/scaling.py", build(root, edition)))
+            rows.append((edition, "rebuild after editing "
+                                  "book/ideas/scaling.py", build(root, edition)))
         report_builds(rows)
         if "zh" in editions:
             published = subprocess.run([sys.executable, "-m", "book.site.editions", "publish"],

@@ -110,8 +110,8 @@ CASES = [
           "n_layers": 1, "repeats": 1},
          names={"n_kv_list": ["n_kv"]}, n_kv_list=Thing([[], [3], [0], "1", None, [2.5]]),
          prompt_len=Int(1), n_new=Int(1), repeats=Int(1)),
-    case("variants.gqa_encoder", variants.gqa_encoder, {"n_kv_heads": 1, "n_layers": 1, "d_model": 8,
-                                              "n_heads": 2},
+    case("variants.gqa_encoder", variants.gqa_encoder,
+         {"n_kv_heads": 1, "n_layers": 1, "d_model": 8, "n_heads": 2},
          n_kv_heads=Thing([0, 3, 2.5, "1", None]), position=Choice(positions.KINDS)),
     # flash
     case("flash.tiled_attention", flash.tiled_attention,

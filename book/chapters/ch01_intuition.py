@@ -134,7 +134,8 @@ def heads_explorer_live() -> LiveExplorer:
     return LiveExplorer(fig, controls, redraw)
 
 
-# --- exercises (registered with book.face.checks) ------------------------------------------------------
+# --- exercises (registered with book.face.checks)
+# ------------------------------------------------------
 
 def _naive_softmax(x):
     """The textbook formula without the max shift: overflows on large scores."""

@@ -175,7 +175,8 @@ def exam_figure(d_k: int = 100, n_students: int = 8, seed: int = 5) -> go.Figure
 
 
 def spread_table(sweep: dict, d_ks) -> object:
-    """:func:`book.ideas.score_functions.spread_sweep`'s standard deviations as a Markdown table, one
+    """:func:`book.ideas.score_functions.spread_sweep`'s standard deviations as a Markdown table,
+    one
     row per kind of score, one column per d_k."""
     d_ks = list(d_ks)
     names = {"additive": tr("ch02.kind_additive"), "bilinear": tr("ch02.kind_bilinear"),
@@ -230,7 +231,8 @@ def softmax_row_live() -> LiveExplorer:
     return LiveExplorer(fig, controls, redraw)
 
 
-# --- exercises (registered with book.face.checks) ------------------------------------------------------
+# --- exercises (registered with book.face.checks)
+# ------------------------------------------------------
 
 def _scaled_scores(q, k):
     q, k = np.asarray(q, dtype=float), np.asarray(k, dtype=float)

@@ -67,7 +67,8 @@ def padding_table(moves: dict) -> str:
     """The padding experiment (:func:`book.ideas.norms.padding_experiment`) as a Markdown table: the
     largest change of our three tokens under each normalisation and each change of the batch."""
     if not isinstance(moves, dict) or not set(moves) <= set(_NORM_IDS):
-        raise ValueError("moves must be the dict book.ideas.norms.padding_experiment() returns, with "
+        raise ValueError("moves must be the dict book.ideas.norms.padding_experiment() returns, "
+                         "with "
                          f"the keys {list(_NORM_IDS)}")
     head = [tr("ch03.table_norm"), tr("ch03.table_padding"), tr("ch03.table_mate"),
             tr("ch03.table_word")]
@@ -116,7 +117,8 @@ def walkthrough_live() -> LiveExplorer:
     return explorer
 
 
-# --- exercises (registered with book.face.checks) ------------------------------------------------------
+# --- exercises (registered with book.face.checks)
+# ------------------------------------------------------
 
 def _walkthrough_steps():
     ex = walkthrough.example()

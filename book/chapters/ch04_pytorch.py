@@ -155,7 +155,8 @@ def mask_explorer_live() -> LiveExplorer:
     return explorer
 
 
-# --- exercises (registered with book.face.checks) ------------------------------------------------------
+# --- exercises (registered with book.face.checks)
+# ------------------------------------------------------
 
 def _ch4_causal_reference():
     return masks.causal_mask(5)

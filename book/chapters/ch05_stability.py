@@ -253,7 +253,8 @@ def stability_live(runs, data=None, steps: int | None = None) -> TrainingExplore
     return TrainingExplorer(runs, data, steps)
 
 
-# --- exercises (registered with book.face.checks) ------------------------------------------------------
+# --- exercises (registered with book.face.checks)
+# ------------------------------------------------------
 
 @exercise("ch5.large_rms", "RMS after a 32 → 32 linear layer with N(0, 1) weights",
           reference=lambda: float(np.sqrt(32)), mistakes=lambda: [32, 1, 1 / np.sqrt(32)])

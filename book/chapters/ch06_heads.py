@@ -200,7 +200,8 @@ def ablation_explorer(ablations: dict, start: int = 0) -> go.Figure:
     (``ablations``: {n_heads: book.studies.heads.ablation(...)})."""
     ablations = dict(ablations)
     if not ablations:
-        raise ValueError("ablations is empty: pass {n_heads: book.studies.heads.ablation(model, orders)}")
+        raise ValueError("ablations is empty: pass {n_heads: book.studies.heads.ablation(model, "
+                         "orders)}")
     keys = list(ablations)
     start = validate.integer("start", start, low=0, high=len(keys) - 1)
     top = max(float(np.max(r["drop"])) for r in ablations.values())
@@ -323,7 +324,8 @@ def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
     return explorer
 
 
-# --- exercises (registered with book.face.checks) ------------------------------------------------------
+# --- exercises (registered with book.face.checks)
+# ------------------------------------------------------
 
 def _ch6_max_heads(d_model: int = 128, min_d_k: int = 16) -> int:
     return max(h for h in range(1, d_model + 1) if d_model % h == 0 and d_model // h >= min_d_k)
@@ -440,7 +442,8 @@ def js_verdict(few, many) -> str:
     (``few``) and one with many (``many``): about the same, or where they differ most."""
     few, many = np.asarray(few, dtype=float), np.asarray(many, dtype=float)
     if few.shape != many.shape or few.ndim != 1:
-        raise ValueError("few and many must be book.studies.heads.redundancy(...) of two models with "
+        raise ValueError("few and many must be book.studies.heads.redundancy(...) of two models "
+                         "with "
                          f"the same layers, got shapes {few.shape} and {many.shape}")
     layer = int(np.argmax(np.abs(many - few)))
     gap = many[layer] - few[layer]

@@ -84,7 +84,8 @@ def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure
 
     bugs = list(masktraps.BUGS if bugs is None else bugs)
     if not bugs:
-        raise ValueError("mask_bug_explorer needs at least one bug from book.studies.masktraps.BUGS")
+        raise ValueError("mask_bug_explorer needs at least one bug from "
+                         "book.studies.masktraps.BUGS")
     frames = [masktraps.bug_data(b, length, padding) for b in bugs]
     first = _bug_traces(frames[0])
     # stacked: both grids keep cells wide enough for their numbers on a phone
@@ -186,7 +187,8 @@ def mask_bug_explorer_live() -> LiveExplorer:
 
 
 
-# --- exercises (registered with book.face.checks) ------------------------------------------------------
+# --- exercises (registered with book.face.checks)
+# ------------------------------------------------------
 
 def _ch7_keep_cases():
     gen = torch.Generator().manual_seed(7)

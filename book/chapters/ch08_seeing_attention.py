@@ -300,7 +300,8 @@ def case_line(case: dict) -> str:
 
 
 def tally_line(tally: dict) -> str:
-    """How often the specialist's strongest key was where (book.studies.attention_roles.where_it_looked)."""
+    """How often the specialist's strongest key was where
+    (book.studies.attention_roles.where_it_looked)."""
     return tr("ch08.tally", same=tally["partner, same clause"],
               other=tally["partner, other clause"], elsewhere=tally["something else"])
 
@@ -373,7 +374,8 @@ def attention_live(model=None, text: str | None = None) -> LiveExplorer:
     return explorer
 
 
-# --- exercises (registered with book.face.checks) ------------------------------------------------------
+# --- exercises (registered with book.face.checks)
+# ------------------------------------------------------
 
 _CH8_CACHE: dict = {}
 

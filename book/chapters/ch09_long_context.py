@@ -10,7 +10,7 @@ from plotly.subplots import make_subplots
 from book.face.checks import call, exercise, number
 from book.face.live import LiveExplorer
 from book.face.plotting import make_slider, rounded
-from book.ideas import kvcache, longctx
+from book.ideas import longctx
 from book.kit import validate
 from book.kit.i18n import tr
 
@@ -200,7 +200,8 @@ def window_explorer_live() -> LiveExplorer:
     return explorer
 
 
-# --- exercises (registered with book.face.checks) ------------------------------------------------------
+# --- exercises (registered with book.face.checks)
+# ------------------------------------------------------
 
 def _ch9_keys_per_query() -> int:
     return int(longctx.window_keys(1001, 128)[500])  # a query far from both ends

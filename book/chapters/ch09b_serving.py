@@ -82,19 +82,20 @@ def implementations_figure(rows: list[dict]) -> go.Figure:
     return fig
 
 
-# --- exercises (registered with book.face.checks) --------------------------------------------------
+# --- exercises (registered with book.face.checks)
+# --------------------------------------------------
 
-def _ch9b_cache_bytes() -> int:
+def _ch9_cache_bytes() -> int:
     return kvcache.cache_bytes(24, 4096, 2048, 2)
 
 
-@exercise("ch9b.cache_bytes", "Bytes of the KV cache: 24 layers, d_model 2048, 4096 tokens, "
-          "float16", reference=_ch9b_cache_bytes,
-          mistakes=lambda: [_ch9b_cache_bytes() // 2, _ch9b_cache_bytes() * 2,
-                            _ch9b_cache_bytes() // 24, _ch9b_cache_bytes() // 2**20])
-def _ch9b_cache_bytes_check(answer):
+@exercise("ch9.cache_bytes", "Bytes of the KV cache: 24 layers, d_model 2048, 4096 tokens, "
+          "float16", reference=_ch9_cache_bytes,
+          mistakes=lambda: [_ch9_cache_bytes() // 2, _ch9_cache_bytes() * 2,
+                            _ch9_cache_bytes() // 24, _ch9_cache_bytes() // 2**20])
+def _ch9_cache_bytes_check(answer):
     value = number(answer)
-    expected = _ch9b_cache_bytes()
+    expected = _ch9_cache_bytes()
     if value == expected:
         return True, tr("ch09b.ex_cache_ok")
     if value == expected // 2:

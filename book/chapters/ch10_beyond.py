@@ -131,7 +131,8 @@ def pattern_live() -> LiveExplorer:
     return explorer
 
 
-# --- exercises (registered with book.face.checks) ------------------------------------------------------
+# --- exercises (registered with book.face.checks)
+# ------------------------------------------------------
 
 @exercise("ch10.dilated_keys", "Keys seen by a query: dilated attention, w = 2, r = 3",
           reference=lambda: 2 * 2 + 1, mistakes=lambda: [3, 7, 13, 6])

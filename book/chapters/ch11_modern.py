@@ -1,6 +1,7 @@
 """Chapter 11 (attention as today's models use it): figures, live faces and exercises.
 
-Computation lives in :mod:`book.ideas.positions`, :mod:`book.ideas.gqa` and :mod:`book.ideas.flash`; this module
+Computation lives in :mod:`book.ideas.positions`, :mod:`book.ideas.gqa` and
+:mod:`book.ideas.flash`; this module
 only draws what their ``*_data``-style functions return and registers the chapter's exercises.
 """
 
@@ -213,7 +214,8 @@ def kv_figure(rows: list[dict], seconds: bool = True) -> go.Figure:
 def flash_memory_figure(sweep: dict, exponents: dict, *, heads: int = 4,
                         d: int = 32) -> go.Figure:
     """Log-log peak memory of textbook vs tiled attention with the fitted exponents
-    (``heads`` and ``d``: the shape :func:`book.ideas.flash.memory_sweep` measured, for the title)."""
+    (``heads`` and ``d``: the shape :func:`book.ideas.flash.memory_sweep` measured, for the
+    title)."""
     ns = sweep["n"]
     names = {"full": text("mem_full"), "tiled": text("mem_tiled")}
     colors = {"full": COLORS["red"], "tiled": COLORS["dark"]}

@@ -1,7 +1,8 @@
 """Exercise checkers: instant ✅/❌ feedback with a hint, never printing the answer.
 
 A chapter's exercise cell ends with ``check("ch2.variance", answer)``. The exercises live in
-their chapter's module (``book.chapters.ch02_scaling`` …) and register here with :func:`exercise`; each
+their chapter's module (``book.chapters.ch02_scaling`` …) and register here with :func:`exercise`;
+each
 checker computes its reference with the same ``book`` code the chapter uses, so the exercises,
 the prose and the tests agree on what a correct answer is.
 """

@@ -91,7 +91,8 @@ def _check_traces(fig_dict: dict) -> None:
     if missing:
         raise ValueError(f"this figure draws {', '.join(missing)} traces, which the book's "
                          f"plotly.js bundle does not hold (it draws {', '.join(TEMPLATE_TRACES)}):"
-                         " use one of those, or add the trace to book.face.display.TEMPLATE_TRACES and "
+                         " use one of those, or add the trace to "
+                         "book.face.display.TEMPLATE_TRACES and "
                          "rebuild the bundle with assets/vendor/plotly/refresh.py")
 
 

@@ -64,7 +64,8 @@ class GroupedQueryAttention(MultiHeadSelfAttention):
         dropout, bias: as in :class:`~book.ideas.mha.MultiHeadSelfAttention`.
         sdpa: compute attention with ``F.scaled_dot_product_attention(enable_gqa=True)``
             instead of expanding the key/value heads by hand.
-        rope: rotate queries and keys by position (:func:`book.ideas.positions.rope`), as Llama-style
+        rope: rotate queries and keys by position (:func:`book.ideas.positions.rope`), as
+        Llama-style
             models do; head width d_k must then be even.
 
     Shape:

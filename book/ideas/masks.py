@@ -76,7 +76,8 @@ def _not_boolean_message(name: str, tensor: torch.Tensor) -> str:
     head = f"{name} must be boolean, got dtype {tensor.dtype}"
     if tensor.is_floating_point() and bool(torch.isneginf(tensor).any()):
         return (f"{head}. It contains -inf, so it looks like an additive mask (0 = allowed, "
-                "-inf = blocked): convert it with book.ideas.masks.from_additive(mask), NOT .bool() "
+                "-inf = blocked): convert it with book.ideas.masks.from_additive(mask), NOT "
+                ".bool() "
                 f"(which would turn it inside out); {CONVENTION}")
     return (f"{head}; call .bool() on it (numpy: .astype(bool)) if its 1s mark the pairs that "
             f"may attend — {CONVENTION}. If its 1s/True mark BLOCKED pairs (the "
@@ -243,7 +244,8 @@ def from_torch_attn_mask(attn_mask, n_heads: int | None = None) -> torch.Tensor:
     """
     if isinstance(attn_mask, torch.Tensor) and attn_mask.is_floating_point():
         raise TypeError(f"attn_mask has dtype {attn_mask.dtype}: a float attn_mask is additive "
-                        "(0 = allowed, -inf = blocked); convert it with book.ideas.masks.from_additive")
+                        "(0 = allowed, -inf = blocked); convert it with "
+                        "book.ideas.masks.from_additive")
     attn_mask = as_mask(attn_mask, name="attn_mask", ndim=(2, 3))
     if attn_mask.ndim == 2:
         return ~attn_mask

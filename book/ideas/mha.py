@@ -45,7 +45,8 @@ class MultiHeadSelfAttention(nn.Module):
     * ``mask``: (seq_len, seq_len), (batch, seq_len, seq_len) or
       (batch, 1 or n_heads, seq_len, seq_len), e.g. ``book.ideas.masks.causal_mask(seq_len)``;
     * ``padding_mask``: (batch, seq_len), ``True`` = real token, ``False`` = padding that no
-      query may attend to (``book.ideas.masks.padding_mask(lengths, seq_len)``). Note that this is the
+      query may attend to (``book.ideas.masks.padding_mask(lengths, seq_len)``). Note that this is
+      the
       opposite of ``nn.MultiheadAttention``'s ``key_padding_mask``, where True means "ignore".
 
     **Fully masked query rows raise.** If the masks leave some query with no key at all, softmax
@@ -206,7 +207,8 @@ class MultiHeadSelfAttention(nn.Module):
                 "softmax over a row that is all -inf gives NaN. Allow at least one key per "
                 "query, e.g. the token itself, and keep every padding length ≥ 1. The book's "
                 "convention is True = may attend; a PyTorch-style mask (True = blocked) must be "
-                "converted with book.ideas.masks.from_torch_attn_mask / from_torch_key_padding_mask.")
+                "converted with book.ideas.masks.from_torch_attn_mask / "
+                "from_torch_key_padding_mask.")
         return allowed
 
     def attend_heads(self, q, k, v, allowed=None, need_weights: bool = False):

@@ -121,7 +121,8 @@ class LatentAttention(MultiHeadSelfAttention):
 
     @classmethod
     def from_module(cls, other):
-        raise TypeError("use book.ideas.mla.from_mha(layer, d_latent) to build a latent layer from a "
+        raise TypeError("use book.ideas.mla.from_mha(layer, d_latent) to build a latent layer "
+                        "from a "
                         "multi-head one")
 
 

@@ -136,7 +136,8 @@ PAPER_NUMBERS = {"sep_from_layer": 6, "sep_to_layer": 10, "paper_layers": 12,
 
 def _check(model):
     if not isinstance(model, SentenceModel):
-        raise TypeError(f"model must be a book.real.pretrained.SentenceModel (book.real.pretrained.load())"
+        raise TypeError(f"model must be a book.real.pretrained.SentenceModel "
+                        f"(book.real.pretrained.load())"
                         f", got {type(model).__name__}")
     return model
 

@@ -27,7 +27,6 @@ from pathlib import Path
 
 import yaml
 
-
 ROOT = Path(__file__).resolve().parents[2]
 
 # edition code -> what Sphinx calls its language, the <html lang> and the folder it is built in

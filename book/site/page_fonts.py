@@ -2,7 +2,8 @@
 
 The Chinese edition's subset (``NotoSansSC-zh.woff2``, book/site/fonts.py) holds every character of
 the whole edition, ~260 KB that every Chinese page would download. At the end of the Chinese
-build (a ``build-finished`` hook that book/site/sphinxext.py registers) :func:`write_page_fonts` subsets it again
+build (a ``build-finished`` hook that book/site/sphinxext.py registers) :func:`write_page_fonts`
+subsets it again
 for each page, to the characters that page can show (:func:`page_chars`), writes the result
 to ``_static/fonts/NotoSansSC-page-<hash of its bytes>.woff2`` (pages with the same characters
 share one file; a rebuild writes the same bytes) and points the page's face for

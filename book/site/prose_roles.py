@@ -11,7 +11,8 @@ This module converts notebooks written with ``{glue:text}`` roles (all chapters 
 translated edition may be) and checks that none is left::
 
     python -m book.site.prose_roles convert chapters/*.ipynb   # rewrite in place, print the counts
-    python -m book.site.prose_roles check chapters/*.ipynb     # exit 1 if a {glue:text} role is left
+    python -m book.site.prose_roles check chapters/*.ipynb     # exit 1 if a {glue:text} role is
+    left
 """
 
 from __future__ import annotations

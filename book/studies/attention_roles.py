@@ -246,7 +246,8 @@ def specialists(stats: dict[str, dict], min_mass: float = 0.5) -> list[dict]:
     """
     min_mass = validate.real("min_mass", min_mass, low=0.0, high=1.0)
     if not isinstance(stats, dict) or not stats:
-        raise TypeError("stats must be the dict returned by book.studies.attention_roles.relation_mass")
+        raise TypeError("stats must be the dict returned by "
+                        "book.studies.attention_roles.relation_mass")
     hits = []
     for relation, s in stats.items():
         for layer, head in zip(*np.nonzero(s["mass"] >= min_mass), strict=True):

@@ -238,7 +238,8 @@ LOSS_SMOOTHING = 10  # the curves show a running mean over this many steps
 
 
 def stability_data(run) -> dict:
-    """What the stability explorer draws for one :class:`book.studies.stability.Run`: the running-mean
+    """What the stability explorer draws for one :class:`book.studies.stability.Run`: the
+    running-mean
     loss per step, and per layer the activation RMS and gradient norm at the first and the
     last recorded step (empty lists if the run diverged before anything was recorded)."""
 

@@ -39,7 +39,8 @@ def nearest_rule(order: Order) -> list[str]:
     each dish the nearest quantity word anywhere in the order (ties: the earlier one). It is
     right most of the time and wrong exactly where the clause boundary matters."""
     if not isinstance(order, Order):
-        raise TypeError(f"order must be a book.toy.orders.Order (e.g. Order.from_text('一碗牛肉面')), "
+        raise TypeError(f"order must be a book.toy.orders.Order "
+                        f"(e.g. Order.from_text('一碗牛肉面')), "
                         f"got {type(order).__name__}")
     toks = order.tokens
     out = []

@@ -6,7 +6,8 @@ The code lives by concern — :mod:`book.toy.model` (:class:`~book.toy.model.Tin
 ``attention_maps``, ``attention_entropy``, ``ablated``, ``ablation_scores`` …). This module holds
 what is the book's own: the default data, model and training settings (:data:`DATA`,
 :data:`MODEL`, :data:`FIT`, typed :class:`~book.kit.config.Config` dataclasses),
-:func:`train_default` (well under 20 s on two CPU cores), checkpoints (:func:`save`, :func:`load`, :func:`pretrained`) and
+:func:`train_default` (well under 20 s on two CPU cores), checkpoints (:func:`save`, :func:`load`,
+:func:`pretrained`) and
 :func:`benchmark`.
 """
 
@@ -145,7 +146,8 @@ def load(path) -> TinyEncoder:
     path = validate.path("path", path)
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}; train one with "
-                                "book.toy.train.train_default() and book.toy.train.save(model, path)")
+                                "book.toy.train.train_default() and book.toy.train.save(model, "
+                                "path)")
     blob = torch.load(path, map_location="cpu", weights_only=True)
     config = dict(blob["config"])
     model = TinyEncoder(config.pop("vocab_size"), config.pop("n_labels"), **config)

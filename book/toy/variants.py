@@ -20,7 +20,8 @@ from book.toy.model import TinyEncoder
 
 
 def positional_encoder(kind: str, **model_kw):
-    """A :class:`~book.toy.model.TinyEncoder` whose positions are ``kind`` in :data:`book.ideas.positions.KINDS`.
+    """A :class:`~book.toy.model.TinyEncoder` whose positions are ``kind`` in
+    :data:`book.ideas.positions.KINDS`.
 
     ``"learned"`` is the book's default (a trained table); ``"none"`` drops it;
     ``"sinusoidal"`` puts the fixed table in its place; ``"rope"`` drops the table and rotates

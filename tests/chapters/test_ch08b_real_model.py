@@ -9,7 +9,6 @@ from conftest import ENGLISH_PHRASE, figure_texts
 
 from book import chapters
 from book.chapters import ch08b_real_model as ch
-from book.face import checks
 from book.kit import i18n
 from book.real import head_stats, pretrained
 

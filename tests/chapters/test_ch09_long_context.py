@@ -175,7 +175,7 @@ def test_figures_have_no_english_in_chinese(chinese):
 
 def test_exercise_messages_are_chinese(chinese):
     for key, wrong in (("ch9.keys_per_query", 256), ("ch9.crossover", 768),
-                       ("ch9b.cache_bytes", 1), ("ch9.window_mask", "mask")):
+                       ("ch9.cache_bytes", 1), ("ch9.window_mask", "mask")):
         for answer in (checks.reference(key), wrong):
             message = checks.check(key, answer).message
             assert re.search("[\u4e00-\u9fff]", message), (key, message)

@@ -1,4 +1,5 @@
-"""book.face.display: the renderer emits both faces of a figure, deterministically; glue and source."""
+"""book.face.display: the renderer emits both faces of a figure, deterministically; glue and
+source."""
 
 from __future__ import annotations
 

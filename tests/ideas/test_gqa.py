@@ -1,4 +1,5 @@
-"""book.ideas.gqa: grouped-query attention equals multi-head attention when the head counts match and
+"""book.ideas.gqa: grouped-query attention equals multi-head attention when the head counts match
+and
 F.scaled_dot_product_attention(enable_gqa=True) otherwise; the KV-cache formula equals the bytes
 of a decoder's real cache tensors; cached and uncached decoding give the same tokens."""
 
@@ -188,7 +189,8 @@ def test_bad_input():
         gqa.decode_times([])
 
 
-# --- multi-head latent attention (book.ideas.mla) ----------------------------------------------------
+# --- multi-head latent attention (book.ideas.mla)
+# ----------------------------------------------------
 
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(n_heads=st.sampled_from([1, 2, 4, 8]), n=st.integers(1, 10), seed=st.integers(0, 50))

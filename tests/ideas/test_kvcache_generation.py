@@ -1,4 +1,5 @@
-"""book.ideas.kvcache, chapter 9 additions: the prefilled cache is cache_bytes exactly; timing rows."""
+"""book.ideas.kvcache, chapter 9 additions: the prefilled cache is cache_bytes exactly; timing
+rows."""
 
 from __future__ import annotations
 

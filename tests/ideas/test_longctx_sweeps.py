@@ -1,4 +1,5 @@
-"""book.ideas.longctx, chapter 9 additions: cost sweeps, score-entry counts, a block's FLOPs and time."""
+"""book.ideas.longctx, chapter 9 additions: cost sweeps, score-entry counts, a block's FLOPs
+and time."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""book.ideas.scaling: the measurements of chapter 2 behave as the theory says, at the extremes too."""
+"""book.ideas.scaling: the measurements of chapter 2 behave as the theory says, at the extremes
+too."""
 
 from __future__ import annotations
 

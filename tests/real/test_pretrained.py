@@ -1,4 +1,5 @@
-"""book.real.pretrained and book.real.head_stats (chapter 8b): all-MiniLM-L6-v2 run by the book's own
+"""book.real.pretrained and book.real.head_stats (chapter 8b): all-MiniLM-L6-v2 run by the book's
+own
 attention layer equals transformers' BertModel on the same weights; the swap of every attention
 layer changes nothing; sentence similarities; the hash check; bad input; the measurements.
 

@@ -1,4 +1,5 @@
-"""book.studies.attention_roles (chapter 8): reading a reader's order, relation pairs from the clause
+"""book.studies.attention_roles (chapter 8): reading a reader's order, relation pairs from the
+clause
 structure, relation and category masses (against a slow per-order loop), specialists,
 entropy during training, batched predictions; the head/model views and the live widget,
 including its bad input (unknown word, empty text, too long)."""

@@ -1,4 +1,5 @@
-"""Chapters 5 and 6: book.studies.stability, book.studies.heads, their figures (static faces) and live faces.
+"""Chapters 5 and 6: book.studies.stability, book.studies.heads, their figures (static faces) and
+live faces.
 
 Short runs of tiny data only; the chapters' full sweeps are in tests/bench_pitfalls.py.
 """
@@ -31,7 +32,8 @@ def runs(data):
             stability.run("pre", "large", 3, 3e-3, steps=12, data=data)]
 
 
-# --- book.studies.stability -------------------------------------------------------------------------
+# --- book.studies.stability
+# -------------------------------------------------------------------------
 
 def test_chance_loss_and_labels():
     assert stability.chance_loss() == pytest.approx(math.log(7))
@@ -93,7 +95,8 @@ def test_smooth_and_frequency_baseline(data):
     assert math.log(2) < base["loss"] < 1.1 * math.log(7)
 
 
-# --- book.studies.heads -----------------------------------------------------------------------------
+# --- book.studies.heads
+# -----------------------------------------------------------------------------
 
 def test_parameters_do_not_depend_on_heads():
     counts = {heads.attention_parameters(64, h) for h in (1, 2, 4, 8, 16, 64)}
