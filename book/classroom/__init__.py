@@ -10,6 +10,11 @@ outputs come back as JSON, and the teacher's process compares them with the book
     python -m book.classroom assign             # → build/assignments/{student,solutions,...}
     python -m book.classroom grade SUBMISSIONS  # → build/grades.csv (one row per question)
     python -m book.classroom demo               # fake submissions (full, partial, blank), graded
+    python -m book.classroom check-sandbox      # hostile attempts from inside a sandbox
+
+Grading fails closed: where no sandbox works (bubblewrap missing, or unable to create one),
+these commands stop with the install hint and exit status 3 instead of running a notebook;
+``--unsandboxed`` (or ``UNSANDBOXED=1``) is the teacher's explicit, risky way round.
 """
 
 from .assign import (
@@ -23,9 +28,9 @@ from .assign import (
            sources,
 )
 from .grading import FIELDS, collect, grade, inspect, summary
-from .sandbox import Limits, isolation
+from .sandbox import Limits, SandboxUnavailable, isolation
 from .specs import ASSIGNMENTS
 
 __all__ = ["ASSIGNMENTS", "AssignmentError", "BUILD", "FIELDS", "Limits", "PARTIAL_MISTAKES",
-           "ROOT", "SOURCES", "collect", "fake_submissions", "generate", "grade", "inspect",
-           "isolation", "summary", "sources"]
+           "ROOT", "SOURCES", "SandboxUnavailable", "collect", "fake_submissions", "generate",
+           "grade", "inspect", "isolation", "summary", "sources"]

@@ -95,7 +95,8 @@ def sources(folder: Path = SOURCES) -> list[Path]:
 
 
 def generate(out: Path = BUILD, source_dir: Path = SOURCES, *,
-             check_solutions: bool = True) -> dict[str, dict[str, Path]]:
+             check_solutions: bool = True, unsandboxed: bool = False
+             ) -> dict[str, dict[str, Path]]:
     """Run ``otter assign`` on every instructor notebook; write the student bundle.
 
     Layout under ``out``: ``student/`` (the bundle: README, requirements, one folder per
@@ -103,8 +104,14 @@ def generate(out: Path = BUILD, source_dir: Path = SOURCES, *,
     zipped), ``solutions/`` and ``otter/`` (private). Raises :class:`AssignmentError` when otter
     fails or a solution does not earn full marks from the hidden cases. Returns, per
     assignment, the paths of the student notebook, its tests folder and the solutions notebook.
+    The solutions are graded in the sandbox: without a working one this raises
+    :class:`~book.classroom.sandbox.SandboxUnavailable` before anything is generated, unless
+    ``unsandboxed`` is True (the teacher's explicit permission to grade them without it).
     """
-    from . import specs
+    from . import sandbox, specs
+
+    if check_solutions:
+        sandbox.require_sandbox(unsandboxed)  # fail closed before otter's slow work
 
     out = Path(out)
     student = out / "student"
@@ -139,7 +146,7 @@ def generate(out: Path = BUILD, source_dir: Path = SOURCES, *,
     (student / "README.md").write_text(STUDENT_README, encoding="utf-8")
     _zip(student, out / "student-bundle.zip")
     if check_solutions:
-        _check_solutions(result)
+        _check_solutions(result, unsandboxed)
     return result
 
 
@@ -163,7 +170,7 @@ def _zip(folder: Path, target: Path) -> None:
                 z.write(path, Path("attention-assignments") / path.relative_to(folder))
 
 
-def _check_solutions(generated: dict[str, dict[str, Path]]) -> None:
+def _check_solutions(generated: dict[str, dict[str, Path]], unsandboxed: bool = False) -> None:
     """Grade every solution in the sandbox; anything short of full marks is an error."""
     import tempfile
 
@@ -172,7 +179,7 @@ def _check_solutions(generated: dict[str, dict[str, Path]]) -> None:
     with tempfile.TemporaryDirectory(prefix="solutions-") as tmp:
         for stem, paths in generated.items():
             shutil.copy2(paths["solutions"], Path(tmp) / f"{stem}.ipynb")
-        rows = grade(tmp, None, progress=False)
+        rows = grade(tmp, None, progress=False, unsandboxed=unsandboxed)
     wrong = [r for r in rows if r["status"] != "graded" or r["score"] != r["possible"]]
     if wrong:
         lines = "\n".join(f"  {r['submission']} {r['question']}: {r['score']}/{r['possible']} "

@@ -8,6 +8,11 @@ other file gets a ``skipped`` row. Rows go to ``<csv>.incomplete`` as they are c
 that file becomes ``<csv>`` only when the batch is done, so a stale or half-written CSV never
 looks current. The notebook is matched to its assignment by the metadata, not the file name,
 and run under the assignment's own file name, so renaming it changes nothing.
+
+Grading fails closed: without a working sandbox :func:`grade` raises
+:class:`~book.classroom.sandbox.SandboxUnavailable` before it touches the CSV or runs anything,
+unless the teacher passes ``unsandboxed=True``; then every row's ``isolation`` column reads
+``unsandboxed`` (``bubblewrap`` otherwise).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from pathlib import Path
 from . import runner, sandbox, specs
 
 FIELDS = ["submission", "assignment", "question", "score", "possible", "status", "detail",
-          "seconds"]
+          "seconds", "isolation"]
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 MAX_ZIP_MEMBERS = 200
 
@@ -145,8 +150,7 @@ def score(assignment: specs.Assignment, cases: list, outcome: sandbox.Outcome) -
     for entry in report["results"][: len(cases)]:
         if isinstance(entry, dict) and isinstance(entry.get("id"), int):
             returned.setdefault(entry["id"], entry)
-    got = dict.fromkeys(questions, 0.0)
-    why: dict[str, list[str]] = {q: [] for q in questions}
+    problems: list[str | None] = []
     for index, case in enumerate(cases):
         entry = returned.get(index)
         if entry is None:
@@ -158,10 +162,23 @@ def score(assignment: specs.Assignment, cases: list, outcome: sandbox.Outcome) -
                 problem = case.check(runner.decode(entry.get("value")))
             except runner.BadData as bad:
                 problem = f"returned data rejected: {bad}"
-        if problem is None:
+        problems.append(problem)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for index, case in enumerate(cases):
+        if case.group:
+            groups.setdefault((case.question, case.group), []).append(index)
+    got = dict.fromkeys(questions, 0.0)
+    why: dict[str, list[str]] = {q: [] for q in questions}
+    for index, case in enumerate(cases):
+        members = groups[(case.question, case.group)] if case.group else [index]
+        wrong = [cases[m].name for m in members if problems[m] is not None]
+        if not wrong:
             got[case.question] += case.points
-        else:
-            why[case.question].append(f"{case.name}: {problem}")
+        elif problems[index] is not None:
+            why[case.question].append(f"{case.name}: {problems[index]}")
+        elif case.points:  # right, but its group is not: a guessable case came with it
+            why[case.question].append(f"{case.name}: right, but scored together with "
+                                      f"{', '.join(wrong)}, so 0 of {case.points:g}")
     first = str(report.get("detail") or "")
     rows = []
     for question in questions:
@@ -175,7 +192,7 @@ def score(assignment: specs.Assignment, cases: list, outcome: sandbox.Outcome) -
 
 
 def grade_one(item: Item, seed: int, limits: sandbox.Limits,
-              force_fallback: bool = False) -> tuple[list[dict], float]:
+              unsandboxed: bool = False) -> tuple[list[dict], float]:
     """The CSV rows of one collected item, and the seconds its sandbox took."""
     base = {"submission": item.label, "assignment": ""}
     if item.skip:
@@ -190,10 +207,11 @@ def grade_one(item: Item, seed: int, limits: sandbox.Limits,
     cases = assignment.cases(seed)
     wire = [c.wire(i, limits.case_seconds) for i, c in enumerate(cases)]
     outcome = sandbox.run_submission(data, f"{assignment.stem}.ipynb", wire, limits,
-                                     force_fallback=force_fallback)
+                                     unsandboxed=unsandboxed)
     rows = score(assignment, cases, outcome)
     for row in rows:
-        row.update(submission=item.label, assignment=assignment.name)
+        row.update(submission=item.label, assignment=assignment.name,
+                   isolation=outcome.isolation)
         if note:
             row["detail"] = f"{note}; {row['detail']}" if row["detail"] else note
     return rows, outcome.seconds
@@ -201,7 +219,7 @@ def grade_one(item: Item, seed: int, limits: sandbox.Limits,
 
 def grade(submissions, csv_path=None, *, seed: int | None = None,
           limits: sandbox.Limits | None = None, jobs: int = 1, progress: bool = True,
-          force_fallback: bool = False) -> list[dict]:
+          unsandboxed: bool = False) -> list[dict]:
     """Grade every file under ``submissions``; return the rows (and write them to ``csv_path``).
 
     Args:
@@ -211,6 +229,9 @@ def grade(submissions, csv_path=None, *, seed: int | None = None,
         seed: draws the hidden cases' inputs; default: a fresh random seed per batch.
         limits: the sandbox's :class:`~book.classroom.sandbox.Limits`.
         jobs: submissions graded at the same time (one sandbox each).
+        unsandboxed: the teacher's explicit permission to grade without a sandbox where none
+            works here (every row then says so); without it, no sandbox raises
+            :class:`~book.classroom.sandbox.SandboxUnavailable` before anything runs.
     """
     from tqdm.auto import tqdm
 
@@ -225,13 +246,13 @@ def grade(submissions, csv_path=None, *, seed: int | None = None,
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ValueError(f"seed={seed!r} must be a non-negative integer (or None for a fresh "
                          "random seed)")
-    if sandbox.isolation(force_fallback) != "bubblewrap":
-        warnings.warn(f"{sandbox.bwrap_problem() or 'sandbox disabled'}: grading without a "
-                      f"sandbox, isolation is REDUCED; {sandbox.INSTALL_HINT}", stacklevel=2)
     seed = secrets.randbits(32) if seed is None else seed
     items = collect(submissions)
     if not items:
         raise FileNotFoundError(f"no files under {submissions}")
+    mode = sandbox.require_sandbox(unsandboxed)  # fails closed, before the old CSV is removed
+    if mode != "bubblewrap":
+        warnings.warn(sandbox.unsandboxed_warning(), sandbox.UnsandboxedWarning, stacklevel=2)
     writer = _Writer(csv_path)
     rows: list[dict] = []
     bar = tqdm(total=len(items), desc="grading", unit="file", disable=not progress)
@@ -239,7 +260,7 @@ def grade(submissions, csv_path=None, *, seed: int | None = None,
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             pending = {}
             for item in items:
-                pending[pool.submit(grade_one, item, seed, limits, force_fallback)] = item
+                pending[pool.submit(grade_one, item, seed, limits, unsandboxed)] = item
             for future, item in pending.items():  # in file order, each as soon as it is done
                 bar.set_postfix_str(item.label[-50:], refresh=True)
                 try:
@@ -252,6 +273,7 @@ def grade(submissions, csv_path=None, *, seed: int | None = None,
                 for row in new:
                     row.setdefault("seconds", round(seconds, 2) if row["status"] != "skipped"
                                    else "")
+                    row.setdefault("isolation", mode)  # files never run: the batch's mode
                 writer.write(new)
                 rows += new
                 bar.update(1)
@@ -302,17 +324,20 @@ class _Writer:
 
 
 def summary(rows: list[dict]) -> str:
-    """Total per submission: 'score / possible' or its status and reason."""
+    """Total per submission: 'score / possible' or its status and reason; a submission graded
+    without a sandbox says ``[unsandboxed]``."""
     totals: dict[str, list] = {}
     for r in rows:
-        t = totals.setdefault(r["submission"], [0.0, 0.0, r["status"], r["detail"]])
+        t = totals.setdefault(r["submission"], [0.0, 0.0, r["status"], r["detail"], False])
         if r["status"] == "graded":
             t[0] += float(r["score"])
             t[1] += float(r["possible"])
+        t[4] |= r.get("isolation") == "unsandboxed"
     lines = []
-    for sub, (got, possible, status, detail) in sorted(totals.items()):
+    for sub, (got, possible, status, detail, bare) in sorted(totals.items()):
         shown = f"{got:5.1f} / {possible:g}" if status == "graded" else f"{status}: {detail}"
-        lines.append(f"  {sub:48} {shown}"[:160])
+        mark = "[unsandboxed] " if bare else ""
+        lines.append(f"  {sub:48} {mark}{shown}"[:160])
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""One sandbox per submission: bubblewrap on Linux, a limited subprocess elsewhere.
+"""One sandbox per submission: bubblewrap on Linux; no sandbox, no run (unless the teacher says so).
 
 The sandbox sees the system's ``/usr`` (read-only), this Python's own folders (read-only: the
 interpreter, its standard library and ``site-packages``), a read-only folder holding the
@@ -10,8 +10,11 @@ mounted: the ``book`` package is hidden even where it is installed into ``site-p
 
 The runner sets the resource limits (address space, CPU seconds, file size, no core dumps)
 before any student code runs; the grader adds a wall-clock limit and kills the whole sandbox
-when it is reached. Where ``bwrap`` is missing the same runner runs as a plain subprocess with
-those limits, and :func:`isolation` says that isolation is reduced.
+when it is reached. Grading fails closed: where ``bwrap`` is missing or cannot create a sandbox,
+:func:`run_submission` raises :class:`SandboxUnavailable` (with the install hint) instead of
+running a notebook. Only with ``unsandboxed=True`` (the teacher's explicit ``UNSANDBOXED=1`` or
+``--unsandboxed``) does the same runner run as a plain subprocess with those limits alone, and
+every outcome then says ``unsandboxed``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,28 @@ INSIDE_IN = "/grading/in"
 INSIDE_WORK = "/grading/work"
 INSTALL_HINT = ("install bubblewrap for a real sandbox: `sudo apt-get install bubblewrap` "
                 "(Debian/Ubuntu) or `sudo dnf install bubblewrap` (Fedora)")
+UNSANDBOXED_RISK = (
+    "every submitted notebook then runs as a plain process with YOUR permissions, limited only "
+    "in time and memory: it can read, change and delete your files (the hidden cases, the "
+    "solutions, other submissions, the CSV), import the book's reference solution and score "
+    "full marks with it, write into the virtual environment (a .pth file in site-packages) so "
+    "that its code runs in every Python you start there later, and reach the network")
+
+
+class UnsandboxedWarning(UserWarning):
+    """A batch is graded without a sandbox, as the teacher asked."""
+
+
+class SandboxUnavailable(RuntimeError):
+    """No working sandbox here, and the teacher has not allowed grading without one."""
+
+    def __init__(self, problem: str):
+        self.problem = problem
+        super().__init__(
+            f"no sandbox: {problem}. Nothing was run.\n"
+            f"  To grade safely, {INSTALL_HINT}, then run the command again.\n"
+            f"  To grade without a sandbox anyway, at your own risk, set UNSANDBOXED=1 "
+            f"(make grade UNSANDBOXED=1 ...) or pass --unsandboxed; {UNSANDBOXED_RISK}.")
 
 
 @dataclass(frozen=True)
@@ -102,9 +127,27 @@ def bwrap_problem() -> str:
     return f"bwrap cannot create a sandbox here: {_WORKS[exe]}" if _WORKS[exe] else ""
 
 
-def isolation(force_fallback: bool = False) -> str:
-    """"bubblewrap" where submissions run in a bwrap sandbox, else "reduced"."""
-    return "reduced" if force_fallback or bwrap() is None else "bubblewrap"
+def isolation() -> str:
+    """"bubblewrap" where submissions can run in a bwrap sandbox, else "unsandboxed"."""
+    return "unsandboxed" if bwrap() is None else "bubblewrap"
+
+
+def require_sandbox(unsandboxed: bool = False) -> str:
+    """The isolation grading will use: "bubblewrap", or "unsandboxed" when there is no working
+    sandbox and ``unsandboxed`` is True; raises :class:`SandboxUnavailable` otherwise."""
+    mode = isolation()
+    if mode != "bubblewrap" and not unsandboxed:
+        raise SandboxUnavailable(bwrap_problem() or "no sandbox")
+    return mode
+
+
+def unsandboxed_warning() -> str:
+    """What the teacher reads before an unsandboxed batch starts."""
+    return (f"WARNING: grading WITHOUT A SANDBOX, as asked (UNSANDBOXED=1 / --unsandboxed): "
+            f"{bwrap_problem() or 'no sandbox'}.\n"
+            f"  The risk: {UNSANDBOXED_RISK}.\n"
+            f"  Every CSV row says `unsandboxed`. Grade like this only notebooks you trust, or on "
+            f"a machine you can throw away; {INSTALL_HINT}.")
 
 
 def _python_dirs() -> list[str]:
@@ -167,15 +210,17 @@ def bwrap_command(in_dir: Path, limits: Limits) -> list[str]:
             cmd += ["--ro-bind", host, host]
     for path in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/alternatives"):
         cmd += ["--ro-bind-try", path, path]
+    # The private /tmp (and /proc, /dev) first, the Python folders after: bwrap mounts in order,
+    # so a checkout under /tmp (its .venv there too) is bound on top of the empty /tmp instead
+    # of being hidden by it; the folders it needs inside the tmpfs are made by bwrap.
+    size = str(limits.work_mb * 1024 * 1024)
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp"]
     mounted = _python_dirs()
     for path in mounted:
         cmd += ["--ro-bind", path, path]
     for option in _hidden(mounted):
         cmd += option
-    size = str(limits.work_mb * 1024 * 1024)
-    cmd += ["--proc", "/proc", "--dev", "/dev",
-            "--size", size, "--tmpfs", "/tmp",
-            "--ro-bind", str(in_dir), INSIDE_IN,
+    cmd += ["--ro-bind", str(in_dir), INSIDE_IN,
             "--size", size, "--tmpfs", INSIDE_WORK,
             "--remount-ro", "/", "--chdir", INSIDE_WORK]
     return cmd
@@ -204,13 +249,17 @@ def _drain(fd: int, cap: int, sink: list) -> threading.Thread:
 
 
 def run_submission(notebook: bytes, name: str, cases: list, limits: Limits = Limits(), *,
-                   force_fallback: bool = False) -> Outcome:
-    """Run one notebook (its bytes, saved as ``name``) and the cases in a fresh sandbox."""
+                   unsandboxed: bool = False) -> Outcome:
+    """Run one notebook (its bytes, saved as ``name``) and the cases in a fresh sandbox.
+
+    Without a working sandbox this raises :class:`SandboxUnavailable`, unless ``unsandboxed``
+    is True: then the notebook runs as a plain subprocess and the outcome says "unsandboxed".
+    """
     if not isinstance(notebook, bytes):
         raise TypeError(f"notebook must be the notebook file's bytes, got {type(notebook)}")
     if os.sep in name or not name.endswith(".ipynb"):
         raise ValueError(f"name={name!r} must be a plain file name ending in .ipynb")
-    mode = isolation(force_fallback)
+    mode = require_sandbox(unsandboxed)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="grading-") as tmp:
         in_dir = Path(tmp) / "in"
@@ -313,11 +362,12 @@ print("sees /:", sorted(os.listdir("/")), "; processes:",
 
 
 def self_check(root: Path | None = None, others: tuple = (), *,
-               force_fallback: bool = False) -> str:
+               unsandboxed: bool = False) -> str:
     """Run hostile attempts inside a sandbox, as a notebook cell; return what it printed.
 
     ``root`` is the teacher's checkout (default: this one) and ``others`` paths a submission
-    might try to overwrite. Each line reads ``blocked …`` or ``ALLOWED …``.
+    might try to overwrite. Each line reads ``blocked …`` or ``ALLOWED …``. Without a working
+    sandbox this raises :class:`SandboxUnavailable` unless ``unsandboxed`` is True.
     """
     import nbformat
 
@@ -325,7 +375,7 @@ def self_check(root: Path | None = None, others: tuple = (), *,
     code = PROBE.replace("ROOT, OTHERS", f"{str(root)!r}, {[str(p) for p in others]!r}")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
     outcome = run_submission(nbformat.writes(nb).encode(), "probe.ipynb", [],
-                             force_fallback=force_fallback)
+                             unsandboxed=unsandboxed)
     if outcome.report is None:
         return f"the probe did not run: {outcome.reason}"
     return f"isolation: {outcome.isolation}\n" + str(outcome.report.get("outputs", ""))

@@ -8,6 +8,19 @@ function of the returned output that computes the reference with the book's own 
 in the teacher's process, and says what is wrong. Every question has one public case, the
 shape/format check students also run with ``grader.check`` (at most 10 % of its points); the
 rest of its points come from hidden cases.
+
+Marks are fair to honest answers and give nothing to guessed ones:
+
+- a case whose answer can be guessed without solving the task (``predictable``: a degenerate
+  input such as n = 1, no tokens or one key/value head, or fixed inputs whose answer is known)
+  carries no points of its own: it belongs to a ``group`` with a freshly drawn case, and the
+  group's points are earned only when every case in it is right. So a constant or shape-only
+  answer (all-True mask, zeros, the input returned, a fixed number) earns at most the public
+  check's points; :mod:`book.classroom.fairness` measures it.
+- nothing in the assignments asks for float64, so floats are compared with a tolerance that a
+  correct answer computed in float32 meets (:data:`FLOAT32_RTOL`, :data:`FLOAT32_ATOL`), and the
+  detail of a failed comparison says so; hidden inputs keep attention unsaturated, so that an
+  answer which ignores the scores cannot pass within that tolerance by luck.
 """
 
 from __future__ import annotations
@@ -22,7 +35,12 @@ from .runner import encode
 
 @dataclass(frozen=True)
 class Case:
-    """One graded call. ``check(output)`` returns None when right, else why it is wrong."""
+    """One graded call. ``check(output)`` returns None when right, else why it is wrong.
+
+    Cases of a question with the same non-empty ``group`` are scored together: their points
+    count only when all of them are right. A ``predictable`` case (see the module docstring)
+    has 0 points and a group.
+    """
 
     question: str
     name: str
@@ -35,6 +53,8 @@ class Case:
     init: list = field(default_factory=list)
     state: dict = field(default_factory=dict)
     tensor_args: bool = False         # send args as torch tensors
+    group: str = ""                   # scored together with the question's same-group cases
+    predictable: bool = False         # its answer can be guessed: no points of its own
 
     def wire(self, index: int, seconds: float) -> dict:
         """The JSON-ready form sent into the sandbox: inputs only, no reference, no points."""
@@ -90,15 +110,27 @@ def _checker(body: Callable[[object], None]) -> Callable[[object], str | None]:
     return check
 
 
-def close_to(expected, *, atol: float = 1e-8, what: str = "the output"):
+# A correct answer computed in float32 passes: its error is a few float32 roundings (~1e-7
+# relative) of each intermediate, except where the inputs are large: scores near 1000 are
+# rounded to float32 by up to 3e-5, which moves a softmax weight p by up to
+# p(1 - p) * 6e-5 <= 1.5e-5 (measured: 1.2e-5), a quarter of what is accepted there.
+# Mistakes (no scaling, the wrong axis, a mask ignored) differ by a hundredth or more.
+FLOAT32_RTOL = 1e-4
+FLOAT32_ATOL = 1e-5
+
+
+def close_to(expected, *, rtol: float = FLOAT32_RTOL, atol: float = FLOAT32_ATOL,
+             what: str = "the output"):
     expected = np.asarray(expected)
 
     def body(output):
         arr = _array(output, expected.shape, what)
         if not np.all(np.isfinite(arr.astype(float))):
             raise _Wrong(f"{what} holds inf or NaN")
-        if not np.allclose(arr.astype(float), expected.astype(float), atol=atol):
-            raise _Wrong(f"{what} differs from the reference")
+        if not np.allclose(arr.astype(float), expected.astype(float), rtol=rtol, atol=atol):
+            largest = np.max(np.abs(arr.astype(float) - expected.astype(float)))
+            raise _Wrong(f"{what} differs from the reference (by up to {largest:.2g}; float32 "
+                         f"precision is accepted: rtol {rtol:g}, atol {atol:g})")
     return _checker(body)
 
 
@@ -171,9 +203,12 @@ def _assignment_1(rng: np.random.Generator) -> list[Case]:
     q = "q3_causal_mask"
     cases.append(Case(q, "3 × 3 boolean (public)", 1, True, "causal_mask", [3],
                       shaped((3, 3), bool)))
-    for n in (1, int(rng.integers(4, 9)), int(rng.integers(9, 17))):
-        cases.append(Case(q, f"n={n}", 3, False, "causal_mask", [n],
-                          equal_to(causal_mask(n).numpy())))
+    # n = 1 is right for any True: it only counts together with a drawn size
+    for points, n, group in ((0, 1, "small"), (4, int(rng.integers(4, 9)), "small"),
+                             (5, int(rng.integers(9, 17)), "")):
+        cases.append(Case(q, f"n={n}", points, False, "causal_mask", [n],
+                          equal_to(causal_mask(n).numpy()), group=group,
+                          predictable=n == 1))
     return cases
 
 
@@ -193,7 +228,7 @@ def _assignment_2(rng: np.random.Generator) -> list[Case]:
         x = rng.normal(size=(b, t, d))
         expected = MultiHeadSelfAttention(d, h).split_heads(torch.from_numpy(x)).numpy()
         cases.append(Case(q, f"{b}×{t}×{d} into {h} heads", points, False, "split_heads",
-                          [x, h], equal_to(expected), tensor_args=True))
+                          [x, h], close_to(expected), tensor_args=True))
 
     q = "q2_module"
     cases.append(Case(q, "output shape (public)", 1, True, "MultiHeadAttention",
@@ -212,7 +247,7 @@ def _assignment_2(rng: np.random.Generator) -> list[Case]:
         with torch.no_grad():
             expected = reference(xt, xt, xt, attn_mask=attn, need_weights=False)[0].numpy()
         cases.append(Case(q, f"{h} heads" + (", causal mask" if masked else ""), points, False,
-                          "MultiHeadAttention", args, close_to(expected, atol=1e-10),
+                          "MultiHeadAttention", args, close_to(expected),
                           recipe="module", init=[8, h], state=state, tensor_args=True))
     return cases
 
@@ -246,21 +281,30 @@ def _assignment_3(rng: np.random.Generator) -> list[Case]:
     W = [rng.normal(size=(6, 4)), rng.normal(size=(6, 4)), rng.normal(size=(6, 3))]
     cases.append(Case(q, "shape (public)", 1, True, "decode", [rng.normal(size=(5, 6)), *W],
                       shaped((5, 3))))
-    W = [rng.normal(size=(6, 4)), rng.normal(size=(6, 4)), rng.normal(size=(6, 5))]
-    for points, n in zip((2, 3, 4), (1, 2, int(rng.integers(12, 20))), strict=True):
+    # weights of scale 1/sqrt(d_model): scores of order 1, attention far from one-hot, so
+    # answers that ignore the scores (the values alone, their running mean) are wrong
+    W = [rng.normal(scale=6 ** -0.5, size=(6, k)) for k in (4, 4, 5)]
+    for points, n, group in ((0, 1, "short"), (4, 2, "short"),
+                             (5, int(rng.integers(12, 20)), "")):
         X = rng.normal(size=(n, 6))
         cases.append(Case(q, f"{n} tokens", points, False, "decode", [X, *W],
-                          close_to(causal_self_attention(X, *W))))
+                          close_to(causal_self_attention(X, *W)), group=group,
+                          predictable=n == 1))
 
     q = "q3_cache_bytes"
     cases.append(Case(q, "one number (public)", 1, True, "cache_bytes", [1, 1, 1, 1],
                       _number(2)))
-    configs = [(32, 4096, 4096, 2), (int(rng.integers(2, 48)), int(rng.integers(64, 8192)),
-                                     int(rng.integers(64, 4096)), int(rng.choice([1, 2, 4]))),
-               (1, 0, 8, 4)]
-    for args in configs:
-        cases.append(Case(q, f"{args}", 3, False, "cache_bytes", list(args),
-                          _number(cache_bytes(*args))))
+
+    def drawn():
+        return (int(rng.integers(2, 48)), int(rng.integers(64, 8192)),
+                int(rng.integers(64, 4096)), int(rng.choice([1, 2, 4])))
+
+    # a known shape (2 GiB) and no tokens at all (0 bytes) are guessable: each only counts
+    # together with a drawn configuration
+    for points, args, group in ((0, (32, 4096, 4096, 2), "a"), (4, drawn(), "a"),
+                                (5, drawn(), "b"), (0, (1, 0, 8, 4), "b")):
+        cases.append(Case(q, f"{args}", points, False, "cache_bytes", list(args),
+                          _number(cache_bytes(*args)), group=group, predictable=points == 0))
     return cases
 
 
@@ -294,11 +338,18 @@ def _assignment_4(rng: np.random.Generator) -> list[Case]:
     cases = []
     q = "q1_kv_head"
     cases.append(Case(q, "in range (public)", 1, True, "kv_head", [5, 8, 2], _in_range(2)))
-    triples = [(0, 4, 4), (7, 8, 1), (int(rng.integers(0, 12)), 12, 3),
-               (int(rng.integers(0, 32)), 32, 8), (int(rng.integers(16, 32)), 32, 4)]
-    for points, (h, n, g) in zip((1, 2, 2, 2, 2), triples, strict=True):
+    # (0, 4, 4) and (7, 8, 1) are right for `return 0` (and the first for `return query_head`):
+    # they count only with a drawn head whose answer is neither. The drawn heads of group "b"
+    # have different answers, none 0, none n_kv_heads - 1, none the head itself.
+    h_b1 = int(rng.integers(4, 28))                   # of 32 heads, 8 kv heads: answer 1 … 6
+    h_b2 = int(rng.choice([h for h in range(8, 24) if h // 8 != h_b1 // 4]))  # answer 1 or 2
+    triples = [(0, 4, 4, "a", True), (7, 8, 1, "a", True),
+               (int(rng.integers(4, 12)), 12, 3, "a", False),  # answer 1 or 2
+               (h_b1, 32, 8, "b", False), (h_b2, 32, 4, "b", False)]
+    for points, (h, n, g, group, predictable) in zip((0, 0, 4, 3, 2), triples, strict=True):
         cases.append(Case(q, f"head {h} of {n}, {g} key/value heads", points, False, "kv_head",
-                          [h, n, g], _number(kv_head_of(h, n, g), "the head index")))
+                          [h, n, g], _number(kv_head_of(h, n, g), "the head index"),
+                          group=group, predictable=predictable))
 
     def qkv(n_heads, n_kv, T, d):
         return (rng.normal(size=(n_heads, T, d)), rng.normal(size=(n_kv, T, d)),
@@ -319,22 +370,31 @@ def _assignment_4(rng: np.random.Generator) -> list[Case]:
     q = "q3_decode"
     cases.append(Case(q, "shape (public)", 1, True, "decode",
                       list(qkv(4, 2, 5, 2)), shaped((4, 5, 2))))
-    shapes = ((2, 2, 1), (4, 1, 6), (8, 2, int(rng.integers(9, 16))))
-    for points, (h, g, T) in zip((2, 3, 4), shapes, strict=True):
+    # one token: the values themselves are right; it counts only with the 6-token case
+    shapes = ((2, 2, 1, "short"), (4, 1, 6, "short"), (8, 2, int(rng.integers(9, 16)), ""))
+    for points, (h, g, T, group) in zip((0, 5, 4), shapes, strict=True):
         args = qkv(h, g, T, 4)
         cases.append(Case(q, f"{T} tokens, {h} query heads, {g} key/value heads", points, False,
-                          "decode", list(args), close_to(_gqa_reference(*args, True))))
+                          "decode", list(args), close_to(_gqa_reference(*args, True)),
+                          group=group, predictable=T == 1))
 
     q = "q4_cache_bytes"
     cases.append(Case(q, "one number (public)", 1, True, "cache_bytes", [1, 1, 1, 1, 1],
                       _number(2)))
-    configs = [(32, 8192, 8, 128, 2),  # a Llama-style shape: exactly 1 GiB
-               (int(rng.integers(2, 48)), int(rng.integers(64, 8192)), int(rng.choice([1, 2, 8])),
-                int(rng.choice([64, 128])), int(rng.choice([1, 2, 4]))),
-               (1, 0, 4, 64, 4)]
-    for points, args in zip((3, 3, 3), configs, strict=True):
+
+    def drawn():
+        return (int(rng.integers(2, 48)), int(rng.integers(64, 8192)),
+                int(rng.choice([1, 2, 8])), int(rng.choice([64, 128])),
+                int(rng.choice([1, 2, 4])))
+
+    # a Llama-style shape (exactly 1 GiB) and no tokens (0 bytes) are guessable: each only
+    # counts together with a drawn configuration
+    configs = [(0, (32, 8192, 8, 128, 2), "a"), (4, drawn(), "a"), (5, drawn(), "b"),
+               (0, (1, 0, 4, 64, 4), "b")]
+    for points, args, group in configs:
         cases.append(Case(q, f"{args}", points, False, "cache_bytes", list(args),
-                          _number(kv_cache_bytes(*args))))
+                          _number(kv_cache_bytes(*args)), group=group,
+                          predictable=points == 0))
     return cases
 
 

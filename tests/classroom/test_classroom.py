@@ -4,7 +4,10 @@ with the book's own exercises."""
 from __future__ import annotations
 
 import csv
+import os
+import re
 import shutil
+import subprocess
 import zipfile
 
 import nbformat
@@ -13,15 +16,19 @@ import pytest
 import torch
 
 from book import classroom
+from book.classroom import sandbox
 from book.face import checks
 
 pytestmark = pytest.mark.slow
 STEMS = ("01_attention_numpy", "02_mha_torch", "03_kv_cache", "04_gqa")
+# The scores below do not depend on the sandbox; where bwrap cannot run these tests grade our
+# own notebooks without it (the rows say so). Isolation: tests/test_classroom_adversarial.py.
+OWN_NOTEBOOKS = {"unsandboxed": True}
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    return classroom.generate(tmp_path_factory.mktemp("assignments"))
+    return classroom.generate(tmp_path_factory.mktemp("assignments"), **OWN_NOTEBOOKS)
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +36,7 @@ def graded(generated, tmp_path_factory):
     folder = tmp_path_factory.mktemp("submissions")
     classroom.fake_submissions(generated, folder)
     csv_path = folder.parent / "grades.csv"
-    rows = classroom.grade(folder, csv_path, progress=False)
+    rows = classroom.grade(folder, csv_path, progress=False, **OWN_NOTEBOOKS)
     return rows, csv_path
 
 
@@ -85,6 +92,7 @@ def test_full_partial_blank_scores(graded):
     totals = {}
     for r in rows:
         assert r["status"] == "graded", r
+        assert r["isolation"] == sandbox.isolation(), r
         stem, kind = r["submission"].removesuffix(".ipynb").split("__")
         s = totals.setdefault((stem, kind), [0.0, 0.0])
         s[0] += r["score"]
@@ -108,7 +116,7 @@ def test_broken_solution_fails_generation(tmp_path):
         cell.source = cell.source.replace("np.tril(", "np.triu(")
     nbformat.write(nb, src / "01_attention_numpy.ipynb")
     with pytest.raises(classroom.AssignmentError, match="is every solution correct"):
-        classroom.generate(tmp_path / "out", source_dir=src)
+        classroom.generate(tmp_path / "out", source_dir=src, **OWN_NOTEBOOKS)
 
 
 def test_the_bundle_works_outside_the_repository_and_under_another_name(generated, tmp_path):
@@ -164,11 +172,55 @@ def test_book_exercises_and_assignments_agree(generated, name, func, exercise):
     assert checks.check(exercise, namespace[func]).ok
 
 
-def test_without_bubblewrap_grading_warns_and_still_scores_outside(generated, tmp_path):
+@pytest.fixture
+def path_without_bwrap(tmp_path, monkeypatch):
+    """PATH holding only what make needs (make, bash, git, env): no bwrap."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for tool in ("make", "bash", "sh", "git", "env"):
+        found = shutil.which(tool)
+        if found:
+            (folder / tool).symlink_to(found)
+    monkeypatch.setenv("PATH", str(folder))
+    monkeypatch.delenv("UNSANDBOXED", raising=False)
+    assert sandbox.bwrap() is None
+    return str(folder)
+
+
+def test_without_bubblewrap_grading_stops_unless_the_teacher_says_so(generated, tmp_path,
+                                                                     path_without_bwrap):
     folder = tmp_path / "subs"
     folder.mkdir()
     shutil.copy2(generated["03_kv_cache"]["solutions"], folder / "full.ipynb")
-    with pytest.warns(UserWarning, match="isolation is REDUCED"):
-        rows = classroom.grade(folder, None, progress=False, force_fallback=True)
+    with pytest.raises(classroom.SandboxUnavailable, match="sudo apt-get install bubblewrap"):
+        classroom.grade(folder, None, progress=False)
+    with pytest.warns(sandbox.UnsandboxedWarning, match="with YOUR permissions"):
+        rows = classroom.grade(folder, None, progress=False, unsandboxed=True)
     assert [r["status"] for r in rows] == ["graded"] * 3
+    assert [r["isolation"] for r in rows] == ["unsandboxed"] * 3
     assert sum(r["score"] for r in rows) == sum(r["possible"] for r in rows) == 30
+
+
+def test_make_fails_closed_without_bubblewrap_and_passes_unsandboxed_on(tmp_path,
+                                                                          path_without_bwrap):
+    """make grade, grade-demo, grade-check and assignments: the hint and a non-zero exit."""
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "a.ipynb").write_text("{}")
+    env = {**os.environ, "PATH": path_without_bwrap}
+    for target in ([f"SUBMISSIONS={folder}", "grade"], ["grade-demo"], ["grade-check"],
+                   ["assignments"]):
+        proc = subprocess.run(["make", "--no-print-directory", *target], cwd=classroom.ROOT,
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode != 0, (target, proc.stdout, proc.stderr)
+        assert "error: no sandbox: bwrap is not installed. Nothing was run." in proc.stderr
+        assert "sudo apt-get install bubblewrap" in proc.stderr, target
+        assert "UNSANDBOXED=1" in proc.stderr and "WARNING" not in proc.stderr, target
+    for extra, flagged in (([], False), (["UNSANDBOXED=1"], True), (["UNSANDBOXED=0"], False)):
+        proc = subprocess.run(["make", "-n", "--no-print-directory", f"SUBMISSIONS={folder}",
+                               *extra, "grade", "grade-demo", "grade-check", "assignments"],
+                              cwd=classroom.ROOT, env=env, capture_output=True, text=True,
+                              timeout=60)
+        commands = re.findall(r"^.*-m book\.classroom .*$", proc.stdout, re.M)
+        assert len(commands) == 4, proc.stdout
+        assert all(("--unsandboxed" in c) == flagged for c in commands), (extra, commands)

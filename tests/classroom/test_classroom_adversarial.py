@@ -3,7 +3,9 @@ row naming it, nothing outside its sandbox changes and no other grade moves.
 
 One batch grades every case below (assignment 1, 30 points) next to honest twins (the full,
 partial, blank and "garbage" answers without the attack); a hostile notebook must score
-exactly what its twin scores. Run with ``-s`` to see the case → expected → observed table.
+exactly what its twin scores. Constant and shape-only answers (zeros, all True, the input
+returned) earn at most each question's public share, and a correct answer computed in float32
+earns full marks. Run with ``-s`` to see the case → expected → observed table.
 """
 
 from __future__ import annotations
@@ -33,6 +35,32 @@ GARBAGE = {  # right shapes, wrong values
     "attention": "def attention(Q, K, V, mask=None):\n"
                  "    return np.zeros((len(Q), np.shape(V)[1])), np.zeros((len(Q), len(K)))",
     "causal_mask": "def causal_mask(n):\n    return np.zeros((n, n), dtype=bool)",
+}
+ALL_TRUE = {  # constant answers: ones, an all-True mask
+    "softmax": "def softmax(x):\n    return np.ones_like(np.asarray(x, dtype=float))",
+    "attention": "def attention(Q, K, V, mask=None):\n"
+                 "    return np.ones((len(Q), np.shape(V)[1])), np.ones((len(Q), len(K)))",
+    "causal_mask": "def causal_mask(n):\n    return np.ones((n, n), dtype=bool)",
+}
+THE_INPUT = {  # shape-only answers: the input handed back
+    "softmax": "def softmax(x):\n    return x",
+    "attention": "def attention(Q, K, V, mask=None):\n"
+                 "    w = np.eye(len(Q), len(K)) if mask is None else np.asarray(mask, float)\n"
+                 "    return np.resize(V, (len(Q), np.shape(V)[1])), w",
+    "causal_mask": "def causal_mask(n):\n    return np.eye(n, dtype=bool)",
+}
+FLOAT32 = {  # right, computed in float32 (nothing in the assignment asks for float64)
+    "softmax": "import torch\ndef softmax(x):\n"
+               "    return torch.softmax(torch.as_tensor(np.asarray(x), dtype=torch.float32),"
+               " -1).numpy()",
+    "attention": "def attention(Q, K, V, mask=None):\n"
+                 "    Q, K, V = (np.asarray(a, dtype=np.float32) for a in (Q, K, V))\n"
+                 "    s = Q @ K.T / np.sqrt(np.float32(Q.shape[-1]))\n"
+                 "    if mask is not None:\n"
+                 "        s = np.where(mask, s, np.float32(-np.inf))\n"
+                 "    w = np.exp(s - s.max(axis=-1, keepdims=True))\n"
+                 "    w = w / w.sum(axis=-1, keepdims=True)\n"
+                 "    return w @ V, w",
 }
 FROM_BOOK = {
     "softmax": "import sys, os\nsys.path.insert(0, os.path.dirname(sys.prefix))\n"
@@ -161,7 +189,12 @@ def batch(tmp_path_factory):
     # (file, notebook or bytes, expected: a twin's name, a score, or "error:<words>")
     cases = [
         ("full.ipynb", full, 30), ("partial.ipynb", partial, "partial.ipynb"),
-        ("blank.ipynb", blank, 0), ("garbage.ipynb", with_cells(blank, GARBAGE), "garbage"),
+        ("blank.ipynb", blank, 0), ("garbage.ipynb", with_cells(blank, GARBAGE), "constant"),
+        ("constant_all_true.ipynb", with_cells(blank, ALL_TRUE), "constant"),
+        ("constant_the_input.ipynb", with_cells(blank, THE_INPUT), "constant"),
+        ("constant_all_true_on_partial.ipynb",
+         with_cells(partial, {"causal_mask": ALL_TRUE["causal_mask"]}), "partial.ipynb"),
+        ("float32.ipynb", with_cells(full, FLOAT32), 30),
         ("patch_otter.ipynb", with_cells(blank, append=[PATCH_OTTER]), 0),
         ("wrap_pickle.ipynb", with_cells(blank, append=[WRAP_PICKLE]), 0),
         ("rebind_book.ipynb", with_cells(partial, append=[REBIND_BOOK]), "partial.ipynb"),
@@ -236,9 +269,15 @@ def totals(rows):
     return out
 
 
+def public_share() -> dict[str, float]:
+    cases = classroom.ASSIGNMENTS["attention-01-numpy"].cases(0)
+    return {c.question: c.points for c in cases if c.public}
+
+
 def test_every_case_gets_its_honest_score_or_an_error_row(batch, capsys):
     got = totals(batch["rows"])
     garbage = got["garbage.ipynb"]["score"]
+    public = public_share()
     table = []
     for name, _, expected in batch["cases"]:
         assert name in got, f"{name} is missing from the CSV"
@@ -247,7 +286,13 @@ def test_every_case_gets_its_honest_score_or_an_error_row(batch, capsys):
             expected = garbage
         elif isinstance(expected, str) and expected.endswith(".ipynb"):
             expected = got[expected]["score"]
-        if isinstance(expected, str):
+        if expected == "constant":  # each question: at most its public check's points
+            per = {r["question"]: float(r["score"]) for r in batch["rows"]
+                   if r["submission"] == name and r["status"] == "graded"}
+            ok = set(per) == set(public) and all(per[q] <= public[q] for q in public)
+            expected = "each ≤ " + "/".join(f"{public[q]:g}" for q in sorted(public))
+            shown = "/".join(f"{per.get(q, 'missing')}" for q in sorted(public))
+        elif isinstance(expected, str):
             status, words = expected.split(":", 1)
             ok = observed["status"] == status and words in observed["detail"]
             shown = f"{observed['status']}: {observed['detail']}"

@@ -101,13 +101,13 @@ def test_rows_are_written_as_computed_and_a_stale_csv_never_looks_fresh(tmp_path
         return real(item, *args, **kwargs)
 
     monkeypatch.setattr(grading, "grade_one", crash_on_b)
-    with pytest.raises(KeyboardInterrupt):
-        grading.grade(folder, csv_path, progress=False)
+    with pytest.raises(KeyboardInterrupt):  # (nothing here runs a notebook: no sandbox needed)
+        grading.grade(folder, csv_path, progress=False, unsandboxed=True)
     assert not csv_path.exists()  # the old CSV is gone, not left looking current
     partial = grading.read_csv(tmp_path / "grades.csv.incomplete")
     assert [r["submission"] for r in partial] == ["a.txt"]
     monkeypatch.setattr(grading, "grade_one", real)
-    rows = grading.grade(folder, csv_path, progress=False)
+    rows = grading.grade(folder, csv_path, progress=False, unsandboxed=True)
     assert [r["status"] for r in rows] == ["skipped"] * 3
     assert csv_path.exists() and not (tmp_path / "grades.csv.incomplete").exists()
 
@@ -116,7 +116,7 @@ def test_a_file_name_cannot_become_a_spreadsheet_formula(tmp_path):
     folder = tmp_path / "subs"
     folder.mkdir()
     (folder / "=HYPERLINK(1).txt").write_text("x")
-    grading.grade(folder, tmp_path / "grades.csv", progress=False)
+    grading.grade(folder, tmp_path / "grades.csv", progress=False, unsandboxed=True)
     [row] = grading.read_csv(tmp_path / "grades.csv")
     assert row["submission"] == "'=HYPERLINK(1).txt"
 
@@ -131,7 +131,7 @@ def test_a_grader_error_on_one_file_becomes_its_error_row(tmp_path, monkeypatch)
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(sandbox, "run_submission", boom)
-    rows = grading.grade(folder, None, progress=False)
+    rows = grading.grade(folder, None, progress=False, unsandboxed=True)
     assert rows[0]["submission"] == "a.ipynb" and rows[0]["status"] == "error"
     assert "disk full" in rows[0]["detail"] and rows[1]["status"] == "skipped"
 
@@ -185,3 +185,182 @@ def test_hidden_inputs_change_with_the_seed_and_repeat_with_it():
         assert not np.array_equal(first[i].args[0], other[i].args[0])
     wire = first[hidden[0]].wire(0, 5.0)
     assert set(wire) == {"id", "function", "recipe", "args", "init", "state", "seconds"}
+
+
+# ---- no sandbox, no run: grading fails closed ---------------------------------------------
+
+@pytest.fixture
+def no_bwrap(monkeypatch, tmp_path):
+    """A PATH without bwrap (the grader looks it up on PATH, as `command -v` does)."""
+    empty = tmp_path / "bin-without-bwrap"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.delenv("UNSANDBOXED", raising=False)
+    assert sandbox.bwrap() is None and sandbox.isolation() == "unsandboxed"
+    return "bwrap is not installed"
+
+
+@pytest.fixture
+def broken_bwrap(monkeypatch, tmp_path):
+    """A bwrap that is installed but cannot create a sandbox (user namespaces forbidden)."""
+    folder = tmp_path / "bin-broken-bwrap"
+    folder.mkdir()
+    fake = folder / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\n"
+                    "exit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(folder))
+    monkeypatch.delenv("UNSANDBOXED", raising=False)
+    assert sandbox.bwrap() is None
+    return "bwrap cannot create a sandbox here: bwrap: setting up uid map: Permission denied"
+
+
+@pytest.mark.parametrize("lacking", ["no_bwrap", "broken_bwrap"])
+def test_without_a_working_sandbox_nothing_runs_and_nothing_changes(lacking, request,
+                                                                     tmp_path):
+    problem = request.getfixturevalue(lacking)
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "a.ipynb").write_bytes(student_like())
+    csv_path = tmp_path / "grades.csv"
+    csv_path.write_text("last week's grades\n")
+    hint = re.escape("sudo apt-get install bubblewrap")
+    with pytest.raises(classroom.SandboxUnavailable, match=hint) as raised:
+        grading.grade(folder, csv_path, progress=False)
+    assert re.escape(problem) in re.escape(str(raised.value)) and "UNSANDBOXED=1" in str(
+        raised.value)
+    assert csv_path.read_text() == "last week's grades\n"  # the old CSV is left as it was
+    assert not (tmp_path / "grades.csv.incomplete").exists()
+    with pytest.raises(classroom.SandboxUnavailable, match=hint):
+        sandbox.run_submission(student_like(), "a.ipynb", [])
+    with pytest.raises(classroom.SandboxUnavailable, match=hint):
+        sandbox.self_check()
+    with pytest.raises(classroom.SandboxUnavailable, match=hint):  # before otter's slow work
+        classroom.generate(tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_unsandboxed_on_request_every_row_says_so(no_bwrap, tmp_path):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("x")
+    (folder / "broken.ipynb").write_bytes(b"{")
+    csv_path = tmp_path / "grades.csv"
+    with pytest.warns(sandbox.UnsandboxedWarning, match="import the book's reference solution"):
+        rows = grading.grade(folder, csv_path, progress=False, unsandboxed=True)
+    assert [r["status"] for r in rows] == ["error", "skipped"]
+    assert [r["isolation"] for r in rows] == ["unsandboxed"] * 2
+    written = grading.read_csv(csv_path)
+    assert "isolation" in classroom.FIELDS and len(written) == 2
+    assert all(r["isolation"] == "unsandboxed" for r in written)
+    lines = grading.summary(rows).splitlines()
+    assert len(lines) == 2 and all("[unsandboxed]" in line for line in lines)
+
+
+@pytest.mark.skipif(sandbox.bwrap() is None, reason="needs bubblewrap (bwrap)")
+def test_with_a_sandbox_rows_say_bubblewrap(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    rows = grading.grade(tmp_path, None, progress=False)
+    assert [r["isolation"] for r in rows] == ["bubblewrap"]
+    assert "[unsandboxed]" not in grading.summary(rows)
+
+
+def test_the_command_line_fails_closed_and_marks_an_unsandboxed_batch(no_bwrap, tmp_path,
+                                                                      capsys, monkeypatch):
+    from book.classroom.__main__ import NO_SANDBOX, main
+
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("x")
+    csv_path = tmp_path / "grades.csv"
+    for argv in (["grade", str(folder), "--csv", str(csv_path)],
+                 ["assign", "--out", str(tmp_path / "a")],
+                 ["demo", "--out", str(tmp_path / "d")], ["check-sandbox"]):
+        assert main(argv) == NO_SANDBOX != 0, argv
+        out, err = capsys.readouterr()
+        assert "sudo apt-get install bubblewrap" in err and "UNSANDBOXED=1" in err, argv
+        assert "Nothing was run" in err and "graded" not in out, argv
+    assert not csv_path.exists() and not (tmp_path / "a").exists()
+    assert not (tmp_path / "d").exists()
+    for how in ("flag", "environment"):
+        if how == "environment":
+            monkeypatch.setenv("UNSANDBOXED", "1")
+        assert main(["grade", str(folder), "--csv", str(csv_path)]
+                    + (["--unsandboxed"] if how == "flag" else [])) == 0
+        out, err = capsys.readouterr()
+        assert "WITHOUT A SANDBOX" in err and "with YOUR permissions" in err
+        assert "write into the virtual environment" in err
+        assert "UNSANDBOXED: no sandbox, every row is marked `unsandboxed`" in out
+        assert "[unsandboxed]" in out
+        assert [r["isolation"] for r in grading.read_csv(csv_path)] == ["unsandboxed"]
+    monkeypatch.setenv("UNSANDBOXED", "0")  # only "1" says yes
+    assert main(["grade", str(folder), "--csv", str(csv_path)]) == NO_SANDBOX
+
+
+def test_the_private_tmp_is_mounted_before_the_python_folders(monkeypatch, tmp_path):
+    """bwrap mounts in order: a venv under /tmp bound before the empty /tmp would vanish
+    ("bwrap: execvp /tmp/…/.venv/bin/python: No such file or directory")."""
+    venv = "/tmp/a checkout/.venv"
+    monkeypatch.setattr(sandbox, "bwrap", lambda: "/usr/bin/bwrap")
+    monkeypatch.setattr(sandbox, "_python_dirs", lambda: ["/usr/lib/python3", venv])
+    monkeypatch.setattr(sandbox, "_hidden", lambda mounted: [["--tmpfs", venv + "/book"]])
+    cmd = sandbox.bwrap_command(tmp_path, classroom.Limits())
+
+    def at(*words):
+        starts = [i for i in range(len(cmd)) if cmd[i:i + len(words)] == list(words)]
+        assert len(starts) == 1, (words, cmd)
+        return starts[0]
+
+    tmp = at("--tmpfs", "/tmp")
+    assert tmp < at("--ro-bind", venv, venv) < at("--tmpfs", venv + "/book")
+    assert tmp < at("--ro-bind", "/usr/lib/python3", "/usr/lib/python3")
+    assert at("--ro-bind", str(tmp_path), sandbox.INSIDE_IN) > tmp
+    assert cmd[-4:] == ["--remount-ro", "/", "--chdir", sandbox.INSIDE_WORK]
+
+
+# ---- fair marks: guessable cases, float32 --------------------------------------------------
+
+def test_a_guessable_case_counts_only_together_with_a_drawn_one():
+    from book.classroom import fairness
+
+    assignment = specs.ASSIGNMENTS["attention-01-numpy"]
+
+    def right_but_n1(n):
+        return np.tril(np.ones((n, n), dtype=bool)) if n > 1 else np.zeros((1, 1), bool)
+
+    def right(n):
+        return np.tril(np.ones((n, n), dtype=bool))
+
+    for seed in range(3):
+        cases = [c for c in assignment.cases(seed) if c.question == "q3_causal_mask"]
+        [one] = [c for c in cases if c.predictable]
+        [partner] = [c for c in cases if c.group == one.group and c is not one]
+        rows = {r["question"]: r for r in fairness.run_answer(
+            assignment, {"causal_mask": right_but_n1}, seed)}
+        q3 = rows["q3_causal_mask"]
+        assert q3["score"] == q3["possible"] - partner.points, q3
+        assert f"{partner.name}: right, but scored together with n=1" in q3["detail"]
+        all_true = {r["question"]: r["score"] for r in fairness.run_answer(
+            assignment, {"causal_mask": lambda n: np.ones((n, n), bool)}, seed)}
+        assert all_true["q3_causal_mask"] == 1  # the public check only
+        full = {r["question"]: r["score"] for r in fairness.run_answer(
+            assignment, {"causal_mask": right}, seed)}
+        assert full["q3_causal_mask"] == 10
+
+
+def test_a_float32_answer_passes_and_a_wrong_one_is_told_why():
+    import torch
+
+    from book.ideas.attention import softmax
+
+    [large] = [c for c in specs.ASSIGNMENTS["attention-01-numpy"].cases(7)
+               if c.name == "large scores"]
+    x = large.args[0]
+    single = torch.softmax(torch.from_numpy(x).float(), -1).numpy()
+    assert single.dtype == np.float32 and not np.allclose(single, softmax(x), atol=1e-8)
+    assert large.check(single) is None
+    assert large.check(softmax(x)) is None
+    why = large.check(softmax(x) * (1 + 1e-3))
+    assert why and "differs from the reference" in why
+    assert "float32 precision is accepted: rtol 0.0001, atol 1e-05" in why
+    assert "inf or NaN" in large.check(np.full_like(x, np.nan))
