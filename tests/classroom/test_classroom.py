@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from book import classroom
+from book import chapters, classroom
 from book.classroom import sandbox
 from book.face import checks
 
@@ -153,6 +153,7 @@ def test_book_exercises_and_assignments_agree(generated, name, func, exercise):
     """A chapter exercise and an assignment question that ask for the same function accept
     the same answers: the book's reference passes every case of the question (compared by
     the grader's own checks), and the assignment's solution passes the chapter's checker."""
+    chapters.modules()   # registers every chapter's exercises
     reference = checks.reference(exercise)
     cases = [c for c in classroom.ASSIGNMENTS[name].cases(seed=3) if c.function == func]
     assert cases
