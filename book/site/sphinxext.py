@@ -370,11 +370,14 @@ def _all_modules(package: Path) -> set[str]:
     return names
 
 
-def _closure(start: set[str] | None, package: Path = PACKAGE) -> set[str]:
+def _closure(start: set[str] | None, package: Path = PACKAGE,
+             read: dict[str, set[str] | None] | None = None) -> set[str]:
     """Every ``book`` module reached from ``start`` by following the imports of each module's
-    file (all of them where anything fails to parse)."""
+    file (all of them where anything fails to parse). ``read`` keeps each module's imports
+    once read, so that the notebooks of one build parse each module once."""
     if start is None:
         return _all_modules(package)
+    read = {} if read is None else read
     todo, seen = list(start | {"book"}), set()
     while todo:
         name = todo.pop()
@@ -384,7 +387,9 @@ def _closure(start: set[str] | None, package: Path = PACKAGE) -> set[str]:
         if path is None:
             continue
         seen.add(name)
-        deps = _module_imports(path.read_text(encoding="utf-8"), name, package)
+        if name not in read:
+            read[name] = _module_imports(path.read_text(encoding="utf-8"), name, package)
+        deps = read[name]
         if deps is None:
             return _all_modules(package)
         todo.extend(deps)
@@ -430,9 +435,10 @@ def notebook_input_hashes(notebooks: dict[str, Path], srcdir: Path,
     """docname -> hash of the inputs of that notebook besides its own source (see above)."""
     shared = _shared_inputs(srcdir)
     digests: dict[str, str] = {}
+    read: dict[str, set[str] | None] = {}   # each module's imports, read once for all notebooks
     out = {}
     for docname, path in notebooks.items():
-        used = _closure(_module_imports(_notebook_source(path), "", package), package)
+        used = _closure(_module_imports(_notebook_source(path), "", package), package, read)
         h = hashlib.sha256(shared.encode())
         for name in sorted(used):
             if name not in digests:
