@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tolerance import assert_same_maths, assert_same_run
 
 from book.ideas import gqa, positions
 from book.ideas.mha import MultiHeadSelfAttention
@@ -36,8 +37,9 @@ def test_equal_to_mha_when_kv_heads_equal_heads(n_heads, n, seed):
     with torch.no_grad():
         for sdpa in (False, True):
             layer = gqa.from_mha(base, sdpa=sdpa)
-            torch.testing.assert_close(layer(x), base(x), rtol=0, atol=1e-12)
-            torch.testing.assert_close(layer(x, causal), base(x, causal), rtol=0, atol=1e-12)
+            why = "GQA (n_kv = n_heads) vs MHA: same maths, other projection shapes/kernel"
+            assert_same_maths(layer(x), base(x), reduction=12, why=why)
+            assert_same_maths(layer(x, causal), base(x, causal), reduction=12, why=why)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
@@ -53,15 +55,17 @@ def test_equal_to_sdpa_enable_gqa(n_heads, data, n, seed):
         assert k.shape == (2, n_kv, n, 24 // n_heads)
         mine, _ = layer.attend(q, k, v)
         theirs = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
-        torch.testing.assert_close(mine, theirs, rtol=0, atol=1e-12)
+        why = "grouped attention by repeat vs SDPA's enable_gqa: same maths, two kernels"
+        assert_same_maths(mine, theirs, reduction=24, why=why)
         causal = torch.tril(torch.ones(n, n, dtype=torch.bool))
         mine_c, _ = layer.attend(q, k, v, causal)
         theirs_c = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-        torch.testing.assert_close(mine_c, theirs_c, rtol=0, atol=1e-12)
+        assert_same_maths(mine_c, theirs_c, reduction=24, why=why)
         # the whole layer through either path
         fused = gqa.GroupedQueryAttention(24, n_heads, n_kv, sdpa=True).double()
         fused.load_state_dict(layer.state_dict())
-        torch.testing.assert_close(fused(x), layer(x), rtol=0, atol=1e-12)
+        assert_same_maths(fused(x), layer(x), reduction=24,
+                          why="the layer through SDPA vs through its own softmax: two kernels")
 
 
 def test_valid_kv_heads():
@@ -90,7 +94,8 @@ def test_mean_pooled_conversion():
             lin.bias.copy_(lin.bias.view(2, 3, 4)[:, :1].expand(2, 3, 4).reshape(24))
     x = x_of(1, 5, 24)
     with torch.no_grad():
-        torch.testing.assert_close(gqa.from_mha(base, 2)(x), base(x), rtol=0, atol=1e-12)
+        assert_same_maths(gqa.from_mha(base, 2)(x), base(x), reduction=24,
+                          why="pooled GQA of identical heads vs MHA: same maths, other shapes")
 
 
 def test_rope_variant_matches_rope_layer():
@@ -100,7 +105,8 @@ def test_rope_variant_matches_rope_layer():
     assert layer.rope
     x = x_of(2, 7, 16)
     with torch.no_grad():
-        torch.testing.assert_close(layer(x), rope_layer(x), rtol=0, atol=1e-12)
+        assert_same_maths(layer(x), rope_layer(x), reduction=16,
+                          why="GQA with RoPE vs the RoPE layer: same maths, other shapes")
 
 
 @pytest.mark.parametrize("n_kv", [1, 2, 4])
@@ -118,7 +124,8 @@ def test_cached_decoding_equals_recomputation(n_kv):
     with torch.no_grad():
         a = model.generate(prompt, 12, use_cache=True)
         b = model.generate(prompt, 12, use_cache=False)
-    assert torch.equal(a, b)
+    # token ids (integers): exact; each is the argmax of logits that agree to ~1e-6 below
+    assert_same_run(a, b, why="cached and recomputed decoding pick the same token ids")
     # the cached path's logits equal the full forward pass's
     with torch.no_grad():
         full = model(a[None])
@@ -149,9 +156,13 @@ def test_llama_style_shape_on_paper():
 def test_gqa_encoder(one_thread):
     same = variants.gqa_encoder(4, seed=0)
     rope = variants.positional_encoder("rope", seed=0)
-    ids = torch.randint(0, 10, (2, 6))
+    ids = torch.randint(0, 10, (2, 6), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
-        torch.testing.assert_close(same(ids), rope(ids), rtol=0, atol=0)
+        # the same weights, but the GQA layer projects K and V through other matrix shapes:
+        # a BLAS may round them differently (9.5e-7 on an AVX-512 CPU, issue 30)
+        assert_same_maths(same(ids), rope(ids), reduction=64 * 2,
+                          why="gqa_encoder(n_heads) vs the RoPE encoder: same weights, other "
+                              "projections (d_model 64, 2 layers)")
     small = variants.gqa_encoder(1, n_layers=1, seed=0)
     assert small.blocks[0].attn.w_k.weight.shape == (16, 64)
     train_set, test_set = train.default_data()
@@ -202,16 +213,17 @@ def test_mla_full_rank_equals_mha_and_absorbed_equals_explicit(n_heads, n, seed)
     causal = torch.tril(torch.ones(n, n, dtype=torch.bool))
     with torch.no_grad():
         full = mla.from_mha(base)
-        torch.testing.assert_close(full(x), base(x), rtol=0, atol=1e-12)
-        torch.testing.assert_close(full(x, causal), base(x, causal), rtol=0, atol=1e-12)
+        why = "full-rank MLA vs MHA: same maths through a latent projection"
+        assert_same_maths(full(x), base(x), reduction=16, why=why)
+        assert_same_maths(full(x, causal), base(x, causal), reduction=16, why=why)
         for r in (1, 5, 16):
             layer = mla.from_mha(base, r)
             c = layer.latent(x)
             assert c.shape == (2, n, r)
-            torch.testing.assert_close(layer.attend_absorbed(x, c), layer(x), rtol=0,
-                                       atol=1e-12)
-            torch.testing.assert_close(layer.attend_absorbed(x, c, causal), layer(x, causal),
-                                       rtol=0, atol=1e-12)
+            why = "absorbed vs explicit MLA: W_UK folded into the query, other products"
+            assert_same_maths(layer.attend_absorbed(x, c), layer(x), reduction=16, why=why)
+            assert_same_maths(layer.attend_absorbed(x, c, causal), layer(x, causal),
+                              reduction=16, why=why)
 
 
 def test_mla_error_shrinks_with_rank_and_cache_bytes():
