@@ -18,7 +18,7 @@ def test_window_data_levels():
     data = longctx.window_data(40, 3)
     levels = data["levels"]
     allowed = longctx.window_mask(40, 3).numpy()
-    assert np.array_equal(levels == 2, allowed)
+    assert np.array_equal(levels == 2, allowed)  # exact: boolean masks
     assert data["block"] == 16 and list(data["keys"][:2]) == [4, 5] and data["keys"].max() == 7
     # every allowed pair lies inside the slab its query block computes
     first_block = levels[:16]
@@ -42,7 +42,7 @@ def test_window_explorer_steps_match_window_data():
         data = longctx.window_data(ch09_long_context.WINDOW_PATTERN_N, w)
         restyle, _, traces = step.args
         assert list(traces) == [0, 2]
-        assert np.array_equal(np.asarray(restyle["z"][0]), data["levels"])
+        assert np.array_equal(np.asarray(restyle["z"][0]), data["levels"])  # integer levels
         assert list(restyle["y"][1]) == data["banded"]
     assert steps[0].args[0]["z"] != steps[-1].args[0]["z"]
     assert fig.layout.sliders[0].active == 2
@@ -69,7 +69,7 @@ def test_live_window_explorer_extremes():
         explorer.update(**values)
         heat = explorer.figure.data[0]
         data = longctx.window_data(values["n"], values["window"])
-        assert np.array_equal(np.asarray(heat.z), data["levels"])
+        assert np.array_equal(np.asarray(heat.z), data["levels"])  # exact: integer levels
         assert list(explorer.figure.data[2].y) == data["banded"]
         drawn.append(json.dumps(np.asarray(heat.z).tolist()))
     assert len(set(drawn)) == len(drawn)

@@ -11,6 +11,7 @@ import pytest
 import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from tolerance import assert_same_run
 from torch import nn
 
 from book.ideas import masks, mha
@@ -231,7 +232,7 @@ def test_dropout_acts_on_the_weights_and_only_in_training():
     layer.eval()
     out_eval, w_eval = layer(x, need_weights=True)
     out_eval_again = layer(x)
-    torch.testing.assert_close(out_eval, out_eval_again, rtol=0, atol=0)
+    assert_same_run(out_eval, out_eval_again, why="eval mode: the same computation twice")
     layer.train()
     out_train, w_train = layer(x, need_weights=True)
     assert not torch.allclose(out_train, out_eval)
@@ -253,12 +254,12 @@ def test_weight_copies_round_trip(bias):
     layer = MultiHeadSelfAttention(12, 3, bias=bias)
     ref = mha.copy_to_torch_mha(layer)
     assert ref.batch_first and ref.embed_dim == 12 and ref.num_heads == 3
-    torch.testing.assert_close(ref.in_proj_weight[4 * 3:8 * 3], layer.w_k.weight,
-                               rtol=0, atol=0)
+    assert_same_run(ref.in_proj_weight[4 * 3:8 * 3].detach(), layer.w_k.weight.detach(),
+                    why="a copied weight: no arithmetic")
     back = mha.from_torch_mha(ref)
     for (name, a), (_, b) in zip(layer.state_dict().items(), back.state_dict().items(),
                                  strict=True):
-        torch.testing.assert_close(a, b, rtol=0, atol=0, msg=name)
+        assert_same_run(a, b, why=f"{name}: weights copied there and back, no arithmetic")
     assert (back.w_q.bias is None) == (not bias)
 
 
@@ -389,13 +390,14 @@ def test_shape_trace_follows_the_article():
 def test_shape_trace_leaves_the_global_rng_alone():
     before = torch.random.get_rng_state()
     mha.shape_trace()
-    assert torch.equal(before, torch.random.get_rng_state())
+    assert_same_run(before, torch.random.get_rng_state(), why="the RNG state is untouched")
 
 
 def test_trace_ends_in_the_layer_output(layer):
     x = torch.randn(3, 5, 8, generator=torch.Generator().manual_seed(3))
     steps = mha.trace(layer, x)
-    torch.testing.assert_close(steps[-1][1], layer(x), rtol=0, atol=0)
+    assert_same_run(steps[-1][1], layer(x),
+                    why="trace runs forward's own operations, in the same order")
     with pytest.raises(TypeError, match="MultiHeadSelfAttention"):
         mha.trace(nn.Linear(8, 8), x)
 
@@ -508,4 +510,4 @@ def test_stacked_weights_follow_parameter_updates(layer):
     torch.testing.assert_close(after, reference, **TOL[torch.float32])
     fast.load_state_dict(layer.state_dict())
     with torch.no_grad():
-        torch.testing.assert_close(fast(x), before, rtol=0, atol=0)
+        assert_same_run(fast(x), before, why="the same weights again: the same computation")

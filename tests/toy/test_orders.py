@@ -6,6 +6,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tolerance import assert_same_run
 
 from book.toy import baselines
 from book.toy import orders as O
@@ -237,7 +238,7 @@ def test_batches_pad_mask_and_ignore_index():
         assert batch.ids.shape == batch.padding_mask.shape == batch.labels.shape
         assert batch.ids.shape[1] == max(len(o) for o in chunk)
         assert batch.padding_mask.sum(1).tolist() == [len(o) for o in chunk]
-        assert torch.equal(batch.padding_mask, batch.ids != 0)
+        assert_same_run(batch.padding_mask, batch.ids != 0, why="boolean masks: no rounding")
         assert bool((batch.labels[~batch.padding_mask] == O.IGNORE_INDEX).all())
         for row, order in enumerate(chunk):
             assert O.decode(batch.ids[row]) == list(order.tokens)
@@ -248,7 +249,8 @@ def test_batches_shuffle_is_seeded_and_drop_last():
     orders = O.generate(10, seed=0)
     first = [b.ids for b in O.batches(orders, 3, shuffle=True, seed=7)]
     again = [b.ids for b in O.batches(orders, 3, shuffle=True, seed=7)]
-    assert all(torch.equal(a, b) for a, b in zip(first, again, strict=True))
+    for a, b in zip(first, again, strict=True):
+        assert_same_run(a, b, why="token ids, the same shuffle seed twice")
     assert len(list(O.batches(orders, 3, drop_last=True))) == 3
     with pytest.raises(ValueError, match="lower batch_size"):
         list(O.batches(orders, 20, drop_last=True))
