@@ -10,47 +10,22 @@ Two kinds of comparison, and nothing in between:
   version, a fused kernel and the textbook formula, GQA with as many key/value heads as query
   heads and plain multi-head attention). They differ in the order of their additions, so a BLAS
   library or another processor may round them differently: they agree only *up to rounding*.
-  The tolerance is derived, not guessed: see :func:`rounding_tolerance`.
+  The tolerance is derived, not guessed: :func:`rounding_tolerance`
+  (``book.kit.rounding.tolerance``, which the book's own verdicts use too): a few ulps of the
+  dtype times the square root of the reduction length.
 
 Every call site passes ``why=``, a one-line reason, so the next test chooses on purpose.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 
-# Units in the last place allowed per sqrt(reduction length): a few roundings per step, for a
-# chain of a few steps (projection, scores, softmax, weighted sum, output projection). Measured
-# (issue 30): the float32 GQA encoder and the RoPE encoder (reduction d_model = 64) differ by
-# up to 9.5e-7 on an AVX-512 machine; 8 * 1.2e-7 * sqrt(64) allows 7.6e-6, 8 times more.
-ULPS = 8
+from book.kit.rounding import ULPS, eps
+from book.kit.rounding import tolerance as rounding_tolerance
 
-
-def _eps(dtype) -> float:
-    if isinstance(dtype, torch.dtype):
-        return torch.finfo(dtype).eps
-    return float(np.finfo(np.dtype(dtype)).eps)
-
-
-def rounding_tolerance(dtype, reduction: int, *, ulps: int = ULPS, scale: float = 1.0) -> float:
-    """How far two computations of the same mathematics may differ through rounding alone.
-
-    ``ulps * eps(dtype) * sqrt(reduction) * scale``: ``eps`` is the dtype's unit in the last
-    place at 1.0 (float32: 1.2e-7, float64: 2.2e-16); rounding errors of a sum of ``reduction``
-    terms behave like a random walk, so they grow like its square root (the worst case grows
-    linearly, but needs every rounding to go the same way); ``ulps`` (default 8) covers the few
-    rounded steps of one attention layer; ``scale`` is the size of the terms being summed (1 for
-    unit-variance activations and weights of the usual initialisation).
-
-    ``reduction`` is the longest sum in the computation (``d_model`` for a projection, the number
-    of keys for the weighted sum, ``d_model * n_layers`` for a stack of layers).
-    """
-    if reduction < 1:
-        raise ValueError(f"reduction={reduction} must be at least 1: the number of terms summed")
-    return ulps * _eps(dtype) * math.sqrt(reduction) * scale
+__all__ = ["ULPS", "assert_same_maths", "assert_same_run", "rounding_tolerance"]
 
 
 def _as_tensor(x):
@@ -88,7 +63,7 @@ def assert_same_maths(actual, expected, *, reduction: int, why: str, ulps: int =
     if not why:
         raise ValueError("say why= the two are the same mathematics computed differently")
     a, b = _as_tensor(actual), _as_tensor(expected)
-    dtype = a.dtype if _eps(a.dtype) >= _eps(b.dtype) else b.dtype
+    dtype = a.dtype if eps(a.dtype) >= eps(b.dtype) else b.dtype
     tol = rounding_tolerance(dtype, reduction, ulps=ulps, scale=scale)
     torch.testing.assert_close(a, b, rtol=tol, atol=tol, check_dtype=False,
                                msg=lambda m: f"{why} ({msg + ', ' if msg else ''}rounding "
