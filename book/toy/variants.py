@@ -6,7 +6,9 @@ The mechanisms live in :mod:`book.ideas.positions` (sinusoidal tables, RoPE) and
 takeout orders.
 
 * :func:`positional_encoder` — positions ``"none"``, ``"learned"``, ``"sinusoidal"`` or ``"rope"``;
-* :func:`gqa_encoder` — ``n_kv_heads`` key/value heads per attention layer.
+* :func:`gqa_encoder` — ``n_kv_heads`` key/value heads per attention layer;
+* :func:`gqa_rope_gap` — how far ``gqa_encoder(n_heads)`` and the RoPE encoder, which share
+  every weight, are apart on real orders (rounding only: the chapter words it by the number).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from torch import nn
 
 from book.ideas import gqa, positions
 from book.kit import validate
+from book.toy import orders as O
 from book.toy.model import TinyEncoder
 
 
@@ -47,8 +50,10 @@ def gqa_encoder(n_kv_heads: int, *, position: str = "rope", **model_kw):
     per attention layer and ``position`` in :data:`book.ideas.positions.KINDS` (default RoPE, like
     Llama-style models).
 
-    With ``n_kv_heads = n_heads`` the layers are copies of the plain ones, so the model is
-    :func:`positional_encoder` (``position``) exactly; with fewer, the shared
+    With ``n_kv_heads = n_heads`` the layers are copies of the plain ones, so the model has
+    :func:`positional_encoder` (``position``)'s weights, every one, and computes the same
+    mathematics through other projection shapes (equal up to rounding: :func:`gqa_rope_gap`
+    measures it); with fewer, the shared
     key/value projections are freshly Xavier-initialised (seeded by ``seed``).
     """
     if "attention" in model_kw:
@@ -69,3 +74,22 @@ def gqa_encoder(n_kv_heads: int, *, position: str = "rope", **model_kw):
             block.attn = layer
     model.n_kv_heads = n_kv_heads
     return model
+
+
+def gqa_rope_gap(*, n_orders: int = 16, data_seed: int = 0, **model_kw) -> float:
+    """Max |difference| between the logits of ``gqa_encoder(n_heads)`` and of the RoPE encoder.
+
+    The two share every weight (``model_kw`` go to both, ``seed`` included) and compute the same
+    mathematics, but the GQA layers project keys and values through other matrix shapes, so a
+    BLAS library may round them differently: 0.0 on some processors, about 1e-6 (float32) on
+    others. ``n_orders`` seeded takeout orders (``data_seed``) are the input.
+    """
+    n_orders = validate.integer("n_orders", n_orders, low=1, high=4096)
+    data_seed = validate.integer("data_seed", data_seed, low=0)
+    rope = positional_encoder("rope", **model_kw).eval()
+    same = gqa_encoder(rope.n_heads, **model_kw).eval()
+    batch = O.collate(O.generate(n_orders, seed=data_seed))
+    with torch.no_grad():
+        a = same(batch.ids, batch.padding_mask)
+        b = rope(batch.ids, batch.padding_mask)
+    return float((a - b).abs().max())

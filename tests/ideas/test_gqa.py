@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tolerance import assert_same_maths, assert_same_run
+from tolerance import assert_same_maths, assert_same_run, rounding_tolerance
 
 from book.ideas import gqa, positions
 from book.ideas.mha import MultiHeadSelfAttention
@@ -169,6 +169,14 @@ def test_gqa_encoder(one_thread):
     history = fit(small, train_set[:200], test_set[:50], steps=3, progress=False,
                         threads=1)
     assert history.final_accuracy is not None
+
+
+def test_gqa_rope_gap_is_rounding_only(one_thread):
+    # what chapter 11 words: 0.0 ("bit for bit") on some CPUs, ~1e-6 ("up to rounding") on others
+    gap = variants.gqa_rope_gap(n_layers=1, seed=0, n_orders=4)
+    assert 0.0 <= gap <= rounding_tolerance(torch.float32, 64)
+    with pytest.raises(ValueError, match="n_orders=0 is too small"):
+        variants.gqa_rope_gap(n_orders=0)
 
 
 def test_bad_input():
