@@ -25,6 +25,7 @@ def test_batch_norm_matches_torch_training_statistics():
 
 def test_padding_experiment():
     moves = norms.padding_experiment()
+    # exact: each token's row goes through the same row-wise computation in both batches
     assert max(moves["LayerNorm (d_model)"].values()) == 0.0
     assert min(moves["BatchNorm (batch × positions)"].values()) > 0.05
     assert moves["normalised over the sequence"]["one_more_word"] > 0.05
