@@ -184,14 +184,28 @@ def pytest_terminal_summary(terminalreporter):
     rows = []
     for report in terminalreporter.stats.get("passed", []) + terminalreporter.stats.get(
             "failed", []):
-        if report.when == "call" and "test_same_output_twice" in report.nodeid:
-            rows.append((report.nodeid.split("[")[-1].rstrip("]"), report.duration,
-                         report.outcome))
+        if report.when == "call" and ("test_same_output_twice" in report.nodeid
+                                      or "test_solution_notebooks_run" in report.nodeid):
+            nbmake = dict(report.user_properties).get("nbmake") or {}
+            name = (report.nodeid.split("[")[-1].rstrip("]") if "[" in report.nodeid
+                    else "assignments/*.ipynb (solutions)")
+            rows.append((name, report.duration,
+                         report.outcome, nbmake))
     if rows:
-        terminalreporter.section("notebooks: clean-kernel run + comparison with the build's "
-                                 "run (budget 30 s each)")
-        for name, seconds, outcome in sorted(rows):
-            terminalreporter.write_line(f"{seconds:6.1f} s  {outcome:6}  {name}")
+        terminalreporter.section("notebooks: nbmake's run (pytest --nbmake) + comparison with "
+                                 "the build's run (budget 30 s each)")
+        runs = 0
+        for name, seconds, outcome, nbmake in sorted(rows, key=lambda r: r[0]):
+            count = ""
+            if nbmake:
+                n = nbmake.get("notebooks", 1)
+                runs += nbmake["build_runs"] + n
+                count = (f"  executions: build {nbmake['build_runs']} + nbmake {n}, "
+                         f"nbmake {nbmake['seconds']:.1f} s")
+            terminalreporter.write_line(f"{seconds:6.1f} s  {outcome:6}  {name}{count}")
+            for line in nbmake.get("lines", []):
+                terminalreporter.write_line(f"          nbmake: {line}")
+        terminalreporter.write_line(f"{runs} notebook executions counted (build + nbmake)")
 
 
 @pytest.fixture(scope="module")
