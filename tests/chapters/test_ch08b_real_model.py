@@ -77,7 +77,7 @@ def test_head_view_live(model):
     live = ch.head_view_live(model)
     before = np.array(live.figure.data[0].z)
     live.update(layer=3, head=4)
-    assert not np.array_equal(before, np.array(live.figure.data[0].z))
+    assert not np.array_equal(before, np.array(live.figure.data[0].z))  # changed at all
     live.update(text="Apple shares rose after the launch.")
     assert list(live.figure.data[0].x)[1] == "apple"
     assert live.figure.layout.xaxis.categoryarray == tuple(live.figure.data[0].x)
@@ -93,7 +93,7 @@ def test_model_view_live(model):
     live = ch.model_view_live(model)
     z0 = np.array(live.figure.data[3].z)
     live.update(layer=4)
-    assert not np.array_equal(z0, np.array(live.figure.data[3].z))
+    assert not np.array_equal(z0, np.array(live.figure.data[3].z))  # changed at all
     live.update(text="The cat sat on the mat.")
     assert len(live.figure.data[0].x) == len(model.tokenize("The cat sat on the mat."))
     live.update(text="word " * 300)

@@ -208,6 +208,7 @@ def test_to_torch_attn_mask_layout_is_batch_major():
     m = torch.rand(2, 3, 4, 4, generator=gen) < 0.5
     flat = masks.to_torch_attn_mask(m)
     assert flat.shape == (6, 4, 4)
+    # exact below: boolean masks, no rounding
     for b in range(2):
         for h in range(3):
             assert torch.equal(flat[b * 3 + h], ~m[b, h])
@@ -230,6 +231,7 @@ def test_converters_round_trip(batch, n, n_heads, seed):
     m = torch.rand(batch, n_heads, n, n, generator=gen) < 0.5
     flat = masks.to_torch_attn_mask(m, n_heads)
     assert flat.shape == (batch * n_heads, n, n)
+    # exact below: boolean masks (from_additive reads 0 / -inf back), no rounding
     assert torch.equal(masks.from_torch_attn_mask(flat, n_heads), m)
     assert torch.equal(masks.from_torch_attn_mask(masks.to_torch_attn_mask(m[0, 0])), m[0, 0])
     pad = m[:, 0, 0]
