@@ -44,8 +44,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("08_seeing_attention", "ch08_seeing_attention", "ch08", "ch8"),
     Chapter("08b_real_model", "ch08b_real_model", "ch08b", "ch8b"),
     Chapter("09_long_context", "ch09_long_context", "ch09", "ch9"),
-    # 9b shares chapter 9's exercise keys (ch9.cache_bytes is 9b's one exercise)
-    Chapter("09b_serving", "ch09b_serving", "ch09b", "ch9"),
+    Chapter("09b_serving", "ch09b_serving", "ch09b", "ch9b"),
     Chapter("10_beyond", "ch10_beyond", "ch10", "ch10"),
     Chapter("11_modern", "ch11_modern", "ch11", "ch11"),
 )

@@ -3,7 +3,10 @@ figures and exercises."""
 
 from __future__ import annotations
 
+from functools import cache
+
 import plotly.graph_objects as go
+import torch
 from plotly.subplots import make_subplots
 
 from book.chapters.ch09_long_context import METHOD_COLORS, log2_n_axis
@@ -85,17 +88,17 @@ def implementations_figure(rows: list[dict]) -> go.Figure:
 # --- exercises (registered with book.face.checks)
 # --------------------------------------------------
 
-def _ch9_cache_bytes() -> int:
+def _ch9b_cache_bytes() -> int:
     return kvcache.cache_bytes(24, 4096, 2048, 2)
 
 
-@exercise("ch9.cache_bytes", "Bytes of the KV cache: 24 layers, d_model 2048, 4096 tokens, "
-          "float16", reference=_ch9_cache_bytes,
-          mistakes=lambda: [_ch9_cache_bytes() // 2, _ch9_cache_bytes() * 2,
-                            _ch9_cache_bytes() // 24, _ch9_cache_bytes() // 2**20])
-def _ch9_cache_bytes_check(answer):
+@exercise("ch9b.cache_bytes", "Bytes of the KV cache: 24 layers, d_model 2048, 4096 tokens, "
+          "float16", reference=_ch9b_cache_bytes,
+          mistakes=lambda: [_ch9b_cache_bytes() // 2, _ch9b_cache_bytes() * 2,
+                            _ch9b_cache_bytes() // 24, _ch9b_cache_bytes() // 2**20])
+def _ch9b_cache_bytes_check(answer):
     value = number(answer)
-    expected = _ch9_cache_bytes()
+    expected = _ch9b_cache_bytes()
     if value == expected:
         return True, tr("ch09b.ex_cache_ok")
     if value == expected // 2:
@@ -107,3 +110,89 @@ def _ch9_cache_bytes_check(answer):
     if value == expected // 2**20:
         return False, tr("ch09b.ex_cache_mib")
     return False, tr("ch09b.ex_cache_hint")
+
+
+# the decode step of exercise 2: a prompt of PROMPT_LEN tokens, DONE tokens generated already
+PROMPT_LEN, DONE = 8, 100
+
+
+@cache
+def _ch9b_step_positions() -> tuple[int, int]:
+    """Positions the next decode step runs through the layers, (without, with) the cache,
+    counted on the book's TinyDecoder (kvcache.positions_per_step)."""
+    model, prompt = kvcache.TinyDecoder(), torch.arange(PROMPT_LEN)
+    return tuple(kvcache.positions_per_step(model, prompt, DONE + 1, use_cache=use)[DONE]
+                 for use in (False, True))
+
+
+def _ch9b_step_mistakes() -> list:
+    without, with_cache = _ch9b_step_positions()
+    return [(without - PROMPT_LEN, with_cache), (without - 1, with_cache),
+            (without, without), (with_cache, without), (without, 0), without]
+
+
+@exercise("ch9b.step_positions", f"Positions one decode step computes after a {PROMPT_LEN}-token "
+          f"prompt and {DONE} generated tokens, (without, with) the KV cache",
+          reference=_ch9b_step_positions, mistakes=_ch9b_step_mistakes)
+def _ch9b_step_positions_check(answer):
+    try:
+        without, with_cache = (number(v) for v in answer)
+    except (TypeError, ValueError):
+        return False, tr("ch09b.ex_steps_pair")
+    right_without, right_with = _ch9b_step_positions()
+    if (without, with_cache) == (right_without, right_with):
+        return True, tr("ch09b.ex_steps_ok")
+    if (without, with_cache) == (right_with, right_without):
+        return False, tr("ch09b.ex_steps_swapped")
+    if with_cache == 0:
+        return False, tr("ch09b.ex_steps_zero")
+    if with_cache != right_with:
+        return False, tr("ch09b.ex_steps_cached")
+    if without == right_without - PROMPT_LEN:
+        return False, tr("ch09b.ex_steps_prompt")
+    if without in (right_without - 1, right_without + 1):
+        return False, tr("ch09b.ex_steps_off_by_one")
+    return False, tr("ch09b.ex_steps_hint")
+
+
+# exercise 3: a Llama-2-7B-like shape (as in the worked example above it), float16 throughout
+LLAMA_LAYERS, LLAMA_D, FP16 = 32, 4096, 2
+
+
+def _ch9b_block_weight_bytes(per_layer: int = 12) -> int:
+    """Bytes of the blocks' weights: ``per_layer`` · d² per layer (4 d² attention + 8 d²
+    feed-forward), float16."""
+    return LLAMA_LAYERS * per_layer * LLAMA_D * LLAMA_D * FP16
+
+
+def _ch9b_cache_vs_weights() -> int:
+    per_token = kvcache.cache_bytes(LLAMA_LAYERS, 1, LLAMA_D, FP16)
+    return _ch9b_block_weight_bytes() // per_token
+
+
+def _ch9b_weights_mistakes() -> list:
+    per_token = kvcache.cache_bytes(LLAMA_LAYERS, 1, LLAMA_D, FP16)
+    return [_ch9b_block_weight_bytes() // (per_token // 2),            # keys only
+            _ch9b_block_weight_bytes() // (per_token // LLAMA_LAYERS),  # one layer's cache
+            _ch9b_block_weight_bytes(per_layer=4) // per_token,         # attention weights only
+            _ch9b_block_weight_bytes() // FP16]                          # weights, not tokens
+
+
+@exercise("ch9b.cache_vs_weights", "Tokens of KV cache that weigh as much as the blocks' weights "
+          "(32 layers, d_model 4096, float16)", reference=_ch9b_cache_vs_weights,
+          mistakes=_ch9b_weights_mistakes)
+def _ch9b_cache_vs_weights_check(answer):
+    value = number(answer)
+    expected = _ch9b_cache_vs_weights()
+    per_token = kvcache.cache_bytes(LLAMA_LAYERS, 1, LLAMA_D, FP16)
+    if value == expected:
+        return True, tr("ch09b.ex_weights_ok")
+    if value == _ch9b_block_weight_bytes() // (per_token // 2):
+        return False, tr("ch09b.ex_weights_keys_only")
+    if value == _ch9b_block_weight_bytes() // (per_token // LLAMA_LAYERS):
+        return False, tr("ch09b.ex_weights_one_layer")
+    if value == _ch9b_block_weight_bytes(per_layer=4) // per_token:
+        return False, tr("ch09b.ex_weights_attention_only")
+    if value in (_ch9b_block_weight_bytes() // FP16, _ch9b_block_weight_bytes()):
+        return False, tr("ch09b.ex_weights_not_tokens")
+    return False, tr("ch09b.ex_weights_hint")

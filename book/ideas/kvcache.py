@@ -227,6 +227,27 @@ class TinyDecoder(torch.nn.Module):
         return tokens[0]
 
 
+def positions_per_step(model: TinyDecoder, prompt, n_new: int, *,
+                       use_cache: bool = True) -> list[int]:
+    """How many positions each step of ``model.generate(prompt, n_new, use_cache=…)`` runs
+    through the layers, counted while it generates (a hook on the first layer's projection).
+
+    Without the cache, the step that writes new token ``t`` (from 0) runs over all
+    ``len(prompt) + t`` tokens; with it, the first step reads the prompt and every later step
+    only the one token written last (the extra last step stores that token's keys and values).
+    """
+    if not isinstance(model, TinyDecoder):
+        raise TypeError(f"model must be a TinyDecoder, got {type(model).__name__}")
+    counts: list[int] = []
+    hook = model.layers[0]["qkv"].register_forward_hook(
+        lambda _module, _inputs, out: counts.append(int(out.shape[1])))
+    try:
+        model.generate(prompt, n_new, use_cache=use_cache)
+    finally:
+        hook.remove()
+    return counts
+
+
 def _generation(model, prompt, n_new: int, use_cache: bool, out: dict):
     """A no-argument call of ``model.generate`` that stores its tokens in ``out[use_cache]``."""
     def run():

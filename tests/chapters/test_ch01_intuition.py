@@ -1,11 +1,12 @@
-"""Chapters 1-3 in Chinese: their figures, widgets and exercise messages leave no English
-sentence behind (code names, formulas and tokens excepted), and their string-table sections
-are complete."""
+"""Chapter 1's heads explorer; and chapters 1-3 in Chinese: their figures, widgets and exercise
+messages leave no English sentence behind (code names, formulas and tokens excepted), and their
+string-table sections are complete (one test covers the three chapters)."""
 
 from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from book import chapters
@@ -135,3 +136,15 @@ def test_string_table_sections_complete():
 def test_padding_table_bad_input():
     with pytest.raises(ValueError, match="padding_experiment"):
         ch03_walkthrough.padding_table({"nonsense": {}})
+
+
+def test_heads_explorer_steps_carry_each_head_count():
+    fig = ch01_intuition.heads_explorer()
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == ["1", "2", "3"]
+    for h, step in enumerate(steps, start=1):
+        zs = step.args[0]["z"]
+        drawn = [z for z in zs if any(v is not None for row in z for v in row)]
+        assert len(drawn) == h
+        np.testing.assert_allclose(np.array(drawn[0], dtype=float),
+                                   orders_example.heads_data(h)["z"][0], atol=1e-4)

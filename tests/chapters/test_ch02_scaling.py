@@ -1,4 +1,5 @@
-"""book.figures (static face) and book.widgets (live face): same data, extremes survive."""
+"""Chapter 2's explorers, static and live faces: same data, extremes survive; the live faces of
+chapters 1 and 2 at their extremes, and chapter 2's summary figures (with chapter 1's menu)."""
 
 from __future__ import annotations
 
@@ -8,38 +9,9 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from book.chapters import ch01_intuition, ch02_scaling, ch10_beyond
-from book.face import plotting
-from book.ideas import beyond, scaling
+from book.chapters import ch01_intuition, ch02_scaling
+from book.ideas import scaling
 from book.toy import orders_example
-
-
-def test_heatmap_axes_and_labels():
-    labels = orders_example.labels()
-    fig = plotting.attention_heatmap(np.eye(len(labels)), labels, title="t")
-    assert list(fig.data[0].x) == labels and list(fig.data[0].y) == labels
-    assert fig.layout.yaxis.autorange == "reversed"
-
-
-@pytest.mark.parametrize("weights,labels,msg", [
-    (np.eye(2), ["a", "a"], "unique"),
-    (np.eye(2), ["a", "b", "c"], "one label per row"),
-])
-def test_heatmap_bad_input(weights, labels, msg):
-    with pytest.raises(ValueError, match=msg):
-        plotting.attention_heatmap(weights, labels)
-
-
-def test_heads_explorer_steps_carry_each_head_count():
-    fig = ch01_intuition.heads_explorer()
-    steps = fig.layout.sliders[0].steps
-    assert [s.label for s in steps] == ["1", "2", "3"]
-    for h, step in enumerate(steps, start=1):
-        zs = step.args[0]["z"]
-        drawn = [z for z in zs if any(v is not None for row in z for v in row)]
-        assert len(drawn) == h
-        np.testing.assert_allclose(np.array(drawn[0], dtype=float),
-                                   orders_example.heads_data(h)["z"][0], atol=1e-4)
 
 
 def test_dk_explorer_frames_differ_and_json_is_small():
@@ -118,37 +90,3 @@ def test_update_redraws_once_however_many_controls_change():
     assert explorer.redraws == before + 1
     explorer.controls["d_k"].value = 9  # a reader moving one slider: one redraw
     assert explorer.redraws == before + 2
-
-
-def test_pattern_explorer_controls_change_the_pattern():
-    fig = ch10_beyond.pattern_explorer()
-    assert [b.label for b in fig.layout.updatemenus[0].buttons] == list(ch10_beyond.PATTERN_KINDS)
-    steps = fig.layout.sliders[0].steps
-    assert steps[0].args[0]["z"] != steps[-1].args[0]["z"]
-    # each variant's button swaps in its grid, its title and its own slider steps, so the
-    # title names what is drawn whichever control moved last
-    buttons = fig.layout.updatemenus[0].buttons
-    assert len({json.dumps(b.args[0]["z"]) for b in buttons}) == len(buttons)
-    for kind, button in zip(ch10_beyond.PATTERN_KINDS, buttons, strict=True):
-        layout = button.args[1]
-        assert layout["title.text"].startswith(f"{kind}, w = 1")
-        assert [s["args"][1]["title.text"].split(":")[0] for s in layout["sliders[0].steps"]] \
-            == [f"{kind}, w = {w}" for w in (1, 2, 3, 4)]
-        assert layout["sliders[0].active"] == 0
-
-
-def test_pattern_data_counts_keys():
-    data = beyond.pattern_data("dilated", 2, n=50, dilation=3)
-    assert data["max_keys"] == 5
-    assert beyond.pattern_data("full", 1, n=7)["mean_keys"] == 7
-    with pytest.raises(ValueError, match="not one of"):
-        beyond.pattern_data("sparse", 1)
-
-
-def test_pattern_live_extremes():
-    live = ch10_beyond.pattern_live()
-    for values in ({"kind": "hybrid", "window": 16, "dilation": 8, "n_global": 8, "n": 1},
-                   {"kind": "dilated", "window": 0, "dilation": 1, "n_global": 0, "n": 128}):
-        live.update(**values)
-        z = np.asarray(live.figure.data[0].z)
-        assert z.shape == (values["n"], values["n"]) and z.diagonal().all()

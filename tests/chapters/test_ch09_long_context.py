@@ -1,4 +1,6 @@
-"""Chapter 9's figures and the window explorer (static and live faces)."""
+"""Chapter 9's figures, the window explorer (static and live faces) and its exercise checkers
+(each typical slip gets its own hint; equivalent answers pass; tests/face/test_checks.py runs
+the generic checks over every registered exercise)."""
 
 from __future__ import annotations
 
@@ -8,10 +10,13 @@ import re
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+import torch
+from conftest import check_message as message
+from tolerance import assert_same_run
 
 from book.chapters import ch09_long_context, ch09b_serving
 from book.face import checks
-from book.ideas import efficient, longctx
+from book.ideas import efficient, kvcache, longctx
 
 
 def test_window_data_levels():
@@ -175,8 +180,45 @@ def test_figures_have_no_english_in_chinese(chinese):
 
 def test_exercise_messages_are_chinese(chinese):
     for key, wrong in (("ch9.keys_per_query", 256), ("ch9.crossover", 768),
-                       ("ch9.cache_bytes", 1), ("ch9.window_mask", "mask")):
+                       ("ch9b.cache_bytes", 1), ("ch9.window_mask", "mask")):
         for answer in (checks.reference(key), wrong):
             message = checks.check(key, answer).message
             assert re.search("[\u4e00-\u9fff]", message), (key, message)
             assert not _english([message]), (key, message)
+
+
+def test_references_agree_with_the_library():
+    assert checks.reference("ch9.keys_per_query") == 2 * 128 + 1
+    assert checks.reference("ch9.crossover") == 6 * 768
+    assert checks.reference("ch9b.cache_bytes") == kvcache.cache_bytes(24, 4096, 2048, 2)
+    mask = checks.reference("ch9.window_mask")(7, 2)
+    assert_same_run(np.asarray(mask), longctx.window_mask(7, 2).numpy(),
+                    why="boolean masks: no rounding")
+
+
+@pytest.mark.parametrize("answer,text", [(256, "its own position"), (129, "causal window"),
+                                         (128, "both sides"), (1000, "Count the j")])
+def test_keys_per_query_hints(answer, text):
+    assert text in message("ch9.keys_per_query", answer)
+
+
+@pytest.mark.parametrize("answer,text", [(768, "Count both sides"), (3072, "four projections"),
+                                         (100, "Set attention")])
+def test_crossover_hints(answer, text):
+    assert text in message("ch9.crossover", answer)
+
+
+def test_window_mask_hints_and_equivalent_answers():
+    assert "Off by one" in message(
+        "ch9.window_mask", lambda n, w: longctx.window_mask(int(n), int(w) - 1).numpy()
+        if w > 0 else np.zeros((int(n), int(n)), dtype=bool))
+    assert "causal window" in message(
+        "ch9.window_mask", lambda n, w: longctx.window_mask(int(n), int(w), causal=True))
+    assert "function itself" in message("ch9.window_mask", np.ones((3, 3)))
+    assert "6 × 6" in message("ch9.window_mask", lambda n, w: np.ones((2, 2)))
+    # the library's torch mask, 0/1 integers and nested lists are all fine
+    assert checks.check("ch9.window_mask",
+                        lambda n, w: longctx.window_mask(int(n), int(w))).ok
+    assert checks.check("ch9.window_mask", lambda n, w: torch.tensor(
+        [[int(abs(i - j) <= w) for j in range(n)] for i in range(n)])).ok
+    assert checks.check("ch9.window_mask", lambda n, w: None).status == "todo"

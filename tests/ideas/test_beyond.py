@@ -129,35 +129,9 @@ def test_cost_curves():
     assert all(len(v) == 2 and min(v) > 0 for v in times.values())
 
 
-def test_chapter10_figures_and_messages_in_chinese():
-    """The Chinese edition: the pattern explorer, the cost figures and the exercise messages
-    carry no English word (w, n, r, MiB and the like stay)."""
-    import re
-
-    from book.chapters import ch10_beyond
-    from book.kit import i18n
-
-    def english(texts):
-        words = re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", " ".join(t for t in texts if t))
-        return [w for w in words if w not in ("br", "extra", "MiB", "elu")]
-
-    i18n.set_language("zh")
-    try:
-        fig = ch10_beyond.pattern_explorer()
-        texts = [fig.layout.title.text, fig.layout.xaxis.title.text,
-                 fig.layout.yaxis.title.text, fig.data[0].hovertemplate,
-                 fig.layout.sliders[0].currentvalue.prefix]
-        for button in fig.layout.updatemenus[0].buttons:
-            texts += [button.label, button.args[1]["title.text"]]
-            texts += [s["args"][1]["title.text"] for s in button.args[1]["sliders[0].steps"]]
-        assert english(texts) == [], english(texts)
-        assert fig.layout.updatemenus[0].buttons[0].label == "完整"
-        cost = ch10_beyond.variant_cost_figure([16, 64], {"full": [1, 2], "linear": [1, 1]},
-                                               unit=i18n.tr("ch10.time_y"),
-                                               title=i18n.tr("ch10.time_title"))
-        assert english([t.name for t in cost.data] + [cost.layout.xaxis.title.text]) == []
-        message = ch10_beyond._ch10_linear_state(10_000 * 64)[1]
-        assert "序列" in message
-    finally:
-        i18n.set_language("en")
-    assert ch10_beyond.kind_label("window") == "window"
+def test_pattern_data_counts_keys():
+    data = beyond.pattern_data("dilated", 2, n=50, dilation=3)
+    assert data["max_keys"] == 5
+    assert beyond.pattern_data("full", 1, n=7)["mean_keys"] == 7
+    with pytest.raises(ValueError, match="not one of"):
+        beyond.pattern_data("sparse", 1)

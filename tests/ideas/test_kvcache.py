@@ -78,3 +78,25 @@ def test_decoder_bad_input():
         model.generate([], 1)
     with pytest.raises(ValueError, match="not divisible"):
         kvcache.TinyDecoder(d_model=10, n_heads=4)
+
+
+def test_tiny_decoder_seed_fixes_every_parameter():
+    torch.manual_seed(1)
+    a = kvcache.TinyDecoder(vocab_size=16, d_model=8, n_heads=2, n_layers=1, seed=3)
+    torch.manual_seed(2)
+    b = kvcache.TinyDecoder(vocab_size=16, d_model=8, n_heads=2, n_layers=1, seed=3)
+    for (name, p), q in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
+        assert_same_run(p, q, why=f"{name}: the same seed, the same initialisation twice")
+
+
+def test_positions_per_step_counts_what_each_step_computes():
+    model = kvcache.TinyDecoder(vocab_size=16, d_model=8, n_heads=2, n_layers=1, max_len=16)
+    prompt = torch.tensor([1, 2, 3])
+    # without the cache, step t reruns the prompt and the t tokens written so far
+    assert kvcache.positions_per_step(model, prompt, 4, use_cache=False) == [3, 4, 5, 6]
+    # with it, the prompt once, then the token written last (one step more: its keys/values)
+    assert kvcache.positions_per_step(model, prompt, 4, use_cache=True) == [3, 1, 1, 1, 1]
+    assert kvcache.positions_per_step(model, prompt, 0, use_cache=True) == [3]
+    assert not model.layers[0]["qkv"]._forward_hooks     # the counting hook is removed
+    with pytest.raises(TypeError, match="TinyDecoder"):
+        kvcache.positions_per_step(torch.nn.Linear(2, 2), prompt, 2)

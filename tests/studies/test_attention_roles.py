@@ -1,24 +1,14 @@
 """book.studies.attention_roles (chapter 8): reading a reader's order, relation pairs from the
-clause
-structure, relation and category masses (against a slow per-order loop), specialists,
-entropy during training, batched predictions; the head/model views and the live widget,
-including its bad input (unknown word, empty text, too long)."""
+clause structure, relation and category masses (against a slow per-order loop), specialists,
+entropy during training, batched predictions, the top key and where a head looked. Chapter 8's
+views, figures, live widget and exercises: tests/chapters/test_ch08_seeing_attention.py."""
 
 from __future__ import annotations
-
-import json
-import re
-import unicodedata
 
 import numpy as np
 import pytest
 import torch
-from conftest import ENGLISH_PHRASE, FIGURE_TEXT_KEYS, figure_texts
 
-from book import chapters
-from book.chapters import ch08_seeing_attention
-from book.face import checks
-from book.kit import i18n
 from book.studies import attention_roles
 from book.studies import attention_roles as roles
 from book.toy import orders, train
@@ -252,115 +242,16 @@ def test_entropy_during_training_input_checks(some_orders):
 
 # ---- figures ------------------------------------------------------------------------------
 
-def test_head_view_dropdown_and_slider(model):
-    fig = ch08_seeing_attention.head_view(model, TEXTS, names=["a", "b", "c"], start=(1, 1))
-    assert len(fig.data) == 3 and [t.visible for t in fig.data] == [True, False, False]
-    (menu,) = fig.layout.updatemenus
-    assert [b.label for b in menu.buttons] == ["a", "b", "c"]
-    last = menu.buttons[-1]
-    assert last.args[0]["visible"] == [False, False, True]
-    assert last.args[1]["annotations"][0]["text"] != fig.layout.annotations[0].text
-    assert len(last.args[1]["xaxis.categoryarray"]) == len(orders.tokenize(TEXTS[2]))
-    (slider,) = fig.layout.sliders
-    assert len(slider.steps) == model.n_layers * model.n_heads
-    assert slider.active == 1 * model.n_heads + 1
-    zs = {json.dumps(s.args[0]["z"]) for s in slider.steps}
-    assert len(zs) == len(slider.steps)   # every head draws different maps
-    maps = probe_mod.attention_maps(model, TEXTS[0])
-    np.testing.assert_allclose(np.array(fig.data[0].z, dtype=float), maps[1, 1], atol=1e-3)
-    assert "✗" in fig.layout.annotations[0].text or "✓" in fig.layout.annotations[0].text
-    with pytest.raises(ValueError):
-        ch08_seeing_attention.head_view(model, [])
-    with pytest.raises(ValueError, match="names"):
-        ch08_seeing_attention.head_view(model, TEXTS, names=["a"])
-
-
-def test_model_view_one_dropdown_redraws_every_map(model):
-    fig = ch08_seeing_attention.model_view(model, TEXTS[:2])
-    n_maps = model.n_layers * model.n_heads
-    assert len(fig.data) == n_maps
-    (menu,) = fig.layout.updatemenus
-    second = menu.buttons[1].args[0]
-    assert len(second["z"]) == n_maps and second["x"][0] != list(fig.data[0].x)
-    with pytest.raises(ValueError):
-        ch08_seeing_attention.model_view(model, [])
-
 
 def test_marks_wrong_predictions_in_the_caption(model):
     data = attention_roles.order_view_data(model, TEXTS[2])   # the model gets 牛肉面 wrong
     assert any(m.startswith("牛肉面") and "✗ (should be count_1)" in m for m in data["marks"])
 
 
-def test_relation_category_and_entropy_figures(small_model, some_orders):
-    stats = roles.relation_mass(small_model, some_orders)
-    fig = ch08_seeing_attention.relation_figure(stats)
-    assert len(fig.data) == len(roles.RELATIONS)
-    cats = roles.category_mass(small_model, some_orders)
-    fig = ch08_seeing_attention.category_figure(cats)
-    assert fig.data[0].y[-1] == "even spread"
-    assert len(fig.data[0].y) == small_model.n_layers * small_model.n_heads + 1
-    record = {0: np.full((2, 2), 0.9), 10: np.full((2, 2), 0.7)}
-    fig = ch08_seeing_attention.entropy_figure(record, np.full((2, 2), 0.5), 500)
-    assert len(fig.data) == 4 and list(fig.data[0].x) == [0, 10]
-    with pytest.raises(ValueError):
-        ch08_seeing_attention.relation_figure({})
-    with pytest.raises(ValueError):
-        ch08_seeing_attention.entropy_figure({})
-
-
 # ---- the live widget ----------------------------------------------------------------------
-
-def test_live_widget_draws_a_typed_order(model):
-    explorer = ch08_seeing_attention.attention_live(model)
-    explorer.update(text=TEXTS[1], layer=0, head=2)
-    d = roles.order_maps(model, TEXTS[1])
-    np.testing.assert_allclose(np.array(explorer.figure.data[0].z, dtype=float),
-                               d["maps"][0, 2], atol=1e-3)
-    assert "layer 0 · head 2" in explorer.message.value
-    assert explorer.message in explorer.widget.children
-
-
-@pytest.mark.parametrize("text,shown", [
-    ("一碗牛肉面，不要pizza", "not a word of the order language"),
-    ("", "empty"), ("   ", "empty"),
-    ("一碗牛肉面，" * 40, "at most 64")])
-def test_live_widget_reports_bad_input_in_the_widget(model, text, shown):
-    explorer = ch08_seeing_attention.attention_live(model)
-    before = [list(explorer.figure.data[0].x), explorer.figure.data[0].z]
-    explorer.update(text=text)   # must not raise
-    assert shown in explorer.message.value and "⚠" in explorer.message.value
-    assert [list(explorer.figure.data[0].x), explorer.figure.data[0].z] == before
-    if "not a word" in shown:
-        assert "香菜" in explorer.message.value   # the vocabulary is listed
-    explorer.update(text=TEXTS[0])                # and it recovers
-    assert "⚠" not in explorer.message.value
-
-
-def test_live_widget_redraws_every_order(model):
-    """Each update redraws (its 50 ms budget is measured by `make bench`, not here)."""
-    explorer = ch08_seeing_attention.attention_live(model)
-    before = explorer.redraws
-    for i, text in enumerate(TEXTS * 2):
-        explorer.update(text=text, layer=i % 2, head=i % 4)
-    assert explorer.redraws == before + 2 * len(TEXTS)
 
 
 # ---- exercises ------------------------------------------------------------------------------
-
-def test_chapter8_exercise_hints():
-    def msg(key, answer):
-        result = checks.check(key, answer)
-        assert not result.ok
-        return result.message
-
-    assert "Layer 0" in msg("ch8.best_head", (0, 1))
-    assert "(layer, head)" in msg("ch8.best_head", 5)
-    assert "counted from 0" in msg("ch8.best_head", (2, 0))
-    assert "bits" in msg("ch8.row_entropy",
-                         lambda p: -(p[p > 0] * np.log2(p[p > 0])).sum())
-    assert "wrong way round" in msg("ch8.modifier_pairs",
-                                    lambda t: [(m, i) for i, m in
-                                               checks.reference("ch8.modifier_pairs")(t)])
 
 
 def test_top_key_and_where_it_looked(model):
@@ -381,33 +272,3 @@ def test_top_key_and_where_it_looked(model):
 
 
 # ---- the Chinese edition ------------------------------------------------------------------
-
-def test_chapter_8_figures_speak_chinese(model, small_model, some_orders, chinese):
-    figs = [ch08_seeing_attention.head_view(model, TEXTS, start=(1, 1)),
-            ch08_seeing_attention.model_view(model, TEXTS[:2]),
-            ch08_seeing_attention.relation_figure(roles.relation_mass(small_model, some_orders)),
-            ch08_seeing_attention.category_figure(roles.category_mass(small_model, some_orders)),
-            ch08_seeing_attention.entropy_figure({0: np.full((2, 2), 0.9)},
-                                                 np.full((2, 2), 0.5), 500)]
-    for fig in figs:
-        # the category ticks (x, y) too
-        english = [t for t in figure_texts(fig, FIGURE_TEXT_KEYS + ("x", "y"))
-                   if ENGLISH_PHRASE.search(t)]
-        assert not english, english[:5]
-    caption = figs[0].layout.annotations[0].text
-    assert "a bowl of" not in caption and "模型" in caption and "不要" in caption
-    assert roles.head_name(1, 3) == "第 1 层第 3 个头"
-    assert "应为" in " ".join(roles.order_view_data(model, TEXTS[2])["marks"])
-    ok, message = chapters.exercises()["ch8.row_entropy"].checker(lambda p: 1.0)
-    assert not ok and not ENGLISH_PHRASE.search(message)
-
-
-def test_captions_fit_a_phone_screen(model):
-    for language in ("en", "zh"):
-        i18n.set_language(language)
-        fig = ch08_seeing_attention.head_view(model, TEXTS)
-        lines = re.sub(r"<(?!br>)[^>]+>", "", fig.layout.annotations[0].text)
-        widest = max(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
-                     for line in lines.split("<br>"))
-        assert widest <= ch08_seeing_attention.CAPTION_WIDTH
-    i18n.set_language("en")

@@ -1,23 +1,22 @@
-"""book.studies.masktraps (chapter 7): the dtype table, the three ways to treat a fully masked row,
-LooseAttention against PyTorch's own attention, loosen(), the bug explorer (both faces) and
-the chapter's exercises."""
+"""book.studies.masktraps (chapters 4 and 7): the dtype table, the three ways to treat a fully
+masked row, LooseAttention against PyTorch's own attention, loosen(), the data of the bug
+explorer and of chapter 4's mask explorer (mask_data). The chapters' figures, explorers and
+exercises: tests/chapters/test_ch04_pytorch.py, tests/chapters/test_ch07_mask_traps.py."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from tolerance import assert_same_run
 
-from book.chapters import ch07_mask_traps
-from book.face import checks
 from book.ideas import masks, mha
 from book.studies import masktraps
 from book.toy import orders, train
-from book.toy.fit import History, fit
+from book.toy.fit import fit
 from book.toy.model import TinyEncoder
 
 # ---- dtype_outcome ------------------------------------------------------------------------------
@@ -237,63 +236,7 @@ def test_bug_data_tells_each_story():
         masktraps.bug_data("correct", 3, 9)
 
 
-def test_static_explorer_has_one_dropdown_entry_per_bug_and_each_differs():
-    fig = ch07_mask_traps.mask_bug_explorer()
-    buttons = fig.layout.updatemenus[0].buttons
-    assert [b.label for b in buttons] == list(masktraps.BUGS)
-    drawn = {json.dumps(b.args[0]["z"]) for b in buttons}
-    assert len(drawn) == len(buttons)
-    nan_text = buttons[list(masktraps.BUGS).index("~uint8, -inf")].args[0]["text"][1]
-    assert all(t == "NaN" for row in nan_text for t in row)
-    assert json.loads(fig.to_json())   # serialisable for the HTML page
-    with pytest.raises(ValueError):
-        ch07_mask_traps.mask_bug_explorer([])
-
-
-def test_training_figure_marks_a_diverged_run():
-    ok = History(loss=[2.0, 1.0], test_accuracy=[0.5], test_steps=[2], steps=2)
-    bad = History(loss=[float("nan")], steps=1, diverged=True)
-    fig = ch07_mask_traps.mask_training_figure({"right": ok, "flipped": bad})
-    assert "50.0%" in fig.data[0].name and "NaN at step 1" in fig.data[1].name
-    with pytest.raises(ValueError):
-        ch07_mask_traps.mask_training_figure({})
-
-
-def test_live_explorer_any_slider_position():
-    explorer = ch07_mask_traps.mask_bug_explorer_live()
-    for bug in masktraps.BUGS:
-        for length, padding in [(1, 0), (8, 8), (3, 5)]:
-            explorer.update(bug=bug, length=length, padding=padding)
-    fig = explorer.figure
-    assert "right pad + causal" in fig.layout.title.text
-    assert len(fig.data[0].x) == 8
-    with pytest.raises(ValueError, match="outside"):
-        explorer.update(length=9)
-
-
 # ---- exercises ---------------------------------------------------------------------------------
-
-def test_chapter7_exercise_hints():
-    def msg(key, answer):
-        result = checks.check(key, answer)
-        assert not result.ok
-        return result.message
-
-    assert "254" in msg("ch7.key_padding_mask", lambda k: ~k)
-    assert "only to the padding" in msg("ch7.key_padding_mask", lambda k: k.bool())
-    assert "fully masked" in msg("ch7.key_padding_mask", lambda k: (~k).bool())
-    assert checks.check("ch7.key_padding_mask", lambda k: ~k.bool()).ok
-    assert checks.check("ch7.key_padding_mask", lambda k: k.eq(0)).ok
-    assert "RIGHT" in msg("ch7.left_pad_rows", 0)
-    assert "NaN" in msg("ch7.masked_softmax",
-                        lambda s, a: torch.softmax(s.masked_fill(~a, -math.inf), -1))
-    assert "uniform" in msg("ch7.masked_softmax",
-                            lambda s, a: torch.softmax(s.masked_fill(~a, -1e9), -1))
-
-    def nan_to_num(s, a):
-        return torch.softmax(s.masked_fill(~a, -math.inf), -1).nan_to_num(0.0)
-
-    assert checks.check("ch7.masked_softmax", nan_to_num).ok
 
 
 def test_nan_step_spreads_nan_from_a_flipped_mask_and_checks_input():
@@ -308,40 +251,59 @@ def test_nan_step_spreads_nan_from_a_flipped_mask_and_checks_input():
         masktraps.nan_step(model, [1, 2], clip=False)
 
 
-def test_chapter7_figures_and_messages_in_chinese():
-    """The Chinese edition: menu, titles, axes, legends and exercise messages without an
-    English sentence (code names such as NaN, F.sdpa, uint8 stay)."""
-    import re
+MAX_LEN = masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD
 
-    from book.kit import i18n
 
-    keep = {"NaN", "uint8", "inf", "bool", "sdpa", "attn_mask", "scaled_dot_product_attention",
-            "nn", "MultiheadAttention", "True", "token", "logits", "softmax"}
+EXTREMES = [(1, 1), (1, MAX_LEN), (masktraps.MASK_MAX_REAL, masktraps.MASK_MAX_REAL),
+            (masktraps.MASK_MAX_REAL, MAX_LEN), (5, 7)]
 
-    def english(texts):
-        words = re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", " ".join(t for t in texts if t))
-        return [w for w in words if w not in keep and w not in ("br", "sup", "extra", "text")]
 
-    i18n.set_language("zh")
-    try:
-        fig = ch07_mask_traps.mask_bug_explorer()
-        texts = [fig.layout.title.text] + [a.text for a in fig.layout.annotations]
-        texts += [fig.layout.xaxis.title.text, fig.layout.yaxis.title.text]
-        texts += [t.hovertemplate for t in fig.data]
-        for button in fig.layout.updatemenus[0].buttons:
-            texts += [button.label, button.args[1]["title.text"]]
-        assert english(texts) == [], english(texts)
-        ok = History(loss=[2.0, 1.0], test_accuracy=[0.5], test_steps=[2], steps=2)
-        bad = History(loss=[float("nan")], steps=1, diverged=True)
-        fig = ch07_mask_traps.mask_training_figure({"正确的掩码": ok, "翻转": bad})
-        assert english([t.name for t in fig.data] + [fig.layout.xaxis.title.text,
-                                                     fig.layout.yaxis.title.text]) == []
-        message = ch07_mask_traps._ch7_left_pad_rows(0)[1]
-        assert english([message]) == [] and "右填充" in message
-        assert ch07_mask_traps.api_meaning("nn.MultiheadAttention attn_mask") == "True = 屏蔽"
-    finally:
-        i18n.set_language("en")
-    assert ch07_mask_traps.mask_bug_explorer().layout.updatemenus[0].buttons[0].label \
-        == "correct"
-    with pytest.raises(ValueError, match="api must be one of"):
-        ch07_mask_traps.api_meaning("masked fill")
+@pytest.mark.parametrize("kind", masktraps.MASK_KINDS)
+@pytest.mark.parametrize("length,seq_len", EXTREMES)
+def test_mask_data_follows_the_book_masks(kind, length, seq_len):
+    d = masktraps.mask_data(kind, length, seq_len)
+    allowed, w = d["allowed"], d["weights"]
+    assert allowed.shape == w.shape == (seq_len, seq_len) and allowed.dtype == bool
+    want = np.ones((seq_len, seq_len), dtype=bool)
+    if "causal" in kind:
+        want &= masks.causal_mask(seq_len).numpy()
+    if "padding" in kind:
+        want &= masks.padding_mask([length], seq_len).numpy()[0][None, :]
+    np.testing.assert_array_equal(allowed, want)  # exact: boolean masks
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-6)
+    assert np.all(w[~allowed] == 0.0)  # blocked means exactly zero, not small
+    assert np.all(w[allowed] > 0)
+    assert len(set(d["labels"])) == seq_len  # plotly merges equal category labels
+    if "padding" in kind or seq_len == length:
+        assert d["pad_share"] == 0.0
+    if "causal" in kind:
+        assert d["future_share"] == 0.0
+
+
+def test_without_a_mask_attention_leaks_to_padding_and_future():
+    d = masktraps.mask_data("none", 5, 8)
+    assert d["pad_share"] > 0.1 and d["future_share"] > 0.1
+    assert d["labels"][:5] == ["一碗", "牛肉面", "，", "不要", "香菜"]
+    assert d["labels"][5:] == ["pad₁", "pad₂", "pad₃"]
+
+
+def test_mask_data_leaves_the_global_rng_alone():
+    torch.manual_seed(0)
+    expected = torch.rand(1)
+    torch.manual_seed(0)
+    masktraps._seeded_layer.cache_clear()  # force the layer to be built again
+    masktraps.mask_data("causal", 3, 4)
+    assert_same_run(torch.rand(1), expected, why="the same RNG state draws the same number")
+
+
+@pytest.mark.parametrize("args,err,text", [
+    (("causal+padding", 3, 4), ValueError, "not one of"),
+    (("none", 0, 4), ValueError, "at least 1"),
+    (("none", masktraps.MASK_MAX_REAL + 1, MAX_LEN), ValueError, "at most"),
+    (("none", 5, 3), ValueError, "shorter than length"),
+    (("none", 3, MAX_LEN + 1), ValueError, "at most"),
+    (("none", 2.0, 4), TypeError, "integer"),
+])
+def test_mask_data_bad_input(args, err, text):
+    with pytest.raises(err, match=text):
+        masktraps.mask_data(*args)

@@ -1,5 +1,6 @@
-"""Chapters 5 and 6: book.studies.stability, book.studies.heads, their figures (static faces) and
-live faces.
+"""book.studies.stability and book.studies.heads (chapters 5 and 6), and chapter 5's stability
+explorer (static and live faces; they share this file's two short runs). Chapter 6's figures and
+explorers: tests/chapters/test_ch06_heads.py.
 
 Short runs of tiny data only; the chapters' full sweeps are in tests/bench_pitfalls.py.
 """
@@ -12,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from book.chapters import ch05_stability, ch06_heads
+from book.chapters import ch05_stability
 from book.studies import heads, stability
 from book.toy import orders as O
 from book.toy import probe
@@ -216,58 +217,6 @@ def test_loss_and_norm_figures(runs):
         ch05_stability.layer_norms_figure(runs, "middle")
 
 
-@pytest.fixture(scope="module")
-def models(data):
-    return {h: heads.train_heads(h, steps=3, data=data, d_model=16).model for h in (1, 4, 16)}
-
-
-def test_head_maps_explorer_steps(models):
-    order = ch06_heads.HEAD_MAPS_ORDER
-    fig = ch06_heads.head_maps_explorer(models, order, start=3)
-    steps = fig.layout.sliders[0].steps
-    assert [s.label for s in steps] == [f"{h}·{layer}" for h in models for layer in (0, 1)]
-    for step in steps:
-        h, layer = (int(v) for v in step.label.split("·"))
-        restyle, relayout = step.args
-        maps = probe.attention_maps(models[h], order)[layer]
-        assert np.allclose(np.asarray(restyle["z"][h - 1], dtype=float), maps[h - 1], atol=1e-3)
-        assert all(z == [] for z in restyle["z"][h:])          # no head there: empty panel
-        assert relayout[f"xaxis{h}.visible" if h > 1 else "xaxis.visible"] is True
-        if h < ch06_heads.MAX_GRID_HEADS:
-            assert relayout[f"xaxis{h + 1}.visible"] is False
-        assert relayout["annotations"][h - 1]["text"] == f"head {h - 1}"
-        # the grid is sized to the head count: the last head's panel ends at the right edge
-        # for 1, 2 and 4 heads (one or two columns), at 16 heads in the fourth column
-        assert relayout[f"xaxis{h}.domain" if h > 1 else "xaxis.domain"][1] == 1.0
-    labels = fig.data[0].y
-    assert len(set(labels)) == len(labels)       # repeated tokens (，) are numbered
-    with pytest.raises(ValueError, match="at most 16"):
-        heads.head_maps_data(TinyEncoder(d_model=32, n_heads=32), order, 0)
-
-
-def test_ablation_explorer_and_redundancy_figure(models, data):
-    ablations = {h: heads.ablation(m, data[1][:20]) for h, m in models.items()}
-    fig = ch06_heads.ablation_explorer(ablations, start=1)
-    steps = fig.layout.sliders[0].steps
-    assert [s.label for s in steps] == ["1", "4", "16"]
-    for step, (h, result) in zip(steps, ablations.items(), strict=True):
-        assert step.args[0]["y"][0] == [f"head {i}" for i in range(h)]   # heads down the rows
-        assert np.allclose(step.args[0]["z"][0], result["drop"].T, atol=1e-3)
-    assert list(fig.data[0].y) == ["head 0", "head 1", "head 2", "head 3"]
-    red = {h: heads.redundancy(m, data[1][:20]) for h, m in models.items()}
-    fig = ch06_heads.redundancy_figure(red, red)
-    assert list(fig.data[0].x) == ["4", "16"] and len(fig.data) == 4
-    with pytest.raises(ValueError, match="two or more heads"):
-        ch06_heads.redundancy_figure({1: red[1]})
-
-
-def test_heads_sweep_figure(data):
-    swept = heads.sweep((1, 2), data=data, d_model=16, steps=2)
-    fig = ch06_heads.heads_sweep_figure(swept)
-    assert list(fig.data[0].x) == ["1 head<br>d_k = 16", "2 heads<br>d_k = 8"]
-    assert np.allclose(fig.data[1].y, [r.loss for r in swept.values()], atol=1e-4)
-
-
 # --- widgets: the live faces ----------------------------------------------------------------
 
 def test_stability_live_draws_cached_runs_and_trains_new_ones(runs, data):
@@ -285,106 +234,3 @@ def test_stability_live_draws_cached_runs_and_trains_new_ones(runs, data):
     assert len(explorer.runs) == 3 and "not trained" not in explorer.figure.layout.title.text
     explorer.controls["norm"].value = "post"          # a reader's change redraws too
     assert "not trained yet" in explorer.figure.layout.title.text
-
-
-
-def test_head_maps_live_extremes_and_bad_input(models):
-    explorer = ch06_heads.head_maps_live(models)
-    for h in (16, 1, 4, 16):
-        explorer.update(n_heads=h, layer=0)
-        maps = probe.attention_maps(models[h], ch06_heads.HEAD_MAPS_ORDER)[0]
-        data = explorer.figure.data
-        assert np.allclose(np.asarray(data[h - 1].z, dtype=float), maps[h - 1], atol=1e-3)
-        assert all(t.z is None for t in data[h:])
-        assert explorer.figure.layout.annotations[h - 1].text == f"head {h - 1}"
-        last = "xaxis" if h == 1 else f"xaxis{h}"
-        assert explorer.figure.layout[last].visible is not False
-        if h < 16:
-            assert explorer.figure.layout[f"xaxis{h + 1}"].visible is False
-    explorer.update(order="一碗牛肉面，不要香菜")
-    assert len(explorer.figure.data[0].x) == 5
-    explorer.update(order="一碗 pizza")
-    assert explorer.figure.layout.title.text.startswith("cannot read this order")
-    explorer.update(order="一碗牛肉面")
-    assert "cannot read" not in explorer.figure.layout.title.text
-
-
-
-# --- the Chinese edition: no English sentence left in chapter 6's figures -------------------
-
-def _english_words(texts) -> list[str]:
-    """Words of three or more Latin letters, apart from the names kept in both editions."""
-    import re
-    keep = {"d_k", "d_model", "JS", "token", "nats", "ln", "extra", "br"}
-    words = re.findall(r"[A-Za-z_]{3,}", " ".join(t for t in texts if t))
-    return [w for w in words if w not in keep]
-
-
-def _figure_texts(fig) -> list[str]:
-    layout = fig.layout
-    texts = [layout.title.text] + [a.text for a in layout.annotations]
-    texts += [getattr(layout[k].title, "text", None) for k in layout
-              if k.startswith(("xaxis", "yaxis"))]
-    texts += [t.name for t in fig.data] + [t.hovertemplate for t in fig.data]
-    for trace in fig.data:
-        texts += [str(v) for v in (trace.x or ()) if isinstance(v, str)]
-        texts += [str(v) for v in (trace.y or ()) if isinstance(v, str)]
-    for slider in layout.sliders:
-        texts.append(slider.currentvalue.prefix)
-        for step in slider.steps:
-            texts.append(step.args[1].get("title.text"))
-            texts += [a["text"] for a in step.args[1].get("annotations", [])]
-            texts += [v for row in step.args[0].get("x", []) for v in row
-                      if isinstance(v, str)]
-            texts += [v for row in step.args[0].get("y", []) for v in row
-                      if isinstance(v, str)]
-    return texts
-
-
-def test_chapter6_figures_in_chinese(models, data):
-    from book.kit import i18n
-    i18n.set_language("zh")
-    try:
-        ablations = {h: heads.ablation(m, data[1][:20]) for h, m in models.items()}
-        red = {h: heads.redundancy(m, data[1][:20]) for h, m in models.items()}
-        figures = [ch06_heads.head_maps_explorer(models, ch06_heads.HEAD_MAPS_ORDER),
-                   ch06_heads.ablation_explorer(ablations),
-                   ch06_heads.redundancy_figure(red, red),
-                   ch06_heads.heads_sweep_figure(heads.sweep((1, 2), data=data, d_model=16,
-                                                             steps=2))]
-        for fig in figures:
-            texts = _figure_texts(fig)
-            assert _english_words(texts) == [], texts
-        # the Chinese edition labels the tokens alone, no English gloss
-        assert all("(" not in label for label in figures[0].data[0].y)
-        assert figures[0].layout.annotations[0].text == "头 0"
-        message = ch06_heads._ch6_parameters_check(4 * 64 * 64)[1]
-        assert "偏置" in message and _english_words([message]) == []
-    finally:
-        i18n.set_language("en")
-    # and English is back: glossed query labels, English titles
-    fig = ch06_heads.head_maps_explorer(models, ch06_heads.HEAD_MAPS_ORDER)
-    assert any("(" in label for label in fig.data[0].y)
-    assert fig.layout.annotations[0].text == "head 0"
-
-
-def test_chapter6_verdicts_follow_the_numbers():
-    from types import SimpleNamespace as Run
-
-    def runs(**acc):
-        return {int(h[1:]): Run(accuracy=a) for h, a in acc.items()}
-
-    v = ch06_heads.sweep_verdicts(runs(h1=0.70, h2=0.69, h16=0.65), Run(accuracy=0.66))
-    assert v["worse_verdict"].startswith("Yes") and "came last" in v["direction_verdict"]
-    v = ch06_heads.sweep_verdicts(runs(h1=0.70, h2=0.69, h16=0.65), Run(accuracy=0.60))
-    assert v["worse_verdict"].startswith("A little") and "say nothing" in v["noise_verdict"]
-    v = ch06_heads.sweep_verdicts(runs(h1=0.61, h2=0.63, h16=0.632), Run(accuracy=0.58))
-    assert v["worse_verdict"] == "Not at this size." and "did not" in v["summary_direction"]
-    with pytest.raises(ValueError, match="one-head"):
-        ch06_heads.sweep_verdicts(runs(h2=0.6, h4=0.6), Run(accuracy=0.6))
-    assert ch06_heads.js_verdict([0.25, 0.40], [0.24, 0.39]).endswith("as 2 do.")
-    assert "less so in layer 1 (0.35 against 0.46)" in ch06_heads.js_verdict([0.23, 0.46],
-                                                                              [0.21, 0.35])
-    assert "more so in layer 0" in ch06_heads.js_verdict([0.20, 0.40], [0.30, 0.40])
-    with pytest.raises(ValueError, match="same layers"):
-        ch06_heads.js_verdict([0.2], [0.2, 0.3])

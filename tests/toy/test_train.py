@@ -13,6 +13,7 @@ from tolerance import assert_same_run
 
 from book.toy import orders as O
 from book.toy import probe as P
+from book.toy import train
 from book.toy import train as T
 from book.toy.fit import fit
 from book.toy.model import INITS, NORMS, TinyEncoder
@@ -287,3 +288,8 @@ def test_training_code_reproduces_the_shipped_checkpoint():
         mine = model(batch.ids, batch.padding_mask).argmax(-1)[scored]
         theirs = shipped(batch.ids, batch.padding_mask).argmax(-1)[scored]
     assert float((mine == theirs).float().mean()) >= 0.99
+
+
+def test_a_missing_checkpoint_is_a_file_not_found_error():
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        train.load("/nonexistent/model.pt")

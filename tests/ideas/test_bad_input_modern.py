@@ -1,7 +1,7 @@
 """Bad input to every public function of chapter 11's idea modules (positions, gqa, flash, mla)
 and of chapter 8b's (pretrained, head_stats): a clear error that names the argument, never NaN.
 
-The kinds of argument and the property test are those of tests/test_bad_input.py (imported
+The kinds of argument and the property test are those of tests/ideas/test_bad_input.py (imported
 from it); this file only lists the cases, so the two lists grow without touching each other.
 """
 

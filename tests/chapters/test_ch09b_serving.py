@@ -1,0 +1,94 @@
+"""Chapter 9b (book.chapters.ch09b_serving): its three exercises (the KV cache's bytes, the
+positions a decode step computes, the cache that weighs as much as the weights). Its figures
+are tested with chapter 9's in tests/chapters/test_ch09_long_context.py (one test draws both)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import torch
+from conftest import check_exercise
+from conftest import check_message as message
+
+from book.chapters import ch09b_serving
+from book.face import checks
+from book.ideas import kvcache
+
+
+def test_cache_bytes_hints():
+    right = checks.reference("ch9b.cache_bytes")
+    assert "AND values" in message("ch9b.cache_bytes", right // 2)
+    assert "2 bytes" in message("ch9b.cache_bytes", right * 2)
+    assert "multiply by the layers" in message("ch9b.cache_bytes", right // 24)
+    assert "not MiB" in message("ch9b.cache_bytes", right // 2**20)
+    assert checks.check("ch9b.cache_bytes", float(right)).ok
+    assert checks.check("ch9b.cache_bytes", np.int64(right)).ok
+
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # see conftest.py
+KEYS = ("ch9b.cache_bytes", "ch9b.step_positions", "ch9b.cache_vs_weights")
+
+
+def test_three_exercises_of_its_own():
+    assert sorted(k for k in checks.registered() if k.startswith("ch9b.")) == sorted(KEYS)
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_reference_passes_and_mistakes_fail(key):
+    check_exercise(key)
+
+
+def test_references_are_computed_by_the_library():
+    # counted on the decoder the chapter uses while it generates, not typed in
+    model, prompt = kvcache.TinyDecoder(), torch.arange(ch09b_serving.PROMPT_LEN)
+    done = ch09b_serving.DONE
+    without = kvcache.positions_per_step(model, prompt, done + 1, use_cache=False)
+    cached = kvcache.positions_per_step(model, prompt, done + 1, use_cache=True)
+    assert checks.reference("ch9b.step_positions") == (without[done], cached[done])
+    assert without[done] == ch09b_serving.PROMPT_LEN + done and cached[done] == 1
+    # the blocks' weights (12 d² per layer, float16) over one token's cache
+    layers, d = 32, 4096
+    weights = layers * 12 * d * d * 2
+    tokens = checks.reference("ch9b.cache_vs_weights")
+    assert tokens * kvcache.cache_bytes(layers, 1, d, 2) == weights
+    assert tokens == 6 * d
+
+
+@pytest.mark.parametrize("answer,text", [((100, 1), "prompt"), ((107, 1), "Off by one"),
+                                         ((109, 1), "Off by one"),
+                                         ((108, 108), "read from memory"),
+                                         ((1, 108), "other way round"), ((108, 0), "new token"),
+                                         (108, "pair"), ((108, 1, 1), "pair"), ("ab", "pair"),
+                                         ((50, 1), "every token so far")])
+def test_step_positions_hints(answer, text):
+    assert text in message("ch9b.step_positions", answer)
+
+
+def test_step_positions_accepts_lists_arrays_and_floats():
+    right = checks.reference("ch9b.step_positions")
+    for answer in (list(right), np.array(right), tuple(float(v) for v in right),
+                   torch.tensor(right)):
+        assert checks.check("ch9b.step_positions", answer).ok, answer
+
+
+def test_cache_vs_weights_hints():
+    right = checks.reference("ch9b.cache_vs_weights")
+    assert "keys AND its values" in message("ch9b.cache_vs_weights", 2 * right)
+    assert "every layer" in message("ch9b.cache_vs_weights", 32 * right)
+    assert "feed-forward" in message("ch9b.cache_vs_weights", right // 3)
+    assert "weights themselves" in message("ch9b.cache_vs_weights", 32 * 12 * 4096**2)
+    assert "divided by" in message("ch9b.cache_vs_weights", right + 1)
+    assert checks.check("ch9b.cache_vs_weights", float(right)).ok
+    assert checks.check("ch9b.cache_vs_weights", np.int64(right)).ok
+
+
+@pytest.mark.parametrize("key,wrong", [("ch9b.cache_bytes", 1), ("ch9b.step_positions", (1, 1)),
+                                       ("ch9b.cache_vs_weights", 1)])
+def test_exercise_messages_in_chinese(chinese, key, wrong):
+    for answer in (checks.reference(key), wrong):
+        text = checks.check(key, answer).message
+        assert re.search("[\u4e00-\u9fff]", text), (key, text)
+        words = re.findall(r"[A-Za-z_]{3,}", text)
+        assert set(words) <= {"d_model", "float16", "MiB"}, (key, text)

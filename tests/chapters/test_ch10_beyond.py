@@ -1,0 +1,71 @@
+"""Chapter 10 (book.chapters.ch10_beyond): the pattern explorer (static and live faces) and the
+chapter's Chinese edition (the variants themselves, book.ideas.beyond, are tested in
+tests/ideas/test_beyond.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from book.chapters import ch10_beyond
+
+
+def test_pattern_explorer_controls_change_the_pattern():
+    fig = ch10_beyond.pattern_explorer()
+    assert [b.label for b in fig.layout.updatemenus[0].buttons] == list(ch10_beyond.PATTERN_KINDS)
+    steps = fig.layout.sliders[0].steps
+    assert steps[0].args[0]["z"] != steps[-1].args[0]["z"]
+    # each variant's button swaps in its grid, its title and its own slider steps, so the
+    # title names what is drawn whichever control moved last
+    buttons = fig.layout.updatemenus[0].buttons
+    assert len({json.dumps(b.args[0]["z"]) for b in buttons}) == len(buttons)
+    for kind, button in zip(ch10_beyond.PATTERN_KINDS, buttons, strict=True):
+        layout = button.args[1]
+        assert layout["title.text"].startswith(f"{kind}, w = 1")
+        assert [s["args"][1]["title.text"].split(":")[0] for s in layout["sliders[0].steps"]] \
+            == [f"{kind}, w = {w}" for w in (1, 2, 3, 4)]
+        assert layout["sliders[0].active"] == 0
+
+
+def test_pattern_live_extremes():
+    live = ch10_beyond.pattern_live()
+    for values in ({"kind": "hybrid", "window": 16, "dilation": 8, "n_global": 8, "n": 1},
+                   {"kind": "dilated", "window": 0, "dilation": 1, "n_global": 0, "n": 128}):
+        live.update(**values)
+        z = np.asarray(live.figure.data[0].z)
+        assert z.shape == (values["n"], values["n"]) and z.diagonal().all()
+
+
+def test_chapter10_figures_and_messages_in_chinese():
+    """The Chinese edition: the pattern explorer, the cost figures and the exercise messages
+    carry no English word (w, n, r, MiB and the like stay)."""
+    import re
+
+    from book.chapters import ch10_beyond
+    from book.kit import i18n
+
+    def english(texts):
+        words = re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", " ".join(t for t in texts if t))
+        return [w for w in words if w not in ("br", "extra", "MiB", "elu")]
+
+    i18n.set_language("zh")
+    try:
+        fig = ch10_beyond.pattern_explorer()
+        texts = [fig.layout.title.text, fig.layout.xaxis.title.text,
+                 fig.layout.yaxis.title.text, fig.data[0].hovertemplate,
+                 fig.layout.sliders[0].currentvalue.prefix]
+        for button in fig.layout.updatemenus[0].buttons:
+            texts += [button.label, button.args[1]["title.text"]]
+            texts += [s["args"][1]["title.text"] for s in button.args[1]["sliders[0].steps"]]
+        assert english(texts) == [], english(texts)
+        assert fig.layout.updatemenus[0].buttons[0].label == "完整"
+        cost = ch10_beyond.variant_cost_figure([16, 64], {"full": [1, 2], "linear": [1, 1]},
+                                               unit=i18n.tr("ch10.time_y"),
+                                               title=i18n.tr("ch10.time_title"))
+        assert english([t.name for t in cost.data] + [cost.layout.xaxis.title.text]) == []
+        message = ch10_beyond._ch10_linear_state(10_000 * 64)[1]
+        assert "序列" in message
+    finally:
+        i18n.set_language("en")
+    assert ch10_beyond.kind_label("window") == "window"
