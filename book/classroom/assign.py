@@ -45,7 +45,7 @@ python3 -m venv .venv
 .venv/bin/jupyter lab
 ```
 
-(torch is only needed for `02_mha_torch`; on a machine without a GPU,
+(torch is only needed for `02_mha_torch` and `06_stability`; on a machine without a GPU,
 `pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu` is smaller.)
 
 ## Work and hand in
@@ -78,6 +78,18 @@ PARTIAL_MISTAKES = {
         ("return 2 * n_layers * n_tokens * d_model * bytes_per_number",
          "return n_layers * n_tokens * d_model * bytes_per_number"),  # forgets the values
         ("scores = K @ q / np.sqrt(len(q))", "scores = K @ q"),  # no scaling
+    ],
+    "05_scaling": [
+        ("logs = np.log2(np.where(p > 0, p, 1.0))",
+         "logs = np.log(np.where(p > 0, p, 1.0))"),  # entropy in nats, as the book has it
+    ],
+    "06_stability": [
+        ("loss = (h - target).pow(2).mean()",
+         "loss = (h - target).pow(2).sum()"),  # a sum, not the mean the question asks for
+    ],
+    "07_masks": [
+        ("position = np.arange(n_q)[:, None] + (n_k - n_q)",
+         "position = np.arange(n_q)[:, None]"),  # causal mask aligned top-left
     ],
 }
 
