@@ -88,11 +88,11 @@ assignments: setup
 	$(PY) -m book.classroom assign $(UNSANDBOXED_FLAG)
 
 grade: setup
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder of submitted notebooks> [JOBS=2] [UNSANDBOXED=1]"; exit 2; }
-	$(PY) -m book.classroom grade "$(SUBMISSIONS)" --jobs $(or $(JOBS),1) $(UNSANDBOXED_FLAG)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder of submitted notebooks> [JOBS=2] [SEED=1234] [UNSANDBOXED=1]"; exit 2; }
+	$(PY) -m book.classroom grade "$(SUBMISSIONS)" --jobs $(or $(JOBS),$(shell nproc)) $(if $(SEED),--seed $(SEED)) $(UNSANDBOXED_FLAG)
 
 grade-demo: setup
-	$(PY) -m book.classroom demo $(UNSANDBOXED_FLAG)
+	$(PY) -m book.classroom demo --jobs $(or $(JOBS),$(shell nproc)) $(UNSANDBOXED_FLAG)
 
 grade-check: setup
 	$(PY) -m book.classroom check-sandbox $(UNSANDBOXED_FLAG)

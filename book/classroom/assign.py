@@ -9,6 +9,7 @@ a spec that disagrees with it stops generation.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -191,7 +192,8 @@ def _check_solutions(generated: dict[str, dict[str, Path]], unsandboxed: bool = 
     with tempfile.TemporaryDirectory(prefix="solutions-") as tmp:
         for stem, paths in generated.items():
             shutil.copy2(paths["solutions"], Path(tmp) / f"{stem}.ipynb")
-        rows = grade(tmp, None, progress=False, unsandboxed=unsandboxed)
+        rows = grade(tmp, None, progress=False, unsandboxed=unsandboxed,
+                     jobs=max(1, min(len(generated), os.cpu_count() or 1)))
     wrong = [r for r in rows if r["status"] != "graded" or r["score"] != r["possible"]]
     if wrong:
         lines = "\n".join(f"  {r['submission']} {r['question']}: {r['score']}/{r['possible']} "
