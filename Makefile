@@ -81,18 +81,20 @@ bench: setup browser-deps
 # Every notebook (the solutions here, the submissions below) runs in its own bubblewrap sandbox.
 # Grading fails closed: without a working bwrap these stop with the install hint and exit 3
 # (book/classroom enforces it). UNSANDBOXED=1 grades without a sandbox anyway, at the teacher's
-# own risk: every CSV row then says `unsandboxed`.
+# own risk: every CSV row then says `unsandboxed`. grade and grade-demo run one sandbox per core
+# unless JOBS= says otherwise (the CSV is the same); SEED= fixes the hidden inputs (e.g. the same
+# on every machine when a class is graded in parts; merge them with python -m book.classroom merge).
 UNSANDBOXED_FLAG = $(if $(filter 1,$(UNSANDBOXED)),--unsandboxed)
 
 assignments: setup
 	$(PY) -m book.classroom assign $(UNSANDBOXED_FLAG)
 
 grade: setup
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder of submitted notebooks> [JOBS=2] [UNSANDBOXED=1]"; exit 2; }
-	$(PY) -m book.classroom grade "$(SUBMISSIONS)" --jobs $(or $(JOBS),1) $(UNSANDBOXED_FLAG)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder of submitted notebooks> [JOBS=2] [SEED=1234] [UNSANDBOXED=1]"; exit 2; }
+	$(PY) -m book.classroom grade "$(SUBMISSIONS)" $(if $(JOBS),--jobs $(JOBS)) $(if $(SEED),--seed $(SEED)) $(UNSANDBOXED_FLAG)
 
 grade-demo: setup
-	$(PY) -m book.classroom demo $(UNSANDBOXED_FLAG)
+	$(PY) -m book.classroom demo $(if $(JOBS),--jobs $(JOBS)) $(UNSANDBOXED_FLAG)
 
 grade-check: setup
 	$(PY) -m book.classroom check-sandbox $(UNSANDBOXED_FLAG)

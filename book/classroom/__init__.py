@@ -11,6 +11,10 @@ outputs come back as JSON, and the teacher's process compares them with the book
     python -m book.classroom grade SUBMISSIONS  # → build/grades.csv (one row per question)
     python -m book.classroom demo               # fake submissions (full, partial, blank), graded
     python -m book.classroom check-sandbox      # hostile attempts from inside a sandbox
+    python -m book.classroom merge a.csv b.csv > all.csv   # a class graded in parts, as one
+
+``grade`` and ``demo`` run one sandbox per core at a time (``--jobs N``, ``make grade JOBS=N``);
+the CSV is the same whatever the number (rows in file order), but for the ``seconds`` column.
 
 Grading fails closed: where no sandbox works (bubblewrap missing, or unable to create one),
 these commands stop with the install hint and exit status 3 instead of running a notebook;
@@ -27,10 +31,10 @@ from .assign import (
            generate,
            sources,
 )
-from .grading import FIELDS, collect, grade, inspect, summary
+from .grading import FIELDS, collect, grade, inspect, merge, summary
 from .sandbox import Limits, SandboxUnavailable, isolation
 from .specs import ASSIGNMENTS
 
 __all__ = ["ASSIGNMENTS", "AssignmentError", "BUILD", "FIELDS", "Limits", "PARTIAL_MISTAKES",
            "ROOT", "SOURCES", "SandboxUnavailable", "collect", "fake_submissions", "generate",
-           "grade", "inspect", "isolation", "summary", "sources"]
+           "grade", "inspect", "isolation", "merge", "summary", "sources"]

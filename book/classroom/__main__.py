@@ -1,4 +1,5 @@
-"""``python -m book.classroom assign|grade|demo|check-sandbox``: see the package docstring.
+"""``python -m book.classroom assign|grade|demo|check-sandbox|fairness|merge``: see the package
+docstring.
 
 Without a working sandbox every command that runs a notebook stops before running one, prints
 why and how to install bubblewrap, and exits with status 3 (:data:`NO_SANDBOX`), unless the
@@ -26,6 +27,7 @@ from .sandbox import (
 )
 
 NO_SANDBOX = 3  # exit status: no working sandbox, and grading without one was not asked for
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _shown(path: Path) -> str:
@@ -51,18 +53,34 @@ def main(argv=None) -> int:
     p_fair = sub.add_parser("fairness", help="what constant answers, the reference and a "
                                              "float32 reference score, per question")
     p_fair.add_argument("--seeds", type=int, default=10, help="hidden inputs drawn this often")
+    p_merge = sub.add_parser("merge", help="several grades CSVs (a class graded in parts) as "
+                                           "one, on standard output; refuses duplicates")
+    p_merge.add_argument("csvs", type=Path, nargs="+")
     for p in (p_assign, p_grade, p_demo, p_check):
         p.add_argument("--unsandboxed", action="store_true",
                        default=os.environ.get("UNSANDBOXED") == "1",
                        help="where no sandbox works, run notebooks WITHOUT one (unsafe: they "
                             "run with your permissions); default: stop. UNSANDBOXED=1 too")
     for p in (p_grade, p_demo):
-        p.add_argument("--jobs", type=int, default=1, help="sandboxes at the same time")
+        p.add_argument("--jobs", type=int, default=CORES,
+                       help=f"sandboxes at the same time (default: the cores here, {CORES})")
         p.add_argument("--seed", type=int, default=None,
                        help="seed of the hidden inputs (default: fresh per batch)")
         p.add_argument("--timeout", type=float, default=Limits.wall_seconds,
                        help="wall-clock seconds per notebook")
     args = parser.parse_args(argv)
+    if args.command == "merge":  # runs nothing
+        from .grading import merge, write_csv
+
+        try:
+            rows = merge(args.csvs)
+        except (ValueError, OSError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        write_csv(rows, sys.stdout)
+        print(f"merged {len(args.csvs)} files: {len({r['submission'] for r in rows})} "
+              f"submissions, {len(rows)} rows", file=sys.stderr)
+        return 0
     if args.command == "fairness":  # runs only our own answers, in this process
         from .fairness import fair, format_table, table
 

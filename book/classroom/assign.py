@@ -9,6 +9,7 @@ a spec that disagrees with it stops generation.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -45,7 +46,7 @@ python3 -m venv .venv
 .venv/bin/jupyter lab
 ```
 
-(torch is only needed for `02_mha_torch`; on a machine without a GPU,
+(torch is only needed for `02_mha_torch` and `06_stability`; on a machine without a GPU,
 `pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu` is smaller.)
 
 ## Work and hand in
@@ -78,6 +79,18 @@ PARTIAL_MISTAKES = {
         ("return 2 * n_layers * n_tokens * d_model * bytes_per_number",
          "return n_layers * n_tokens * d_model * bytes_per_number"),  # forgets the values
         ("scores = K @ q / np.sqrt(len(q))", "scores = K @ q"),  # no scaling
+    ],
+    "05_scaling": [
+        ("logs = np.log2(np.where(p > 0, p, 1.0))",
+         "logs = np.log(np.where(p > 0, p, 1.0))"),  # entropy in nats, as the book has it
+    ],
+    "06_stability": [
+        ("loss = (h - target).pow(2).mean()",
+         "loss = (h - target).pow(2).sum()"),  # a sum, not the mean the question asks for
+    ],
+    "07_masks": [
+        ("position = np.arange(n_q)[:, None] + (n_k - n_q)",
+         "position = np.arange(n_q)[:, None]"),  # causal mask aligned top-left
     ],
 }
 
@@ -179,7 +192,8 @@ def _check_solutions(generated: dict[str, dict[str, Path]], unsandboxed: bool = 
     with tempfile.TemporaryDirectory(prefix="solutions-") as tmp:
         for stem, paths in generated.items():
             shutil.copy2(paths["solutions"], Path(tmp) / f"{stem}.ipynb")
-        rows = grade(tmp, None, progress=False, unsandboxed=unsandboxed)
+        rows = grade(tmp, None, progress=False, unsandboxed=unsandboxed,
+                     jobs=max(1, min(len(generated), os.cpu_count() or 1)))
     wrong = [r for r in rows if r["status"] != "graded" or r["score"] != r["possible"]]
     if wrong:
         lines = "\n".join(f"  {r['submission']} {r['question']}: {r['score']}/{r['possible']} "

@@ -150,9 +150,96 @@ def _a4_constants() -> dict[str, dict[str, Callable]]:
     return kinds | _int_constants(("kv_head", "cache_bytes"), extra=(2**30,))
 
 
+def _a5_constants() -> dict[str, dict[str, Callable]]:
+    def rows(scores):
+        return np.shape(scores)[:-1]
+
+    def scores_shape(q, k_t):
+        return (*np.shape(q)[:-1], np.shape(k_t)[-1])
+
+    def unit_rule(d_k, std_q, std_k):  # the book's unit-variance answer
+        return d_k
+
+    kinds = {
+        "zeros": {"dot_variance": lambda Q, K: 0.0, "predicted_variance": lambda *a: 0.0,
+                  "scaled_scores": lambda q, k_t: np.zeros(scores_shape(q, k_t)),
+                  "saturation": lambda s: (np.zeros(rows(s)), np.zeros(rows(s))),
+                  "softmax_backward": lambda z, g: np.zeros(np.shape(z))},
+        "ones": {"dot_variance": lambda Q, K: 1.0, "predicted_variance": lambda *a: 1.0,
+                 "scaled_scores": lambda q, k_t: np.ones(scores_shape(q, k_t)),
+                 "saturation": lambda s: (np.ones(rows(s)), np.ones(rows(s))),
+                 "softmax_backward": lambda z, g: np.ones(np.shape(z))},
+        "the input": {"dot_variance": lambda Q, K: float(np.shape(Q)[-1]),
+                      "predicted_variance": unit_rule,
+                      "scaled_scores": lambda q, k_t: np.asarray(q) @ np.asarray(k_t),
+                      "saturation": lambda s: (np.ones(rows(s)), np.zeros(rows(s))),
+                      "softmax_backward": lambda z, g: np.asarray(g, dtype=float)},
+        "uniform": {"saturation": lambda s: (np.full(rows(s), 1 / np.shape(s)[-1]),
+                                             np.full(rows(s), np.log2(np.shape(s)[-1])))},
+    }
+    return kinds
+
+
+def _a6_constants() -> dict[str, dict[str, Callable]]:
+    import torch
+
+    def n_layers(grad_norms):
+        return torch.as_tensor(grad_norms).shape[1]
+
+    return {
+        "zeros": {"collapse_steps": lambda g, f: torch.zeros(n_layers(g), dtype=torch.long),
+                  "rms_norm": lambda x, gain, eps=1e-6: torch.zeros_like(x),
+                  "pre_norm_block": lambda x, *w: torch.zeros_like(x),
+                  "post_norm_block": lambda x, *w: torch.zeros_like(x),
+                  "layer_gradient_norms": lambda x, t, W1, *r: torch.zeros(len(W1))},
+        "ones": {"collapse_steps": lambda g, f: torch.ones(n_layers(g), dtype=torch.long),
+                 "rms_norm": lambda x, gain, eps=1e-6: torch.ones_like(x),
+                 "pre_norm_block": lambda x, *w: torch.ones_like(x),
+                 "post_norm_block": lambda x, *w: torch.ones_like(x),
+                 "layer_gradient_norms": lambda x, t, W1, *r: torch.ones(len(W1))},
+        "the input / never": {
+            "collapse_steps": lambda g, f: torch.full((n_layers(g),), -1),
+            "rms_norm": lambda x, gain, eps=1e-6: x,
+            "pre_norm_block": lambda x, *w: x, "post_norm_block": lambda x, *w: x,
+            "layer_gradient_norms": lambda x, t, W1, *r: W1.flatten(1).norm(dim=1)},
+        "last step": {"collapse_steps": lambda g, f: torch.full((n_layers(g),),
+                                                                 len(g) - 1)},
+    }
+
+
+def _a7_constants() -> dict[str, dict[str, Callable]]:
+    def attention_shape(Q, V):
+        return (*np.shape(Q)[:2], np.shape(V)[-1])
+
+    def uniform_attention(Q, K, V, additive):  # ignores the scores, keeps the mask
+        allowed = np.isfinite(additive)
+        w = allowed / np.maximum(allowed.sum(axis=-1, keepdims=True), 1)
+        return w @ V, w
+
+    def kinds_for(fill, mask_fill):
+        return {"key_padding_blocked": lambda lengths, n_q, n_k: np.full(
+                    (len(lengths), n_q, n_k), mask_fill, dtype=bool),
+                "causal_additive": lambda n_q, n_k: np.full((n_q, n_k), fill),
+                "combine_masks": lambda a, b: np.full(np.shape(b), fill),
+                "masked_attention": lambda Q, K, V, a: (
+                    np.full(attention_shape(Q, V), fill), np.full(np.shape(a), fill))}
+
+    return {
+        "zeros / nothing blocked": kinds_for(0.0, False),
+        "-inf / all blocked": kinds_for(-np.inf, True),
+        "the input": {"combine_masks": lambda a, b: np.broadcast_to(a, np.shape(b)),
+                      "causal_additive": lambda n_q, n_k: np.where(
+                          np.tril(np.ones((n_q, n_k), dtype=bool)), 0.0, -np.inf),
+                      "masked_attention": lambda Q, K, V, a: (
+                          np.resize(V, attention_shape(Q, V)), np.asarray(a))},
+        "uniform": {"masked_attention": uniform_attention},
+    }
+
+
 CONSTANTS: dict[str, Callable[[], dict[str, dict[str, Callable]]]] = {
     "01_attention_numpy": _a1_constants, "02_mha_torch": _a2_constants,
-    "03_kv_cache": _a3_constants, "04_gqa": _a4_constants}
+    "03_kv_cache": _a3_constants, "04_gqa": _a4_constants, "05_scaling": _a5_constants,
+    "06_stability": _a6_constants, "07_masks": _a7_constants}
 
 
 # ---- correct answers computed in float32 -----------------------------------------------------
@@ -247,9 +334,77 @@ def _a4_float32() -> dict[str, Callable]:
     return {"gqa_attention": gqa_attention, "decode": decode}
 
 
+def _a5_float32() -> dict[str, Callable]:
+    import torch
+
+    def f32(a):
+        return torch.as_tensor(np.asarray(a), dtype=torch.float32)
+
+    def dot_variance(Q, K):
+        return float((f32(Q) * f32(K)).sum(-1).var(correction=0))
+
+    def scaled_scores(q, k_t):
+        return (f32(q) @ f32(k_t) / np.sqrt(np.float32(np.shape(q)[-1]))).numpy()
+
+    def saturation(scores):
+        p = torch.softmax(f32(scores), -1)
+        logs = torch.log2(torch.where(p > 0, p, torch.ones_like(p)))
+        return p.max(-1).values.numpy(), -(p * logs).sum(-1).numpy()
+
+    def softmax_backward(scores, grad_weights):
+        z = f32(scores).requires_grad_(True)
+        torch.softmax(z, -1).backward(f32(grad_weights))
+        return z.grad.numpy()
+
+    return {"dot_variance": dot_variance, "scaled_scores": scaled_scores,
+            "saturation": saturation, "softmax_backward": softmax_backward}
+
+
+def _a6_float32() -> dict[str, Callable]:
+    import torch
+
+    def rms_norm(x, gain, eps=1e-6):
+        x, gain = x.float(), gain.float()
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * gain
+
+    def pre_norm_block(x, W1, W2, gain):
+        x = x.float()
+        return x + torch.relu(rms_norm(x, gain) @ W1.float()) @ W2.float()
+
+    def post_norm_block(x, W1, W2, gain):
+        x = x.float()
+        return rms_norm(x + torch.relu(x @ W1.float()) @ W2.float(), gain)
+
+    def layer_gradient_norms(x, target, W1, W2, gain, pre_norm):
+        W1 = W1.detach().float().requires_grad_(True)
+        block = pre_norm_block if pre_norm else post_norm_block
+        h = x.float()
+        for layer in range(len(W1)):
+            h = block(h, W1[layer], W2[layer], gain[layer])
+        (h - target.float()).pow(2).mean().backward()
+        return W1.grad.flatten(1).norm(dim=1)
+
+    return {"rms_norm": rms_norm, "pre_norm_block": pre_norm_block,
+            "post_norm_block": post_norm_block, "layer_gradient_norms": layer_gradient_norms}
+
+
+def _a7_float32() -> dict[str, Callable]:
+    import torch
+
+    def masked_attention(Q, K, V, additive):
+        q, k, v, a = (torch.as_tensor(np.asarray(x), dtype=torch.float32)
+                      for x in (Q, K, V, additive))
+        scores = q @ k.transpose(-2, -1) / np.sqrt(np.float32(q.shape[-1])) + a
+        w = torch.nan_to_num(torch.softmax(scores, -1), nan=0.0)  # all -inf rows: 0
+        return (w @ v).numpy(), w.numpy()
+
+    return {"masked_attention": masked_attention}
+
+
 FLOAT32: dict[str, Callable[[], dict[str, Callable]]] = {
     "01_attention_numpy": _a1_float32, "02_mha_torch": _a2_float32,
-    "03_kv_cache": _a3_float32, "04_gqa": _a4_float32}
+    "03_kv_cache": _a3_float32, "04_gqa": _a4_float32, "05_scaling": _a5_float32,
+    "06_stability": _a6_float32, "07_masks": _a7_float32}
 
 
 def reference(stem: str, source_dir: Path = SOURCES) -> dict[str, object]:
@@ -258,9 +413,10 @@ def reference(stem: str, source_dir: Path = SOURCES) -> dict[str, object]:
 
     namespace: dict[str, object] = {}
     nb = nbformat.read(Path(source_dir) / f"{stem}.ipynb", as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            exec(compile(cell.source, f"{stem}.ipynb", "exec"), namespace)  # noqa: S102
+    with contextlib.redirect_stdout(io.StringIO()):  # what its "see it" cells print
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                exec(compile(cell.source, f"{stem}.ipynb", "exec"), namespace)  # noqa: S102
     return namespace
 
 

@@ -341,6 +341,55 @@ def summary(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def merge(paths) -> list[dict]:
+    """The rows of several ``grades.csv`` files (one class graded in parts, e.g. on several
+    machines), as one CSV: the submissions in the order one batch over all of them would use.
+
+    Raises ValueError, naming the files, where a file is not a finished grades CSV (another
+    header, an ``.incomplete`` file) or where a submission appears in two files or twice in
+    one: a class split over machines must grade each submission exactly once.
+    """
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise ValueError("merge needs at least one grades CSV: merge a.csv b.csv > all.csv")
+    rows: list[dict] = []
+    where: dict[str, int] = {}
+    for index, path in enumerate(paths):
+        if path.name.endswith(".incomplete"):
+            raise ValueError(f"{path} is an unfinished batch (grading was interrupted); grade "
+                             "that part again and merge its finished CSV")
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} is not a file; give the grades CSVs to merge")
+        with path.open(encoding="utf-8", newline="") as f:
+            reader = csv.DictReader(f)
+            if reader.fieldnames != FIELDS:
+                raise ValueError(f"{path} is not a grades CSV of this version: its header is "
+                                 f"{reader.fieldnames}, expected {FIELDS}")
+            mine: set[tuple] = set()
+            for row in reader:
+                key = (row["submission"], row["question"])
+                if key in mine:
+                    raise ValueError(f"{path} holds the row of {row['submission']!r} "
+                                     f"{row['question'] or '(no question)'} twice")
+                mine.add(key)
+                other = where.setdefault(row["submission"], index)
+                if other != index:
+                    raise ValueError(f"{row['submission']!r} was graded twice, in "
+                                     f"{paths[other]} and in {path}; grade each submission "
+                                     "on one machine only")
+                rows.append(row)
+    order = {label: index for index, label in enumerate(
+        sorted(where, key=lambda label: tuple(label.split("/"))))}
+    return sorted(rows, key=lambda r: order[r["submission"]])  # stable: questions keep order
+
+
+def write_csv(rows: list[dict], out) -> None:
+    """``rows`` (as read from grades CSVs: already made spreadsheet-safe) as CSV to ``out``."""
+    writer = csv.DictWriter(out, fieldnames=FIELDS)
+    writer.writeheader()
+    writer.writerows(rows)
+
+
 def read_csv(path) -> list[dict]:
     with Path(path).open(encoding="utf-8", newline="") as f:
         return list(csv.DictReader(io.StringIO(f.read())))

@@ -408,9 +408,294 @@ def _in_range(n_kv_heads: int):
     return _checker(body)
 
 
+
+# ---- assignment 5: why the scores are divided by √d_k --------------------------------------
+
+def _softmax_torch(scores) -> np.ndarray:
+    import torch
+
+    return torch.softmax(torch.from_numpy(np.asarray(scores, dtype=float)), -1).numpy()
+
+
+def _assignment_5(rng: np.random.Generator) -> list[Case]:
+    import torch
+
+    from book.ideas.attention import entropy, softmax
+
+    cases = []
+    q = "q1_variance"
+    cases.append(Case(q, "numbers (public)", 1, True, "dot_variance",
+                      [np.ones((3, 4)), np.ones((3, 4))], _scalar()))
+    # entries of standard deviation ≠ 1: an answer that returns d_k (the unit-variance rule)
+    # is wrong; the variance divides by n (numpy's default), as the question says
+    for points, n in zip((3, 2), (40, int(rng.integers(60, 120))), strict=True):
+        d_k, sq, sk = int(rng.integers(8, 64)), rng.uniform(0.3, 0.8), rng.uniform(1.3, 2.5)
+        Q, K = rng.normal(scale=sq, size=(n, d_k)), rng.normal(scale=sk, size=(n, d_k))
+        cases.append(Case(q, f"{n} pairs, d_k={d_k}", points, False, "dot_variance", [Q, K],
+                          close_to(np.sum(Q * K, axis=-1).var(), what="the variance")))
+    for points in (2, 2):
+        d_k, sq, sk = int(rng.integers(2, 512)), rng.uniform(0.2, 0.9), rng.uniform(1.1, 3.0)
+        cases.append(Case(q, f"predicted, d_k={d_k}", points, False, "predicted_variance",
+                          [d_k, float(sq), float(sk)], close_to(d_k * sq**2 * sk**2,
+                                                                 what="the variance")))
+
+    q = "q2_scores"
+    cases.append(Case(q, "shape (public)", 1, True, "scaled_scores",
+                      [np.ones((2, 3, 4)), np.ones((2, 4, 5))], shaped((2, 3, 5))))
+    # d_k differs from n_k, so dividing by the wrong axis's size is wrong
+    for points, (h, n_q, d_k, n_k) in zip((4, 5), ((2, 3, 16, 5), (4, 6, 8, 11)), strict=True):
+        q_, k = rng.normal(size=(h, n_q, d_k)), rng.normal(size=(h, n_k, d_k))
+        expected = (torch.from_numpy(q_) @ torch.from_numpy(k).transpose(-2, -1)
+                    / np.sqrt(d_k)).numpy()
+        cases.append(Case(q, f"{h} heads, d_k={d_k}, {n_k} keys", points, False,
+                          "scaled_scores", [q_, np.ascontiguousarray(k.transpose(0, 2, 1))],
+                          close_to(expected)))
+
+    q = "q3_saturation"
+    cases.append(Case(q, "shapes (public)", 1, True, "saturation", [np.zeros((2, 3, 4))],
+                      pair(shaped((2, 3)), shaped((2, 3)))))
+    moderate = rng.normal(scale=2.0, size=(3, 5, 8))
+    # large scores (exp overflows without subtracting the row's maximum) and masked keys
+    offset = rng.uniform(700, 1000, size=(6, 1))
+    large = rng.normal(scale=3.0, size=(6, 9)) + offset
+    large[rng.random(size=large.shape) < 0.3] = -np.inf
+    large[:, int(rng.integers(9))] = offset[:, 0]           # never a whole row masked
+    for points, scores, name in ((4, moderate, "3-d scores"),
+                                 (5, large, "large scores, masked keys")):
+        p = softmax(scores)
+        cases.append(Case(q, name, points, False, "saturation", [scores],
+                          pair(close_to(p.max(axis=-1), what="the largest weights"),
+                               close_to(entropy(p) / np.log(2), what="the entropies"))))
+
+    q = "q4_backward"
+    cases.append(Case(q, "shape (public)", 1, True, "softmax_backward",
+                      [np.zeros((3, 4)), np.ones((3, 4))], shaped((3, 4))))
+    for points, shape in zip((4, 5), ((5, 7), (2, 4, 6)), strict=True):
+        z, g = rng.normal(scale=1.5, size=shape), rng.normal(size=shape)
+        zt = torch.from_numpy(z).requires_grad_(True)
+        torch.softmax(zt, -1).backward(torch.from_numpy(g))   # autograd, here
+        cases.append(Case(q, f"shape {shape}", points, False, "softmax_backward", [z, g],
+                          close_to(zt.grad.numpy())))
+    return cases
+
+
+def _scalar(what: str = "the output"):
+    def body(output):
+        if isinstance(output, (list, str)) or output is None:
+            raise _Wrong(f"{what} is not one number")
+        if np.asarray(output).shape != ():
+            raise _Wrong(f"{what} has shape {np.asarray(output).shape}, expected one number")
+    return _checker(body)
+
+
+# ---- assignment 6: a stuck run, Pre-norm and Post-norm blocks ------------------------------
+
+def _rms_norm(x, gain, eps=1e-6):
+    return x / (x.pow(2).mean(dim=-1, keepdim=True) + eps).sqrt() * gain
+
+
+def _block(x, W1, W2, gain, pre_norm: bool):
+    import torch
+
+    if pre_norm:
+        return x + torch.relu(_rms_norm(x, gain) @ W1) @ W2
+    return _rms_norm(x + torch.relu(x @ W1) @ W2, gain)
+
+
+def _gradient_norms(x, target, W1, W2, gain, pre_norm: bool) -> np.ndarray:
+    import torch
+
+    W1 = torch.from_numpy(W1).requires_grad_(True)
+    h = torch.from_numpy(x)
+    for layer in range(len(W1)):
+        h = _block(h, W1[layer], torch.from_numpy(W2[layer]), torch.from_numpy(gain[layer]),
+                   pre_norm)
+    (h - torch.from_numpy(target)).pow(2).mean().backward()
+    return W1.grad.flatten(1).norm(dim=1).numpy()
+
+
+def _stuck_run(rng: np.random.Generator, n_steps: int, n_layers: int) -> np.ndarray:
+    """Per-layer gradient norms of a run whose lower layers stop learning: layer l decays
+    geometrically from its own start, lower layers faster; the top layers never collapse."""
+    start = rng.uniform(0.5, 2.0, size=n_layers)
+    rates = np.sort(rng.uniform(0.0, 0.25, size=n_layers))[::-1]
+    rates[-2:] = 0.0
+    steps = np.arange(n_steps)[:, None]
+    noise = np.exp(rng.normal(scale=0.1, size=(n_steps, n_layers)))
+    noise[0] = 1.0
+    return start * np.exp(-rates * steps) * noise
+
+
+def _collapse_steps(grad_norms: np.ndarray, fraction: float) -> np.ndarray:
+    out = []
+    for column in grad_norms.T:
+        below = np.nonzero(column < fraction * column[0])[0]
+        out.append(int(below[0]) if len(below) else -1)
+    return np.array(out)
+
+
+def _assignment_6(rng: np.random.Generator) -> list[Case]:
+    import torch
+
+    cases = []
+    q = "q1_collapse"
+    cases.append(Case(q, "shape (public)", 1, True, "collapse_steps", [np.ones((5, 3)), 0.5],
+                      shaped((3,)), tensor_args=True))
+    for points, (n_steps, n_layers, fraction) in zip(
+            (3, 3, 3), ((30, 4, 0.1), (int(rng.integers(40, 80)), 6, 0.05), (50, 8, 0.3)),
+            strict=True):
+        norms = _stuck_run(rng, n_steps, n_layers)
+        cases.append(Case(q, f"{n_steps} steps, {n_layers} layers, fraction {fraction}",
+                          points, False, "collapse_steps", [norms, fraction],
+                          equal_to(_collapse_steps(norms, fraction), "the steps"),
+                          tensor_args=True))
+
+    def weights(d, h, layers=None, std=None):
+        lead = () if layers is None else (layers,)
+        std = (2 / (d + h)) ** 0.5 if std is None else std
+        return (rng.normal(scale=std, size=(*lead, d, h)),
+                rng.normal(scale=std, size=(*lead, h, d)), rng.uniform(0.5, 1.5, size=(*lead, d)))
+
+    q = "q2_blocks"
+    cases.append(Case(q, "shapes (public)", 1, True, "pre_norm_block",
+                      [np.ones((2, 3, 4)), np.ones((4, 6)), np.ones((6, 4)), np.ones(4)],
+                      shaped((2, 3, 4)), tensor_args=True))
+    x = rng.normal(loc=0.5, scale=2.0, size=(3, 5, 8))
+    gain = rng.uniform(0.5, 1.5, size=8)
+    cases.append(Case(q, "rms_norm", 3, False, "rms_norm", [x, gain],
+                      close_to(_rms_norm(torch.from_numpy(x), torch.from_numpy(gain)).numpy()),
+                      tensor_args=True))
+    for points, pre in ((3, True), (3, False)):
+        x = rng.normal(loc=0.3, size=(4, 6, 8))
+        W1, W2, gain = weights(8, 12)
+        expected = _block(*(torch.from_numpy(a) for a in (x, W1, W2, gain)), pre).numpy()
+        cases.append(Case(q, "Pre-norm" if pre else "Post-norm", points, False,
+                          "pre_norm_block" if pre else "post_norm_block", [x, W1, W2, gain],
+                          close_to(expected), tensor_args=True))
+
+    q = "q3_gradients"
+    cases.append(Case(q, "shape (public)", 1, True, "layer_gradient_norms",
+                      [np.ones((5, 4)), np.zeros((5, 4)), np.ones((3, 4, 6)) / 10,
+                       np.ones((3, 6, 4)) / 10, np.ones((3, 4)), True],
+                      shaped((3,)), tensor_args=True))
+    for points, (layers, pre, std) in zip((3, 3, 3), ((4, True, None), (4, False, None),
+                                                      (int(rng.integers(6, 10)), False, 1.0)),
+                                          strict=True):
+        x, target = rng.normal(size=(16, 8)), rng.normal(size=(16, 8))
+        W1, W2, gain = weights(8, 12, layers, std)
+        expected = _gradient_norms(x, target, W1, W2, gain, pre)
+        cases.append(Case(q, f"{layers} {'Pre' if pre else 'Post'}-norm layers"
+                          + (", large weights" if std else ""), points, False,
+                          "layer_gradient_norms", [x, target, W1, W2, gain, pre],
+                          close_to(expected, what="the gradient norms"), tensor_args=True))
+    return cases
+
+
+# ---- assignment 7: masks in two conventions ------------------------------------------------
+
+def _additive(allowed: np.ndarray):
+    """An additive mask must be 0.0 exactly where allowed and -inf exactly where blocked."""
+    allowed = np.asarray(allowed, dtype=bool)
+
+    def body(output):
+        arr = _array(output, allowed.shape, "the mask").astype(float)
+        if not np.all((arr == 0) | np.isneginf(arr)):
+            raise _Wrong("the mask holds values other than 0.0 and -inf")
+        if not np.array_equal(arr == 0, allowed):
+            raise _Wrong("the mask allows or blocks the wrong entries")
+    return _checker(body)
+
+
+def _masked_reference(Q, K, V, allowed) -> tuple[np.ndarray, np.ndarray]:
+    """Per sequence and query: the book's attention on the allowed keys, zeros for a row that
+    allows none (the book's own function refuses such a row, rightly)."""
+    from book.ideas.attention import scaled_dot_product_attention
+
+    out = np.zeros((*Q.shape[:2], V.shape[-1]))
+    weights = np.zeros(allowed.shape)
+    for b in range(len(Q)):
+        for i in range(Q.shape[1]):
+            if allowed[b, i].any():
+                o, w = scaled_dot_product_attention(Q[b, i:i + 1], K[b], V[b],
+                                                    allowed[b, i:i + 1])
+                out[b, i], weights[b, i] = o[0], w[0]
+    return out, weights
+
+
+def _assignment_7(rng: np.random.Generator) -> list[Case]:
+    from book.ideas.masks import padding_mask
+
+    def blocked(lengths, n_q, n_k):
+        keys = ~padding_mask(lengths, n_k, side="left").numpy()      # book: True = real
+        return np.repeat(keys[:, None, :], n_q, axis=1)
+
+    def causal_allowed(n_q, n_k):
+        return np.tril(np.ones((n_q, n_k), dtype=bool), k=n_k - n_q)
+
+    cases = []
+    q = "q1_padding"
+    cases.append(Case(q, "shape (public)", 1, True, "key_padding_blocked",
+                      [np.array([2, 3]), 4, 3], shaped((2, 4, 3), bool)))
+    for points, (batch, n_q, n_k) in zip((3, 3, 3), ((3, 2, 6), (4, 5, 3),
+                                                     (int(rng.integers(5, 9)), 1, 10)),
+                                         strict=True):
+        lengths = rng.integers(1, n_k, size=batch)
+        lengths[0] = n_k                             # one sequence without padding
+        cases.append(Case(q, f"{batch} sequences, {n_q} queries, {n_k} keys", points, False,
+                          "key_padding_blocked", [lengths, n_q, n_k],
+                          equal_to(blocked(lengths, n_q, n_k), "the mask")))
+
+    q = "q2_causal"
+    cases.append(Case(q, "values (public)", 1, True, "causal_additive", [2, 3],
+                      shaped((2, 3))))
+    # one query at the end sees every key: all zeros, guessable; it counts only together
+    # with a drawn chunk
+    n_k = int(rng.integers(6, 12))
+    for points, (n_q, n_k_, group) in zip((0, 4, 5), ((1, 5, "a"), (3, n_k, "a"),
+                                                     (int(rng.integers(2, 6)), 14, "")),
+                                          strict=True):
+        cases.append(Case(q, f"{n_q} queries, {n_k_} keys", points, False, "causal_additive",
+                          [n_q, n_k_], _additive(causal_allowed(n_q, n_k_)), group=group,
+                          predictable=n_q == 1))
+    cases.append(Case(q, "square", 0, False, "causal_additive", [6, 6],
+                      _additive(causal_allowed(6, 6)), group="a", predictable=True))
+
+    q = "q3_combine"
+    cases.append(Case(q, "shape (public)", 1, True, "combine_masks",
+                      [np.zeros((2, 3)), np.zeros((4, 2, 3), dtype=bool)], shaped((4, 2, 3))))
+    for points, (batch, n_q, n_k) in zip((4, 5), ((2, 3, 5), (3, 4, 7)), strict=True):
+        additive = np.where(causal_allowed(n_q, n_k), 0.0, -np.inf)
+        block = rng.random(size=(batch, n_q, n_k)) < 0.4
+        allowed = causal_allowed(n_q, n_k)[None] & ~block
+        cases.append(Case(q, f"{batch} sequences, {n_q} × {n_k}", points, False,
+                          "combine_masks", [additive, block], _additive(allowed)))
+
+    q = "q4_attention"
+    cases.append(Case(q, "shapes (public)", 1, True, "masked_attention",
+                      [np.ones((2, 3, 4)), np.ones((2, 5, 4)), np.ones((2, 5, 6)),
+                       np.zeros((2, 3, 5))], pair(shaped((2, 3, 6)), shaped((2, 3, 5)))))
+    for points, (batch, n_q, n_k, empty) in zip((4, 5), ((2, 3, 6, False), (3, 4, 7, True)),
+                                                strict=True):
+        lengths = rng.integers(n_q + 1, n_k + 1, size=batch)
+        if empty:   # short sequences: their first queries sit on padding and see no key
+            lengths[1:] = rng.integers(1, n_q, size=batch - 1)
+        allowed = causal_allowed(n_q, n_k)[None] & ~blocked(lengths, n_q, n_k)
+        Q, K = rng.normal(size=(batch, n_q, 4)), rng.normal(size=(batch, n_k, 4))
+        V = rng.normal(size=(batch, n_k, 3))
+        out, w = _masked_reference(Q, K, V, allowed)
+        cases.append(Case(q, f"{batch} sequences" + (", rows with no key" if empty else ""),
+                          points, False, "masked_attention",
+                          [Q, K, V, np.where(allowed, 0.0, -np.inf)],
+                          pair(close_to(out), close_to(w, what="the weights"))))
+    return cases
+
+
 ASSIGNMENTS = {a.name: a for a in (
     Assignment("01_attention_numpy", "attention-01-numpy", _assignment_1),
     Assignment("02_mha_torch", "attention-02-mha-torch", _assignment_2),
     Assignment("03_kv_cache", "attention-03-kv-cache", _assignment_3),
     Assignment("04_gqa", "attention-04-gqa", _assignment_4),
+    Assignment("05_scaling", "attention-05-scaling", _assignment_5),
+    Assignment("06_stability", "attention-06-stability", _assignment_6),
+    Assignment("07_masks", "attention-07-masks", _assignment_7),
 )}

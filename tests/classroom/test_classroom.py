@@ -20,7 +20,8 @@ from book.classroom import sandbox
 from book.face import checks
 
 pytestmark = pytest.mark.slow
-STEMS = ("01_attention_numpy", "02_mha_torch", "03_kv_cache", "04_gqa")
+STEMS = ("01_attention_numpy", "02_mha_torch", "03_kv_cache", "04_gqa", "05_scaling",
+         "06_stability", "07_masks")
 # The scores below do not depend on the sandbox; where bwrap cannot run these tests grade our
 # own notebooks without it (the rows say so). Isolation: tests/test_classroom_adversarial.py.
 OWN_NOTEBOOKS = {"unsandboxed": True}
@@ -225,3 +226,22 @@ def test_make_fails_closed_without_bubblewrap_and_passes_unsandboxed_on(tmp_path
         commands = re.findall(r"^.*-m book\.classroom .*$", proc.stdout, re.M)
         assert len(commands) == 4, proc.stdout
         assert all(("--unsandboxed" in c) == flagged for c in commands), (extra, commands)
+
+
+def test_grading_in_parallel_gives_the_same_csv(generated, tmp_path):
+    """JOBS=2 and JOBS=1 write the same CSV (rows in file order), but for the wall-clock
+    ``seconds`` column; the hidden inputs are the same because the seed is."""
+    folder = tmp_path / "subs"
+    made = classroom.fake_submissions({s: generated[s] for s in ("01_attention_numpy",
+                                                                  "07_masks")}, folder)
+    assert len(made) == 6
+    texts = {}
+    for jobs in (1, 2):
+        csv_path = tmp_path / f"grades_{jobs}.csv"
+        classroom.grade(folder, csv_path, seed=31, jobs=jobs, progress=False, **OWN_NOTEBOOKS)
+        with csv_path.open(encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+        assert len({r["submission"] for r in rows}) == 6
+        texts[jobs] = [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+    assert texts[1] == texts[2]
+    assert [r["submission"] for r in texts[2]] == sorted(r["submission"] for r in texts[2])

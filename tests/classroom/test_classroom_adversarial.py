@@ -345,3 +345,60 @@ def test_inside_a_graded_notebook_every_hostile_attempt_fails(tmp_path):
     assert len(lines) == 10 and all(line.startswith("blocked") for line in lines), report
     assert victim.read_text() == "a classmate's notebook"
     assert not (classroom.ROOT / "SANDBOX_ESCAPE.txt").exists()
+
+
+# ---- the same attacks on the assignments of issue 24 ------------------------------------------
+
+NEW_STEMS = ("05_scaling", "06_stability", "07_masks")
+
+
+@pytest.fixture(scope="module")
+def new_batch(tmp_path_factory):
+    """Per new assignment: full, partial, blank, the partial one patching the comparisons,
+    the full one reading secrets and writing a .pth, and one that kills its kernel."""
+    src = tmp_path_factory.mktemp("src-new")
+    for stem in NEW_STEMS:
+        shutil.copy(classroom.SOURCES / f"{stem}.ipynb", src)
+    generated = classroom.generate(tmp_path_factory.mktemp("assign-new"), src,
+                                   check_solutions=False)
+    subs = tmp_path_factory.mktemp("submissions-new")
+    for stem, paths in generated.items():
+        full = nbformat.read(paths["solutions"], as_version=4)
+        partial = nbformat.read(paths["solutions"], as_version=4)
+        for old, new in classroom.PARTIAL_MISTAKES[stem]:
+            for c in partial.cells:
+                c.source = c.source.replace(old, new)
+        notebooks = {
+            "full": full, "partial": partial,
+            "blank": nbformat.read(paths["student"], as_version=4),
+            "patch_comparison": with_cells(partial, append=[PATCH_COMPARISON]),
+            "secrets_and_pth": with_cells(full, append=[READ_SECRETS, WRITE_PTH]),
+            "os_exit": with_cells(full, append=["import os\nos._exit(0)"]),
+        }
+        for kind, nb in notebooks.items():
+            (subs / f"{stem}__{kind}.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
+    watched = [subs, classroom.ROOT / "book", classroom.ROOT / "assignments"]
+    before = snapshot(*watched)
+    # the default limits: `import torch` (assignment 6) can take longer than LIMITS allow
+    rows = classroom.grade(subs, None, seed=5, jobs=2, progress=False)
+    return {"rows": rows, "before": before, "after": snapshot(*watched)}
+
+
+@pytest.mark.parametrize("stem", NEW_STEMS)
+def test_new_assignments_resist_the_same_attacks(new_batch, stem):
+    got = totals([r for r in new_batch["rows"] if r["submission"].startswith(stem)])
+    possible = sum(classroom.ASSIGNMENTS[f"attention-{stem[:2]}-{stem[3:]}"]
+                   .questions().values())
+    assert got[f"{stem}__full.ipynb"]["score"] == possible, got
+    partial = got[f"{stem}__partial.ipynb"]["score"]
+    assert 0 < partial < possible, got
+    assert got[f"{stem}__blank.ipynb"]["score"] == 0, got
+    assert got[f"{stem}__patch_comparison.ipynb"]["score"] == partial, got
+    assert got[f"{stem}__secrets_and_pth.ipynb"]["score"] == possible, got
+    assert got[f"{stem}__os_exit.ipynb"]["status"] == "error", got
+    assert "kernel died" in got[f"{stem}__os_exit.ipynb"]["detail"], got
+
+
+def test_nothing_outside_the_new_assignments_sandboxes_changes(new_batch):
+    before, after = new_batch["before"], new_batch["after"]
+    assert not [p for p in set(before) | set(after) if before.get(p) != after.get(p)]

@@ -3,6 +3,7 @@ on submitted files, accounting for every file, the CSV's life cycle, points and 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import zipfile
@@ -365,3 +366,123 @@ def test_a_float32_answer_passes_and_a_wrong_one_is_told_why():
     assert why and "differs from the reference" in why
     assert "float32 precision is accepted: rtol 0.0001, atol 1e-05" in why
     assert "inf or NaN" in large.check(np.full_like(x, np.nan))
+
+
+# ---- the three assignments of issue 24, a big class: parallel grading, merged CSVs -----------
+
+NEW_STEMS = ("05_scaling", "06_stability", "07_masks")
+
+
+@pytest.mark.parametrize("stem", NEW_STEMS)
+def test_new_assignments_have_at_least_eight_hidden_cases(stem):
+    [assignment] = [a for a in specs.ASSIGNMENTS.values() if a.stem == stem]
+    for seed in (0, 1):
+        hidden = [c for c in assignment.cases(seed) if not c.public]
+        assert len(hidden) >= 8, (stem, len(hidden))
+        assert sum(c.points for c in hidden) == 0.9 * sum(assignment.questions().values())
+
+
+@pytest.mark.parametrize("stem", sorted(classroom.PARTIAL_MISTAKES))
+def test_the_demo_mistake_earns_partial_credit(stem):
+    """The line replaced in the instructor notebook exists once, and the mistaken solution
+    scores strictly between 0 and full marks (scored in-process, as fairness.py does)."""
+    from book.classroom import fairness
+
+    [assignment] = [a for a in specs.ASSIGNMENTS.values() if a.stem == stem]
+    nb = nbformat.read(classroom.SOURCES / f"{stem}.ipynb", as_version=4)
+    namespace: dict = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        source = cell.source
+        for old, new in classroom.PARTIAL_MISTAKES[stem]:
+            assert sum(c.source.count(old) for c in nb.cells) == 1, old
+            source = source.replace(old, new)
+        with contextlib.redirect_stdout(io.StringIO()), np.errstate(all="ignore"):
+            try:
+                exec(compile(source, stem, "exec"), namespace)  # noqa: S102 - our own notebook
+            except Exception:  # noqa: BLE001 - a "see it" cell may fail on the mistake
+                pass
+    functions = {k: v for k, v in namespace.items() if callable(v) and not k.startswith("_")}
+    got = sum(fairness.scores(assignment, functions, seed=4).values())
+    assert 0 < got < sum(assignment.questions().values()), (stem, got)
+
+
+def rows_for(*submissions):
+    return [{"submission": s, "assignment": "attention-01-numpy", "question": q, "score": 1,
+             "possible": 10, "status": "graded", "detail": "", "seconds": 1.5,
+             "isolation": "bubblewrap"} for s in submissions for q in ("q1", "q2")]
+
+
+def written(path, rows):
+    with path.open("w", newline="", encoding="utf-8") as f:
+        grading.write_csv(rows, f)
+    return path
+
+
+def test_merge_gives_the_one_batch_order_and_refuses_duplicates(tmp_path):
+    whole = rows_for("a.ipynb", "b/x.ipynb", "b-y.ipynb", "c.ipynb")
+    one = written(tmp_path / "one.csv", [r for r in whole if r["submission"] in
+                                         ("c.ipynb", "b-y.ipynb")])
+    two = written(tmp_path / "two.csv", [r for r in whole if r["submission"] in
+                                         ("a.ipynb", "b/x.ipynb")])
+    merged = classroom.merge([one, two])
+    # as collect() orders files: by path parts, so the folder b/ comes before b-y.ipynb
+    assert [(r["submission"], r["question"]) for r in merged] == [
+        ("a.ipynb", "q1"), ("a.ipynb", "q2"), ("b/x.ipynb", "q1"), ("b/x.ipynb", "q2"),
+        ("b-y.ipynb", "q1"), ("b-y.ipynb", "q2"), ("c.ipynb", "q1"), ("c.ipynb", "q2")]
+    out = io.StringIO()
+    grading.write_csv(merged, out)
+    single = io.StringIO()
+    grading.write_csv(sorted(whole, key=lambda r: ["a.ipynb", "b/x.ipynb", "b-y.ipynb",
+                                                   "c.ipynb"].index(r["submission"])), single)
+    assert out.getvalue() == single.getvalue()
+    with pytest.raises(ValueError, match="'a.ipynb' was graded twice"):
+        classroom.merge([two, written(tmp_path / "three.csv", rows_for("a.ipynb"))])
+    with pytest.raises(ValueError, match="holds the row of 'a.ipynb' q1 twice"):
+        classroom.merge([written(tmp_path / "dup.csv", rows_for("a.ipynb", "a.ipynb"))])
+    (tmp_path / "old.csv").write_text("submission,score\nx,1\n")
+    with pytest.raises(ValueError, match="not a grades CSV"):
+        classroom.merge([one, tmp_path / "old.csv"])
+    with pytest.raises(ValueError, match="unfinished batch"):
+        classroom.merge([written(tmp_path / "grades.csv.incomplete", rows_for("z"))])
+    with pytest.raises(FileNotFoundError, match="not a file"):
+        classroom.merge([tmp_path / "missing.csv"])
+
+
+def test_merge_on_the_command_line(tmp_path, capsys):
+    from book.classroom.__main__ import main
+
+    one = written(tmp_path / "one.csv", rows_for("a.ipynb"))
+    two = written(tmp_path / "two.csv", rows_for("b.ipynb"))
+    assert main(["merge", str(two), str(one)]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0] == ",".join(classroom.FIELDS)
+    assert [line.split(",")[0] for line in out.splitlines()[1:]] == ["a.ipynb"] * 2 + [
+        "b.ipynb"] * 2
+    assert "merged 2 files: 2 submissions, 4 rows" in err
+    assert main(["merge", str(one), str(one)]) == 1
+    assert "graded twice" in capsys.readouterr().err
+
+
+def test_make_grade_runs_one_sandbox_per_core_by_default(tmp_path):
+    """No JOBS: make passes no --jobs and the command's default is the core count (no `nproc`
+    in the Makefile: it is missing on some systems); JOBS=n passes n."""
+    import os
+    import subprocess
+    import sys
+
+    from book.classroom.__main__ import CORES
+
+    assert CORES == len(os.sched_getaffinity(0))
+    for extra, flag in (([], ""), (["JOBS=1"], "--jobs 1 "), (["JOBS=3", "SEED=9"],
+                                                              "--jobs 3 --seed 9 ")):
+        proc = subprocess.run(["make", "-n", "--no-print-directory", f"SUBMISSIONS={tmp_path}",
+                               *extra, "grade"], cwd=classroom.ROOT, capture_output=True,
+                              text=True, timeout=60)
+        [command] = re.findall(r"^.*-m book\.classroom grade .*$", proc.stdout, re.M)
+        assert (flag in command + " ") if flag else "--jobs" not in command, (extra, command)
+    shown = subprocess.run([sys.executable, "-m", "book.classroom", "grade", "--help"],
+                           cwd=classroom.ROOT, capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "PYTHONPATH": str(classroom.ROOT)}).stdout
+    assert f"default: the cores here, {CORES}" in " ".join(shown.split())
