@@ -13,6 +13,7 @@ from book.chapters.ch09_long_context import METHOD_COLORS, log2_n_axis
 from book.face.checks import exercise, number
 from book.face.plotting import rounded
 from book.ideas import kvcache
+from book.kit import timing
 from book.kit.i18n import tr
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
@@ -119,10 +120,12 @@ PROMPT_LEN, DONE = 8, 100
 @cache
 def _ch9b_step_positions() -> tuple[int, int]:
     """Positions the next decode step runs through the layers, (without, with) the cache,
-    counted on the book's TinyDecoder (kvcache.positions_per_step)."""
+    counted on the book's TinyDecoder (kvcache.positions_per_step). On one thread: a tiny model
+    gains nothing from more, and on a busy machine they make each small step much slower."""
     model, prompt = kvcache.TinyDecoder(), torch.arange(PROMPT_LEN)
-    return tuple(kvcache.positions_per_step(model, prompt, DONE + 1, use_cache=use)[DONE]
-                 for use in (False, True))
+    with timing.torch_threads(1):
+        return tuple(kvcache.positions_per_step(model, prompt, DONE + 1, use_cache=use)[DONE]
+                     for use in (False, True))
 
 
 def _ch9b_step_mistakes() -> list:

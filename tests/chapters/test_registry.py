@@ -10,6 +10,7 @@ checklist it enforces)."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import yaml
 from conftest import ROOT
 
 from book import chapters
-from book.chapters import CHAPTERS, Chapter
+from book.chapters import CHAPTERS
 from book.face import checks
 
 CHAPTER_PART = "Chapters"  # the caption of the table of contents' part that holds the chapters
@@ -109,6 +110,11 @@ def test_the_registry_finds_the_teachers_guide_outside_the_chapters():
 
 # --- the check fails when a piece is missing (a made-up tree and chapter list) --------------
 
+def made_up(entry, page: str, module: str, strings: str, key: str):
+    """A chapter entry like ``entry`` with these four names (whatever else an entry holds)."""
+    return dataclasses.replace(entry, page=page, module=module, strings=strings, key=key)
+
+
 @pytest.fixture
 def tree(tmp_path):
     """A copy of what the check reads for chapter 9b, and the toc listing only it."""
@@ -152,7 +158,7 @@ def test_a_page_without_an_entry_and_an_entry_without_a_page_are_named(tree):
     shutil.copy(root / "chapters" / "09b_serving.ipynb", root / "chapters" / "12_new.ipynb")
     found = problems([entry], root)
     assert any("12_new.ipynb has no entry" in p for p in found), found
-    ghost = Chapter("13_ghost", "ch13_ghost", "ch13", "ch13")
+    ghost = made_up(entry, "13_ghost", "ch13_ghost", "ch13", "ch13")
     found = problems([entry, ghost], root)
     assert any("13_ghost: no page" in p for p in found)
     assert any("no module book/chapters/ch13_ghost.py" in p for p in found)
@@ -163,7 +169,7 @@ def test_a_new_page_that_follows_the_checklist_passes(tree):
     """What CONTRIBUTING.md asks of a new chapter page (as chapters/04b_toy_model.ipynb): the
     page in the toc, a CHAPTERS entry, its module, strings, catalogue and test file."""
     root, entry = tree
-    new = Chapter("04b_new", "ch04b_new", "ch04b", "ch4b")
+    new = made_up(entry, "04b_new", "ch04b_new", "ch04b", "ch4b")
     for src, dst in ((f"chapters/{entry.page}.ipynb", f"chapters/{new.page}.ipynb"),
                      (f"book/strings/{entry.strings}.toml", f"book/strings/{new.strings}.toml"),
                      (f"locale/zh_CN/LC_MESSAGES/chapters/{entry.page}.po",
@@ -192,6 +198,6 @@ def test_too_few_exercises_a_stray_key_and_a_shared_key_are_named(tree):
     assert any("'ch99.x'" in p for p in problems([entry], root, stray))
     # a chapter whose key is another chapter's (as 9b's was chapter 9's) cannot count its own
     ch9 = chapters.chapter("09_long_context")
-    twin = Chapter(entry.page, entry.module, entry.strings, ch9.key)
+    twin = made_up(entry, entry.page, entry.module, entry.strings, ch9.key)
     found = problems([twin], root, chapters.exercises())
     assert any("registered outside book.chapters.ch09b_serving" in p for p in found), found

@@ -373,7 +373,7 @@ CASES = [
          n_keys=Int(1, 4096), n_rows=Int(2, 100_000)),
     case("scaling.histogram", scaling.histogram, {"values": [0.0, 1.0], "lo": -1, "hi": 1},
          names={"lo": ["lo", "hi"], "hi": ["lo", "hi"]},
-         values=Array((1,)), lo=Real(high=0.99), hi=Real(low=-0.99), bins=Int(1, 10_000)),
+         values=Array((1,)), lo=Real(high=1), hi=Real(low=-1), bins=Int(1, 10_000)),
     case("scaling.raw_range", scaling.raw_range, {"d_k": 4}, d_k=Int(1, scaling.MAX_D_K)),
     # walkthrough
     case("walkthrough.example", walkthrough.example, {}, seed=Int(0), n_heads=Int(1, 8),
