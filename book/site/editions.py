@@ -12,6 +12,7 @@ Command line (used by the Makefile)::
     python -m book.site.editions config zh     # writes _build/zh/_config.yml from _config.yml
     python -m book.site.editions gettext        # .pot from the sources, then .po updated
     python -m book.site.editions publish        # _build/zh/_build/html -> _build/html/zh
+    python -m book.site.editions notebooks-zh   # the Chinese notebooks -> _build/notebooks-zh
     python -m book.site.editions preview zh chapters/02_scaling   # one chapter, quickly
 """
 from __future__ import annotations
@@ -114,10 +115,24 @@ def translate_captions(app, exception) -> None:
             page.write_text(new, encoding="utf-8")
 
 
+def chinese_downloads(app, exception) -> None:
+    """The Chinese pages' download button (.ipynb) gives the Chinese notebook: the copy of each
+    chapter notebook in the build's ``_sources`` is replaced by the one generated from the
+    catalogues (book/site/zh_notebooks.py; a segment without a translation stops the build)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    if edition_of(app.config.language) != "zh":
+        return
+    from book.site import zh_notebooks
+
+    zh_notebooks.write_notebooks(Path(app.outdir) / "_sources")
+
+
 def setup_sphinx(app) -> None:
     app.connect("config-inited", export_language)
     app.connect("html-page-context", language_switch)
     app.connect("build-finished", translate_captions)
+    app.connect("build-finished", chinese_downloads)
     # each Chinese page's own CJK font is written after these (book.site.sphinxext registers
     # book/site/page_fonts.py, which reads the edition from here)
 
@@ -171,6 +186,10 @@ def gettext() -> None:
     subprocess.run([str(Path(sys.executable).with_name("sphinx-intl")), "update",
                     "-p", str(pot), "-l", "zh_CN", "-d", str(ROOT / LOCALE_DIR),
                     "-w", "0"], check=True)
+    # the code cells' comments: locale/zh_CN/code/<page>.po (book/site/zh_notebooks.py)
+    from book.site import zh_notebooks
+
+    zh_notebooks.update_code_catalogues()
 
 
 def preview(edition: str, chapters: list[str]) -> Path:
@@ -210,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("config").add_argument("edition", choices=sorted(EDITIONS))
     sub.add_parser("gettext")
     sub.add_parser("publish")
+    sub.add_parser("notebooks-zh")
     view = sub.add_parser("preview")
     view.add_argument("edition", choices=sorted(EDITIONS))
     view.add_argument("chapters", nargs="+")
@@ -218,6 +238,11 @@ def main(argv: list[str] | None = None) -> int:
         print(write_config(args.edition))
     elif args.command == "gettext":
         gettext()
+    elif args.command == "notebooks-zh":
+        from book.site import zh_notebooks
+
+        written = zh_notebooks.write_notebooks()
+        print(f"{len(written)} Chinese notebooks in {zh_notebooks.OUT_DIR}")
     elif args.command == "preview":
         print(preview(args.edition, args.chapters))
     else:
