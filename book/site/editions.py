@@ -38,10 +38,21 @@ EDITIONS = {
 LOCALE_DIR = "locale"
 ZH_BUILD = Path("_build") / "zh"           # the Chinese edition's jupyter-book output path
 GETTEXT_BUILD = Path("_build") / "gettext"
-ZH_TITLE = "多头自注意力：用实验读懂"
+ZH_TITLE = "用实验学多头自注意力"   # the landing page's heading (index.po) says the same
 # The captions of _toc.yml's parts: jupyter-book adds the sidebar's toctrees after Sphinx's
 # gettext step, so the catalogues never see them; the Chinese build writes these instead.
-ZH_CAPTIONS = {"Chapters": "章节", "For teachers": "教师专区"}
+ZH_CAPTIONS = {"Chapters": "章节", "For teachers": "教师专区", "Reference": "参考"}
+# The themes' strings that their zh_CN catalogues leave English or word the Taiwan way, and the
+# Chinese edition's author line: locale/zh_CN/theme.toml (a data file, so that the English
+# edition's font subset does not carry them; book/site/fonts.py).
+ZH_THEME = ROOT / LOCALE_DIR / "zh_CN" / "theme.toml"
+
+
+def zh_theme() -> dict:
+    import tomllib
+
+    with ZH_THEME.open("rb") as handle:
+        return tomllib.load(handle)
 
 
 def edition_of(sphinx_language: str | None) -> str:
@@ -128,11 +139,30 @@ def chinese_downloads(app, exception) -> None:
     zh_notebooks.write_notebooks(Path(app.outdir) / "_sources")
 
 
+def theme_strings_in_chinese(app) -> None:
+    """The Chinese edition's theme strings from locale/zh_CN/theme.toml: each is put into the
+    message catalogue that Sphinx and the themes already loaded (the templates hold those
+    catalogues, so they are amended in place rather than replaced)."""
+    if edition_of(app.config.language) != "zh":
+        return
+    from sphinx import locale
+
+    strings = {(catalogue, message): text for catalogue, table in zh_theme().items()
+               if isinstance(table, dict) for message, text in table.items()}
+    for (catalogue, message), text in strings.items():
+        translator = locale.translators.get(("general", catalogue))
+        if translator is None or not hasattr(translator, "_catalog"):
+            raise RuntimeError(f"no loaded {catalogue!r} catalogue to put {message!r} in: "
+                               "did the theme change? see book/site/editions.py")
+        translator._catalog[message] = text
+
+
 def setup_sphinx(app) -> None:
     app.connect("config-inited", export_language)
     app.connect("html-page-context", language_switch)
     app.connect("build-finished", translate_captions)
     app.connect("build-finished", chinese_downloads)
+    app.connect("builder-inited", theme_strings_in_chinese)
     # each Chinese page's own CJK font is written after these (book.site.sphinxext registers
     # book/site/page_fonts.py, which reads the edition from here)
 
@@ -149,6 +179,7 @@ def write_config(edition: str, execute: bool = True) -> Path:
     sphinx["language"] = EDITIONS[edition]["sphinx"]
     if edition == "zh":
         config["title"] = ZH_TITLE
+        config["author"] = zh_theme()["author"]
         sphinx.setdefault("html_theme_options", {})["search_bar_text"] = "搜索本书…"
         # the larger CJK subset (book/site/fonts.py), after book.css so that its face wins; at the
         # build's end each page but the search page links its own subset instead
