@@ -28,6 +28,8 @@ from pathlib import Path
 
 import yaml
 
+from book.site import nbfiles
+
 ROOT = Path(__file__).resolve().parents[2]
 LOCALE = ROOT / "locale" / "zh_CN"
 PROSE_DIR = LOCALE / "LC_MESSAGES"
@@ -268,7 +270,8 @@ def write_notebooks(out_dir: Path = OUT_DIR, pages: list[str] | None = None) -> 
             continue
         path = Path(out_dir) / f"{page}.ipynb"
         path.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, path)
+        # as JupyterLab saves it, so that opening and saving the download changes nothing
+        path.write_text(nbfiles.as_jupyterlab_saves(nbformat.writes(nb)), encoding="utf-8")
         written.append(path)
     if problems:
         raise MissingTranslation("\n".join(problems))
