@@ -36,6 +36,8 @@ def test_every_chinese_text_uses_the_table():
     ("第二个序列有 3 个真实 token 和 2 个填充位置", "token"),
     ("用 $-\\infty$ 填充，一批中第二个序列", "fill"),
     ("有限值填充是许多库的做法", "fill"),
+    ("同一个掩码，用 -1e9 填充：每一行都是均匀分布", "fill"),
+    ("第 {head} 个头", "head_label"),
     ("批归一化把批次里所有句子的统计量汇总在一起", "batch_norm"),
     ("交给 PyTorch 的融合算子", "fused_kernel"),
     ("空洞注意力跳过了紧邻的词", "dilated"),
