@@ -157,12 +157,37 @@ def theme_strings_in_chinese(app) -> None:
         translator._catalog[message] = text
 
 
+def translate_code_comments(app, doctree, docname) -> None:
+    """The Chinese pages show the code cells' comments in Chinese: the same translations
+    (locale/zh_CN/code/<page>.po) as the Chinese notebooks, put into each code cell's source
+    block. Only comments change; the code that ran is the code shown."""
+    if edition_of(app.config.language) != "zh":
+        return
+    from docutils import nodes
+
+    from book.site import zh_notebooks
+
+    catalogue = zh_notebooks.load_catalogue(zh_notebooks.CODE_DIR / f"{Path(docname).name}.po")
+    if not catalogue:
+        return
+    for block in doctree.findall(nodes.literal_block):
+        parent = block.parent
+        if parent is None or "cell_input" not in parent.get("classes", []):
+            continue
+        text = block.astext()
+        translated = zh_notebooks.translate_comments(text, catalogue)
+        if translated != text:
+            block.children = [nodes.Text(translated)]
+            block.rawsource = translated
+
+
 def setup_sphinx(app) -> None:
     app.connect("config-inited", export_language)
     app.connect("html-page-context", language_switch)
     app.connect("build-finished", translate_captions)
     app.connect("build-finished", chinese_downloads)
     app.connect("builder-inited", theme_strings_in_chinese)
+    app.connect("doctree-resolved", translate_code_comments)
     # each Chinese page's own CJK font is written after these (book.site.sphinxext registers
     # book/site/page_fonts.py, which reads the edition from here)
 

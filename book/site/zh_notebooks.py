@@ -182,16 +182,21 @@ def comments(code: str) -> list[tuple[int, int, str]]:
     return found
 
 
-def translate_code(code: str, catalogue: dict[str, str], where: str = "") -> str:
-    """``code`` with each comment translated and ``book.setup()`` choosing Chinese.
-    A comment with no translation stays English (the catalogue test lists them)."""
+def translate_comments(code: str, catalogue: dict[str, str]) -> str:
+    """``code`` with each comment translated; one with no translation stays English (the
+    catalogue test lists them)."""
     lines = code.split("\n")
     for line_no, column, text in comments(code):
         translation = catalogue.get(text)
         if translation:
             line = lines[line_no - 1]
             lines[line_no - 1] = line[:column] + "# " + translation
-    translated = "\n".join(lines)
+    return "\n".join(lines)
+
+
+def translate_code(code: str, catalogue: dict[str, str], where: str = "") -> str:
+    """``code`` with each comment translated and ``book.setup()`` choosing Chinese."""
+    translated = translate_comments(code, catalogue)
     return re.sub(r"^book\.setup\(\)", SETUP_ZH, translated, flags=re.M)
 
 
