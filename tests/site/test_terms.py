@@ -59,3 +59,17 @@ def test_a_rejected_form_is_caught(text, concept):
 ])
 def test_what_is_not_prose_or_allowed_passes(text):
     assert not terms.violations(text), terms.violations(text)
+
+
+def test_the_glossary_tables_list_every_row():
+    """The glossary page's two tables (Chinese edition): one row per concept, one per error."""
+    from docutils import nodes
+
+    term_table, error_table = terms._glossary_nodes("zh")
+    term_rows = list(term_table.findall(nodes.row))
+    error_rows = list(error_table.findall(nodes.row))
+    assert len(term_rows) == len(terms.terms()) + 1          # + the header
+    assert len(error_rows) == len(terms.table()["errors"]) + 1
+    text = term_table.astext()
+    assert "词元" in text and "token" in text and "中文" in text
+    assert "mat1 and mat2 shapes cannot be multiplied" in error_table.astext()
