@@ -309,6 +309,10 @@ def test_chapter_in_jupyterlab(path, edition, lab, browser):
 
         errors = page.evaluate(ERRORS)
         assert not errors, f"{path.name}: error outputs {errors}"
+        if os.environ.get("BOOK_JUPYTER_SHOTS"):   # a folder: a screenshot after Run All
+            shots = Path(os.environ["BOOK_JUPYTER_SHOTS"])
+            shots.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shots / f"{edition}-{path.stem}.png"))
 
         # the prose: numbers, not roles; admonitions as boxes
         markdown = page.evaluate(f"() => Array.from({PANEL}.node.querySelectorAll("
