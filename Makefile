@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 HTML := _build/html/index.html
 
 .PHONY: setup book gettext test quick lint bench clean browser-deps assignments grade grade-demo \
-	grade-check git-filter test-jupyter
+	grade-check git-filter test-jupyter notebooks-zh
 
 $(STAMP): requirements-base.txt requirements.txt requirements-dev.txt requirements-model.txt \
 	pyproject.toml
@@ -46,6 +46,12 @@ book: setup
 # translated), changed ones marked fuzzy; tests/test_editions.py fails until both are 0.
 gettext: setup
 	$(PY) -m book.site.editions gettext
+
+# The chapters' Chinese notebooks, generated from the English ones and the catalogues (prose and
+# code comments; book.setup(language="zh") preset) in _build/notebooks-zh/chapters/. The Chinese
+# build writes the same files behind its pages' download button.
+notebooks-zh: setup
+	$(PY) -m book.site.editions notebooks-zh
 
 browser-deps:
 	@command -v chromium >/dev/null || { echo "Installing Debian's chromium for the browser tests"; \

@@ -36,7 +36,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
 CHAPTER_LIMIT, PLAIN_LIMIT, PAINT_LIMIT_MS = 4_000_000, 1_500_000, 1000
 LOADS = 3  # each page opened this many times by make bench; paint times are the medians
 COPY = ["book", "chapters", "assets", "locale", "_config.yml", "_toc.yml", "index.md",
-        "pyproject.toml"]
+        "glossary.md", "pyproject.toml"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # Records, from the start of navigation, when the first and the last plotly figure drew.

@@ -67,7 +67,10 @@ def kept(text: str) -> Counter:
     rest = text
     for kind, pattern in KEPT.items():
         for match in pattern.finditer(rest):
-            found[(kind, match.group(0) if kind != "link target" else match.group(1))] += 1
+            text = match.group(0) if kind != "link target" else match.group(1)
+            if kind.endswith("math"):   # words in a formula's \text{} are translated
+                text = re.sub(r"\\text\{[^{}]*\}", r"\\text{…}", text)
+            found[(kind, text)] += 1
         if kind in ("glued number", "display math", "inline math"):
             rest = pattern.sub(" ", rest)   # what is inside math is not a code span
     return found

@@ -39,6 +39,11 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 REPRESENTATIVE = ("03_walkthrough", "09_long_context", "10_beyond")
 SELECTED = CHAPTERS if os.environ.get("BOOK_JUPYTER_ALL") == "1" else \
     [p for p in CHAPTERS if p.stem in REPRESENTATIVE]
+# The Chinese notebooks generated from the catalogues (book/site/zh_notebooks.py): three run
+# here too, and their prose and figures must be Chinese.
+ZH_CHAPTERS = ("01_intuition", "02_scaling", "03_walkthrough")
+CASES = [(p, "en") for p in SELECTED] + [(p, "zh") for p in CHAPTERS if p.stem in ZH_CHAPTERS]
+CJK = re.compile("[\u4e00-\u9fff]")
 RUN_ALL_TIMEOUT_S = 240
 RAW = re.compile(r"\{glue|\{eval\}|:::\{|```\{|book\.glued\(")
 
@@ -58,6 +63,10 @@ def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     for nb in CHAPTERS:
         shutil.copy2(nb, root / nb.name)
+    from book.site import zh_notebooks
+
+    zh_notebooks.write_notebooks(root / "zh", [f"chapters/{p.stem}" for p, e in CASES
+                                               if e == "zh"])
     settings = root.parent / (root.name + "-settings")
     plugin = settings / "@jupyterlab" / "docmanager-extension"
     plugin.mkdir(parents=True)
@@ -255,10 +264,12 @@ def _exercise_live(page, output) -> str | None:
     return "figure did not redraw after a control change"
 
 
-@pytest.mark.parametrize("path", SELECTED, ids=[p.stem for p in SELECTED])
-def test_chapter_in_jupyterlab(path, lab, browser):
+@pytest.mark.parametrize(("path", "edition"), CASES,
+                         ids=[p.stem if e == "en" else f"zh-{p.stem}" for p, e in CASES])
+def test_chapter_in_jupyterlab(path, edition, lab, browser):
     url, root = lab
-    copy = root / path.name
+    where = path.name if edition == "en" else f"zh/chapters/{path.name}"
+    copy = root / where
     original = copy.read_bytes()
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     console = []
@@ -266,7 +277,7 @@ def test_chapter_in_jupyterlab(path, lab, browser):
     page.on("pageerror", lambda e: console.append(f"page error: {e}"))
     try:
         # ?reset: a fresh workspace, so that no tab of an earlier chapter is restored beside it
-        page.goto(f"{url}/lab/tree/{path.name}?reset", wait_until="domcontentloaded")
+        page.goto(f"{url}/lab/tree/{where}?reset", wait_until="domcontentloaded")
         page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell"
                                " && window.jupyterapp.shell.currentWidget"
                                " && window.jupyterapp.shell.currentWidget.sessionContext",
@@ -298,6 +309,10 @@ def test_chapter_in_jupyterlab(path, lab, browser):
 
         errors = page.evaluate(ERRORS)
         assert not errors, f"{path.name}: error outputs {errors}"
+        if os.environ.get("BOOK_JUPYTER_SHOTS"):   # a folder: a screenshot after Run All
+            shots = Path(os.environ["BOOK_JUPYTER_SHOTS"])
+            shots.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shots / f"{edition}-{path.stem}.png"))
 
         # the prose: numbers, not roles; admonitions as boxes
         markdown = page.evaluate(f"() => Array.from({PANEL}.node.querySelectorAll("
@@ -312,6 +327,14 @@ def test_chapter_in_jupyterlab(path, lab, browser):
                               ".jp-MarkdownCell .admonition').length")
         assert boxes >= n_admonitions, f"{path.name}: {boxes} boxes for {n_admonitions} " \
                                        "admonitions"
+        if edition == "zh":   # Chinese prose (a block of Latin letters only is English)
+            english = [m for m in markdown
+                       if len(re.findall("[A-Za-z]", m)) >= 40 and not CJK.search(m)]
+            assert not english, f"{where}: English prose in the Chinese notebook: {english[0]!r}"
+            figure_text = page.evaluate(f"() => Array.from({PANEL}.node.querySelectorAll("
+                                        "'.js-plotly-plot .main-svg text')).map(t => "
+                                        "t.textContent).join(' ')")
+            assert CJK.search(figure_text), f"{where}: no Chinese in the figures"
         n_eval = source.count("{eval}")
         shown, failed = page.evaluate(EXPRESSIONS)
         assert not failed, f"{path.name}: prose roles that did not evaluate: {failed[:5]}"

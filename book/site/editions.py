@@ -12,6 +12,7 @@ Command line (used by the Makefile)::
     python -m book.site.editions config zh     # writes _build/zh/_config.yml from _config.yml
     python -m book.site.editions gettext        # .pot from the sources, then .po updated
     python -m book.site.editions publish        # _build/zh/_build/html -> _build/html/zh
+    python -m book.site.editions notebooks-zh   # the Chinese notebooks -> _build/notebooks-zh
     python -m book.site.editions preview zh chapters/02_scaling   # one chapter, quickly
 """
 from __future__ import annotations
@@ -37,10 +38,21 @@ EDITIONS = {
 LOCALE_DIR = "locale"
 ZH_BUILD = Path("_build") / "zh"           # the Chinese edition's jupyter-book output path
 GETTEXT_BUILD = Path("_build") / "gettext"
-ZH_TITLE = "多头自注意力：用实验读懂"
+ZH_TITLE = "用实验学多头自注意力"   # the landing page's heading (index.po) says the same
 # The captions of _toc.yml's parts: jupyter-book adds the sidebar's toctrees after Sphinx's
 # gettext step, so the catalogues never see them; the Chinese build writes these instead.
-ZH_CAPTIONS = {"Chapters": "章节", "For teachers": "教师专区"}
+ZH_CAPTIONS = {"Chapters": "章节", "For teachers": "教师专区", "Reference": "参考"}
+# The themes' strings that their zh_CN catalogues leave English or word the Taiwan way, and the
+# Chinese edition's author line: locale/zh_CN/theme.toml (a data file, so that the English
+# edition's font subset does not carry them; book/site/fonts.py).
+ZH_THEME = ROOT / LOCALE_DIR / "zh_CN" / "theme.toml"
+
+
+def zh_theme() -> dict:
+    import tomllib
+
+    with ZH_THEME.open("rb") as handle:
+        return tomllib.load(handle)
 
 
 def edition_of(sphinx_language: str | None) -> str:
@@ -114,10 +126,68 @@ def translate_captions(app, exception) -> None:
             page.write_text(new, encoding="utf-8")
 
 
+def chinese_downloads(app, exception) -> None:
+    """The Chinese pages' download button (.ipynb) gives the Chinese notebook: the copy of each
+    chapter notebook in the build's ``_sources`` is replaced by the one generated from the
+    catalogues (book/site/zh_notebooks.py; a segment without a translation stops the build)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    if edition_of(app.config.language) != "zh":
+        return
+    from book.site import zh_notebooks
+
+    zh_notebooks.write_notebooks(Path(app.outdir) / "_sources")
+
+
+def theme_strings_in_chinese(app) -> None:
+    """The Chinese edition's theme strings from locale/zh_CN/theme.toml: each is put into the
+    message catalogue that Sphinx and the themes already loaded (the templates hold those
+    catalogues, so they are amended in place rather than replaced)."""
+    if edition_of(app.config.language) != "zh":
+        return
+    from sphinx import locale
+
+    strings = {(catalogue, message): text for catalogue, table in zh_theme().items()
+               if isinstance(table, dict) for message, text in table.items()}
+    for (catalogue, message), text in strings.items():
+        translator = locale.translators.get(("general", catalogue))
+        if translator is None or not hasattr(translator, "_catalog"):
+            raise RuntimeError(f"no loaded {catalogue!r} catalogue to put {message!r} in: "
+                               "did the theme change? see book/site/editions.py")
+        translator._catalog[message] = text
+
+
+def translate_code_comments(app, doctree, docname) -> None:
+    """The Chinese pages show the code cells' comments in Chinese: the same translations
+    (locale/zh_CN/code/<page>.po) as the Chinese notebooks, put into each code cell's source
+    block. Only comments change; the code that ran is the code shown."""
+    if edition_of(app.config.language) != "zh":
+        return
+    from docutils import nodes
+
+    from book.site import zh_notebooks
+
+    catalogue = zh_notebooks.load_catalogue(zh_notebooks.CODE_DIR / f"{Path(docname).name}.po")
+    if not catalogue:
+        return
+    for block in doctree.findall(nodes.literal_block):
+        parent = block.parent
+        if parent is None or "cell_input" not in parent.get("classes", []):
+            continue
+        text = block.astext()
+        translated = zh_notebooks.translate_comments(text, catalogue)
+        if translated != text:
+            block.children = [nodes.Text(translated)]
+            block.rawsource = translated
+
+
 def setup_sphinx(app) -> None:
     app.connect("config-inited", export_language)
     app.connect("html-page-context", language_switch)
     app.connect("build-finished", translate_captions)
+    app.connect("build-finished", chinese_downloads)
+    app.connect("builder-inited", theme_strings_in_chinese)
+    app.connect("doctree-resolved", translate_code_comments)
     # each Chinese page's own CJK font is written after these (book.site.sphinxext registers
     # book/site/page_fonts.py, which reads the edition from here)
 
@@ -134,6 +204,7 @@ def write_config(edition: str, execute: bool = True) -> Path:
     sphinx["language"] = EDITIONS[edition]["sphinx"]
     if edition == "zh":
         config["title"] = ZH_TITLE
+        config["author"] = zh_theme()["author"]
         sphinx.setdefault("html_theme_options", {})["search_bar_text"] = "搜索本书…"
         # the larger CJK subset (book/site/fonts.py), after book.css so that its face wins; at the
         # build's end each page but the search page links its own subset instead
@@ -171,6 +242,10 @@ def gettext() -> None:
     subprocess.run([str(Path(sys.executable).with_name("sphinx-intl")), "update",
                     "-p", str(pot), "-l", "zh_CN", "-d", str(ROOT / LOCALE_DIR),
                     "-w", "0"], check=True)
+    # the code cells' comments: locale/zh_CN/code/<page>.po (book/site/zh_notebooks.py)
+    from book.site import zh_notebooks
+
+    zh_notebooks.update_code_catalogues()
 
 
 def preview(edition: str, chapters: list[str]) -> Path:
@@ -210,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("config").add_argument("edition", choices=sorted(EDITIONS))
     sub.add_parser("gettext")
     sub.add_parser("publish")
+    sub.add_parser("notebooks-zh")
     view = sub.add_parser("preview")
     view.add_argument("edition", choices=sorted(EDITIONS))
     view.add_argument("chapters", nargs="+")
@@ -218,6 +294,11 @@ def main(argv: list[str] | None = None) -> int:
         print(write_config(args.edition))
     elif args.command == "gettext":
         gettext()
+    elif args.command == "notebooks-zh":
+        from book.site import zh_notebooks
+
+        written = zh_notebooks.write_notebooks()
+        print(f"{len(written)} Chinese notebooks in {zh_notebooks.OUT_DIR}")
     elif args.command == "preview":
         print(preview(args.edition, args.chapters))
     else:

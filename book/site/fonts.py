@@ -40,7 +40,10 @@ _CJK = re.compile("[" + "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in CJK_RANGES)
 SOURCES = ("chapters/*.ipynb", "chapters/*.md", "book/**/*.py", "*.md", "assignments/**/*.py",
            "assignments/**/*.ipynb")
 STRINGS = "book/strings/*.toml"          # figure strings: English ones, Chinese ones
-ZH_SOURCES = ("locale/zh_CN/LC_MESSAGES/**/*.po",)   # the Chinese edition's prose
+# the Chinese edition's prose, its glossary page's tables (the English page only links them)
+# and its site chrome
+ZH_SOURCES = ("locale/zh_CN/LC_MESSAGES/**/*.po", "locale/zh_CN/code/*.po", "locale/terms.toml",
+              "locale/zh_CN/theme.toml")
 # Noto Sans CJK collections hold JP, KR, SC, TC, HK faces; pick the simplified Chinese one.
 SC_NAME = "Noto Sans CJK SC"
 

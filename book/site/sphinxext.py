@@ -43,7 +43,7 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from book.site import editions, page_fonts
+from book.site import editions, page_fonts, terms
 
 PLOTLY_JS = "vendor/plotly-book.min.js"
 PLOTLY_BUNDLE = "plotly-book.min.js"  # in assets/vendor/plotly/
@@ -472,6 +472,7 @@ def setup(app):
     os.environ["BOOK_BUILD"] = "1"
     app.add_role("eval", _glued_role()(), override=True)
     editions.setup_sphinx(app)
+    terms.setup_sphinx(app)   # the glossary page's tables, from locale/terms.toml
     # after every other step that writes the pages (the translated captions among them): each
     # page's own CJK font, subset to the characters it shows
     app.connect("build-finished", page_fonts.page_subsets, priority=900)

@@ -158,7 +158,7 @@ def test_chapter_8_figures_speak_chinese(model, small_model, some_orders, chines
         assert not english, english[:5]
     caption = figs[0].layout.annotations[0].text
     assert "a bowl of" not in caption and "模型" in caption and "不要" in caption
-    assert roles.head_name(1, 3) == "第 1 层第 3 个头"
+    assert roles.head_name(1, 3) == "第 1 层 · 头 3"
     assert "应为" in " ".join(roles.order_view_data(model, TEXTS[2])["marks"])
     ok, message = chapters.exercises()["ch8.row_entropy"].checker(lambda p: 1.0)
     assert not ok and not ENGLISH_PHRASE.search(message)

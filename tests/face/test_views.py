@@ -71,7 +71,7 @@ def test_the_views_speak_the_book_language():
     i18n.set_language("zh")
     try:
         fig = views.head_view(_sentences(), ["一", "二"])
-        assert fig.layout.title.text == "第 0 层 · 第 0 个头"
+        assert fig.layout.title.text == "第 0 层 · 头 0"
         assert fig.layout.xaxis.title.text == "键（被关注）"
         model = views.model_view(_sentences(), ["一", "二"])
         assert model.layout.title.text == "第 0 层：它的 4 个头"
