@@ -106,12 +106,33 @@ def _promise_transform():
             if not enabled():
                 return
             language = edition_of_config(self.config)
-            for node in list(self.document.findall(nodes.Text)):
-                new = without_promise(str(node), language)
-                if new != str(node):
-                    node.parent.replace(node, nodes.Text(new))
+            for paragraph in list(self.document.findall(nodes.paragraph)):
+                rewrite_paragraph(paragraph, language)
 
     return WithoutPromise
+
+
+def rewrite_paragraph(paragraph, language: str = "en") -> bool:
+    """Replace the promise of a folded solution in a docutils ``paragraph``; whether it had
+    one. MyST keeps each soft line break as a Text node of its own, so each run of Text
+    siblings is joined first: a sentence over two lines is one string."""
+    from docutils import nodes
+
+    if without_promise(paragraph.astext(), language) == paragraph.astext():
+        return False
+    children, run = [], []
+    for child in [*paragraph.children, None]:
+        if isinstance(child, nodes.Text):
+            run.append(str(child))
+            continue
+        if run:
+            children.append(nodes.Text(without_promise("".join(run), language)))
+            run = []
+        if child is not None:
+            children.append(child)
+    paragraph.children = []
+    paragraph.extend(children)
+    return True
 
 
 def edition_of_config(config) -> str:

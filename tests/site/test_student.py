@@ -29,9 +29,10 @@ def _exercise_keys(cells) -> list[str]:
 
 
 def _solution_lines(cells) -> set[str]:
-    """The lines of the worked solutions that appear nowhere else in the notebook: what must
-    not reach a student."""
+    """The lines of the worked solutions that appear nowhere else in the notebook, nor in the
+    book's own code (which pages print with show_source): what must not reach a student."""
     others = "\n".join(c["source"] for c in cells if not student.is_solution(c))
+    others += "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "book").rglob("*.py"))
     return {line.strip() for c in cells if student.is_solution(c)
             for line in c["source"].splitlines()
             if len(line.strip()) >= 12 and line.strip() not in others}
@@ -91,6 +92,20 @@ def test_the_promise_of_a_folded_solution_is_replaced_in_both_editions():
             assert "folded below" not in new and "折叠" not in new, (language, new)
 
 
+def test_a_promise_over_two_lines_of_a_paragraph_is_rewritten():
+    """MyST keeps a soft line break as a Text node of its own (chapter 1's sentence)."""
+    from docutils import nodes
+
+    paragraph = nodes.paragraph("", "", nodes.Text("Replace "), nodes.literal("...", "..."),
+                                nodes.Text(" and run the cell. The worked solution"),
+                                nodes.Text("\n"), nodes.Text("is folded below each one."))
+    assert student.rewrite_paragraph(paragraph, "en")
+    text = paragraph.astext()
+    assert "folded" not in text and i18n.table()["guide.solutions_left_out"]["en"] in text
+    assert text.startswith("Replace ...") and paragraph.children[1].astext() == "..."
+    assert not student.rewrite_paragraph(nodes.paragraph("", "Nothing here."), "en")
+
+
 def test_the_switch_reads_only_0_or_1(monkeypatch):
     monkeypatch.setenv(student.ENV, "1")
     assert student.enabled()
@@ -135,6 +150,12 @@ def test_the_student_edition_has_no_worked_solution_and_every_exercise(built_stu
         for key in _exercise_keys(cells):
             assert f'"{key}"' in text, f"{page.name}: exercise {key} is missing"
             found_keys += 1
+        # the grep sees code: every line of the exercise cells is found the same way
+        for cell in cells:
+            if cell["cell_type"] == "code" and "check(" in cell["source"] \
+                    and not student.is_solution(cell):
+                for line in cell["source"].splitlines():
+                    assert line.strip() in text, (page.name, line)
         solutions = sum(student.is_solution(c) for c in cells)
         assert text.count(note) == solutions, page.name
         withheld += solutions
