@@ -423,29 +423,27 @@ def _item(item: str, language: str) -> str:
 
 
 def outcome_table(language: str = "en") -> str:
-    """The table from every chapter's outcomes to what practises them (present items only)."""
+    """The table from every chapter's outcomes to what practises them (present items only):
+    two columns, so that it fits a phone's width."""
     from book.chapters import CHAPTERS
 
-    keys = _known_keys()
-    head = [_t(k, language) for k in ("col_outcome", "col_exercises", "col_questions",
-                                      "col_assignments")]
-    rows = ["| " + " | ".join(head) + " |", "|---|---|---|---|"]
+    keys, sep = _known_keys(), _t("sep", language)
+    rows = [f"| {_t('col_outcome', language)} | {_t('col_practice', language)} |", "|---|---|"]
     for chapter in CHAPTERS:
         page = chapter.page
-        rows.append(f"| **{_chapter_link(page, language)}** | | | |")
+        rows.append(f"| **{_chapter_link(page, language)}** | |")
         mapped = OUTCOME_MAP.get(page, ())
         named = {i for items in mapped for i in items}
         for text, items in zip(outcomes(page), mapped, strict=False):
             items = [i for i in items if _known(i, keys) and _present(i)]
-            cells = [[f"`{i}`" for i in items if not i.startswith((Q, A))],
-                     [f"Q{_question_number(i)}" for i in items if i.startswith(Q)],
-                     [f"`{i[len(A):]}`" for i in items if i.startswith(A)]]
+            groups = [sep.join(f"`{i}`" for i in items if not i.startswith((Q, A))),
+                      sep.join(f"Q{_question_number(i)}" for i in items if i.startswith(Q)),
+                      sep.join(_item(i, language) for i in items if i.startswith(A))]
             rows.append(f"| {_cell(translated(page, text, language))} | "
-                        + " | ".join(_t("sep", language).join(c) or "–" for c in cells) + " |")
+                        + " · ".join(g for g in groups if g) + " |")
         extra = [f"`{k}`" for k in exercises(page) if k not in named]
         if extra:
-            rows.append(f"| *{_t('other_exercises', language)}* | "
-                        f"{_t('sep', language).join(extra)} | – | – |")
+            rows.append(f"| *{_t('other_exercises', language)}* | {sep.join(extra)} |")
     return "\n".join(rows) + "\n"
 
 
