@@ -48,9 +48,11 @@ def is_solution(cell: dict) -> bool:
     return cell.get("cell_type") == "code" and bool(SOLUTION.match(source))
 
 
-def strip_notebook(text: str, language: str = "en") -> tuple[str, int]:
+def strip_notebook(text: str, language: str = "en", *, prose: bool = False) -> tuple[str, int]:
     """The notebook JSON ``text`` with every worked solution replaced by a markdown note (in
-    ``language``), and how many were replaced."""
+    ``language``), and how many were replaced. ``prose=True`` also rewrites the (English)
+    sentence that promises a folded solution: for the notebooks readers download; the build's
+    own input keeps it, so that the catalogues still translate its paragraph."""
     try:
         notebook = json.loads(text)
     except json.JSONDecodeError as err:
@@ -64,6 +66,10 @@ def strip_notebook(text: str, language: str = "en") -> tuple[str, int]:
             replaced += 1
             cells.append({"cell_type": "markdown", "id": f"{cell.get('id', replaced)}-withheld",
                           "metadata": {}, "source": note})
+        elif prose and cell.get("cell_type") == "markdown":
+            source = cell.get("source", "")
+            source = "".join(source) if isinstance(source, list) else source
+            cells.append({**cell, "source": without_promise(source, "en")})
         else:
             cells.append(cell)
     notebook["cells"] = cells
@@ -146,7 +152,8 @@ def _strip_downloads(app, exception) -> None:
     if exception is not None or not enabled() or app.builder.format != "html":
         return
     for path in Path(app.outdir).rglob("*.ipynb"):
-        text, replaced = strip_notebook(path.read_text(encoding="utf-8"), _language(app))
+        text, replaced = strip_notebook(path.read_text(encoding="utf-8"), _language(app),
+                                        prose=True)
         if replaced:
             path.write_text(text, encoding="utf-8")
 

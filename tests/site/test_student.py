@@ -65,6 +65,9 @@ def test_strip_notebook_removes_the_solutions_and_keeps_everything_else(notebook
     assert not leaked, leaked
     note = i18n.table()["guide.solution_withheld"]["zh"]
     assert student.strip_notebook(text, "zh")[0].count(note) == replaced
+    served, _ = student.strip_notebook(text, "zh", prose=True)
+    assert "folded below" not in served
+    assert ("folded below" in text) == (i18n.table()["guide.solutions_left_out"]["en"] in served)
 
 
 def _cells_from_text(text: str) -> list[dict]:
@@ -166,6 +169,7 @@ def test_the_student_edition_has_no_worked_solution_and_every_exercise(built_stu
         served = out / "_sources" / "chapters" / f"{notebook.stem}.ipynb"
         served_cells = _cells(served)
         assert not [c for c in served_cells if student.is_solution(c)], served
+        assert "folded below" not in served.read_text(encoding="utf-8"), served
         assert _exercise_keys(served_cells) == _exercise_keys(cells)
     everything = [p for p in out.rglob("*") if p.is_file() and p.suffix in (".html", ".ipynb",
                                                                              ".js", ".txt")]
