@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 HTML := _build/html/index.html
 
 .PHONY: setup book gettext test quick lint bench clean browser-deps assignments grade grade-demo \
-	grade-check git-filter test-jupyter notebooks-zh
+	grade-check git-filter test-jupyter notebooks-zh book-student
 
 $(STAMP): requirements-base.txt requirements.txt requirements-dev.txt requirements-model.txt \
 	pyproject.toml
@@ -41,6 +41,19 @@ book: setup
 	@echo "The book is built. Open it in a browser:"
 	@echo "  English: file://$(CURDIR)/$(HTML)"
 	@echo "  中文:    file://$(CURDIR)/_build/html/zh/index.html"
+
+# The student edition: the same book, both editions, without the worked solutions (each one a
+# one-line note, in the pages and in the notebooks the download button serves; the exercises
+# still check themselves). BOOK_STUDENT=1 is the switch (book/site/student.py).
+STUDENT_OUT := _build/student
+book-student: setup
+	BOOK_STUDENT=1 $(JB) build . -nW --keep-going --path-output $(STUDENT_OUT)
+	BOOK_STUDENT=1 $(JB) build . -nW --keep-going --config $$($(PY) -m book.site.editions config zh) --path-output $(STUDENT_OUT)/zh
+	@$(PY) -m book.site.editions publish --from $(STUDENT_OUT)/zh/_build/html --to $(STUDENT_OUT)/_build/html/zh >/dev/null
+	@echo
+	@echo "The student edition is built (no worked solutions). Hand out the folder $(STUDENT_OUT)/_build/html:"
+	@echo "  English: file://$(CURDIR)/$(STUDENT_OUT)/_build/html/index.html"
+	@echo "  中文:    file://$(CURDIR)/$(STUDENT_OUT)/_build/html/zh/index.html"
 
 # After editing the prose: new messages land in locale/zh_CN/LC_MESSAGES/**.po, empty (to be
 # translated), changed ones marked fuzzy; tests/test_editions.py fails until both are 0.

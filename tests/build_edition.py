@@ -1,12 +1,13 @@
 """Build one edition of the book into a folder and record the result (tests/conftest.py's
 ``built_book`` and ``built_zh`` run this in the background, both editions at once).
 
-    python tests/build_edition.py en|zh OUT
+    python tests/build_edition.py en|zh|student OUT
 
 runs ``make book``'s command for that edition (``jupyter-book build -nW --keep-going``, the
 Chinese edition with ``--config $(python -m book.site.editions config zh)``) with
 ``--path-output OUT``, and writes ``OUT/result.json`` (return code, warnings, wall seconds, log)
-when it is done, so that any test process can wait for it.
+when it is done, so that any test process can wait for it. ``student`` is the English edition
+built as ``make book-student`` builds it (``BOOK_STUDENT=1``: no worked solutions).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ JB = Path(sys.executable).parent / "jupyter-book"
 
 def command(edition: str, out: Path) -> list[str]:
     cmd = [str(JB), "build", str(ROOT), "-nW", "--keep-going", "--path-output", str(out)]
-    if edition != "en":
+    if edition not in ("en", "student"):
         config = subprocess.run([sys.executable, "-m", "book.site.editions", "config", edition],
                                 capture_output=True, text=True, check=True, cwd=ROOT)
         cmd[3:3] = ["--config", config.stdout.strip()]
@@ -35,8 +36,9 @@ def command(edition: str, out: Path) -> list[str]:
 def build(edition: str, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    proc = subprocess.run(command(edition, out), capture_output=True, text=True,
-                          env={**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
+    env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    env["BOOK_STUDENT"] = "1" if edition == "student" else "0"
+    proc = subprocess.run(command(edition, out), capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     log = proc.stdout + proc.stderr
     match = re.search(r"build finished with problems, (\d+) warnings?", log)

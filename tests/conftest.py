@@ -31,7 +31,7 @@ def pytest_report_header(config):
 # longest single steps of `make test`. They start as soon as collection shows that a selected
 # test needs them (both at once: two processes for two cores, while the unit tests run), and
 # every test process of the run (pytest-xdist workers included) waits for the same two builds.
-BOOK_FIXTURES = {"built_book": "en", "built_zh": "zh"}
+BOOK_FIXTURES = {"built_book": "en", "built_zh": "zh", "built_student": "student"}
 BUILD_TIMEOUT_S = 1800
 # A folder to keep the builds in across runs (developers re-running one slow test file on an
 # unchanged tree): a build found there with a result.json is reused as it is. make test never
@@ -131,6 +131,13 @@ def built_zh(request):
     book.site.editions config zh)``) into a folder of its own, concurrently with the English one;
     the same keys as :func:`built_book`. Its html is not published under the English one."""
     return _wait_for_build(request.config, "zh")
+
+
+@pytest.fixture(scope="session")
+def built_student(request):
+    """The English edition built as ``make book-student`` builds it (``BOOK_STUDENT=1``: the
+    worked solutions left out); the same keys as :func:`built_book`."""
+    return _wait_for_build(request.config, "student")
 
 
 PHASES = ROOT / "_build" / "test-phases.json"  # the last run's phase times (make bench prints)

@@ -13,6 +13,7 @@ Command line (used by the Makefile)::
     python -m book.site.editions gettext        # .pot from the sources, then .po updated
     python -m book.site.editions publish        # _build/zh/_build/html -> _build/html/zh
     python -m book.site.editions notebooks-zh   # the Chinese notebooks -> _build/notebooks-zh
+    python -m book.site.editions publish --from A --to B   # another pair (the student edition)
     python -m book.site.editions preview zh chapters/02_scaling   # one chapter, quickly
 """
 from __future__ import annotations
@@ -265,13 +266,15 @@ def preview(edition: str, chapters: list[str]) -> Path:
     return out / "_build" / "html"
 
 
-def publish() -> Path:
-    """Copy the Chinese edition's HTML to _build/html/zh (the English edition's folder)."""
-    source = ROOT / ZH_BUILD / "_build" / "html"
+def publish(source: Path | None = None, target: Path | None = None) -> Path:
+    """Copy the Chinese edition's HTML to _build/html/zh (the English edition's folder); the
+    student edition (``make book-student``) passes its own two folders."""
+    source = ROOT / ZH_BUILD / "_build" / "html" if source is None else Path(source)
     if not (source / "index.html").exists():
         raise FileNotFoundError(f"{source} has no index.html: build the Chinese edition "
                                 "first (make book)")
-    target = ROOT / "_build" / "html" / EDITIONS["zh"]["folder"]
+    if target is None:
+        target = ROOT / "_build" / "html" / EDITIONS["zh"]["folder"]
     if target.exists():
         shutil.rmtree(target)
     shutil.copytree(source, target)
@@ -284,8 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("config").add_argument("edition", choices=sorted(EDITIONS))
     sub.add_parser("gettext")
-    sub.add_parser("publish")
     sub.add_parser("notebooks-zh")
+    published = sub.add_parser("publish")
+    published.add_argument("--from", dest="source", type=Path, default=None)
+    published.add_argument("--to", dest="target", type=Path, default=None)
     view = sub.add_parser("preview")
     view.add_argument("edition", choices=sorted(EDITIONS))
     view.add_argument("chapters", nargs="+")
@@ -302,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "preview":
         print(preview(args.edition, args.chapters))
     else:
-        print(publish())
+        print(publish(args.source, args.target))
     return 0
 
 

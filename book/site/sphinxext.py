@@ -43,7 +43,7 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from book.site import editions, page_fonts, terms
+from book.site import editions, page_fonts, student, terms
 
 PLOTLY_JS = "vendor/plotly-book.min.js"
 PLOTLY_BUNDLE = "plotly-book.min.js"  # in assets/vendor/plotly/
@@ -193,6 +193,43 @@ def _glued_role():
             return super().run()
 
     return GluedRole
+
+
+def _generated_markdown():
+    from docutils import nodes
+    from docutils.statemachine import StringList
+    from sphinx.util.docutils import SphinxDirective
+
+    class GeneratedMarkdown(SphinxDirective):
+        """``{book-markdown} name``: MyST markdown drawn by code, parsed into the page.
+
+        The directive emits the ``book-markdown`` event with the name and the edition's
+        language; the extension that draws that name (the teacher's guide's plan and tables:
+        ``book.chapters.teachers_guide``, listed in _config.yml) answers with the markdown, in
+        that language, and the files it read (the page is rebuilt when one changes). The text is
+        already in the page's language, so the gettext catalogues never see it."""
+
+        required_arguments = 1
+        has_content = False
+
+        def run(self):
+            name = self.arguments[0]
+            language = editions.edition_of(self.config.language)
+            answer = self.env.app.emit_firstresult("book-markdown", name, language)
+            if answer is None:
+                raise self.error(f"{{book-markdown}} {name}: no extension draws {name!r} (is "
+                                 "the module that does listed in _config.yml's extensions?)")
+            text, files = answer
+            for path in files:
+                self.env.note_dependency(str(path))
+            container = nodes.container(classes=["book-generated"])
+            self.state.nested_parse(StringList(text.splitlines(), source=name),
+                                    self.content_offset, container)
+            for node in container.findall(nodes.TextElement):
+                node["translatable"] = False
+            return container.children
+
+    return GeneratedMarkdown
 
 
 def _mathjax_components(app):
@@ -471,8 +508,11 @@ def setup(app):
     # showing figures in place, as it does in JupyterLab.
     os.environ["BOOK_BUILD"] = "1"
     app.add_role("eval", _glued_role()(), override=True)
+    app.add_event("book-markdown")
+    app.add_directive("book-markdown", _generated_markdown())
     editions.setup_sphinx(app)
     terms.setup_sphinx(app)   # the glossary page's tables, from locale/terms.toml
+    student.setup_sphinx(app)
     # after every other step that writes the pages (the translated captions among them): each
     # page's own CJK font, subset to the characters it shows
     app.connect("build-finished", page_fonts.page_subsets, priority=900)

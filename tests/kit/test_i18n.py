@@ -74,12 +74,16 @@ def test_every_id_the_code_asks_for_is_in_the_table():
 
 def test_section_files_name_their_chapter():
     """ch06.toml belongs to the chapter whose ``strings`` it is in book.chapters.CHAPTERS (its
-    module book/chapters/ch06_heads.py); common to the shared helpers."""
+    module book/chapters/ch06_heads.py); common to the shared helpers, guide to the teacher's
+    guide page (book/chapters/teachers_guide.py)."""
     from book.chapters import CHAPTERS
 
     owners = {entry.strings: entry for entry in CHAPTERS}
     for path in sorted(i18n.STRINGS_DIR.glob("*.toml")):
         if path.stem == "common":
+            continue
+        if path.stem == "guide":
+            assert (BOOK / "chapters" / "teachers_guide.py").is_file()
             continue
         assert path.stem in owners, f"{path.name} is no chapter's strings in CHAPTERS"
         assert (BOOK / "chapters" / f"{owners[path.stem].module}.py").is_file(), path.name
