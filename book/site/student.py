@@ -25,7 +25,9 @@ from pathlib import Path
 from book.kit import i18n
 
 ENV = "BOOK_STUDENT"
-SOLUTION = re.compile(r"\A\s*# Solution\b")
+# The Chinese notebooks (book/site/zh_notebooks.py) translate the marker comment to "# 解答：…",
+# and the Chinese edition's download button serves them: both words mark a solution.
+SOLUTION = re.compile(r"\A\s*# (?:Solution\b|解答)")
 # The chapters' sentences that promise a folded solution, in each edition's words.
 PROMISES = (
     re.compile(r"The worked\s+solution\s+is\s+folded\s+below\s+(?:each\s+one|it)\."),
@@ -42,7 +44,8 @@ def enabled() -> bool:
 
 
 def is_solution(cell: dict) -> bool:
-    """A worked solution: a code cell whose first line starts with ``# Solution``."""
+    """A worked solution: a code cell whose first line starts with ``# Solution`` (``# 解答`` in a
+    Chinese notebook)."""
     source = cell.get("source", "")
     source = "".join(source) if isinstance(source, list) else source
     return cell.get("cell_type") == "code" and bool(SOLUTION.match(source))

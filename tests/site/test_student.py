@@ -178,3 +178,23 @@ def test_the_student_edition_has_no_worked_solution_and_every_exercise(built_stu
     assert not marked, marked
     print(f"\nstudent edition: {len(CHAPTERS)} chapters, {found_keys} exercises present, "
           f"{withheld} worked solutions withheld, 0 '# Solution' in {len(everything)} files")
+
+
+@pytest.mark.parametrize("notebook", CHAPTERS[:3], ids=lambda p: p.stem)
+def test_the_chinese_download_loses_its_solutions_too(notebook):
+    """The Chinese edition's download button serves the notebook generated from the catalogues,
+    whose solution comments are translated ("# 解答：…"): the student build strips those too."""
+    from book.site import nbfiles, zh_notebooks
+
+    english = json.loads(notebook.read_text(encoding="utf-8"))
+    solutions = sum(student.is_solution(cell) for cell in english["cells"])
+    assert solutions >= 1, f"{notebook.name}: no solution cell to test with"
+    import nbformat
+
+    chinese = nbfiles.as_jupyterlab_saves(nbformat.writes(zh_notebooks.chinese_notebook(
+        f"chapters/{notebook.stem}")))
+    assert sum(student.is_solution(c) for c in json.loads(chinese)["cells"]) == solutions
+    stripped, replaced = student.strip_notebook(chinese, "zh", prose=True)
+    assert replaced == solutions
+    assert not any(student.is_solution(c) for c in json.loads(stripped)["cells"])
+    assert "解答：" not in stripped
