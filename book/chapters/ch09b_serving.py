@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from book.chapters.ch09_long_context import METHOD_COLORS, log2_n_axis
+from book.face import questions
 from book.face.checks import exercise, number
 from book.face.plotting import rounded
 from book.ideas import kvcache
@@ -107,3 +108,15 @@ def _ch9_cache_bytes_check(answer):
     if value == expected // 2**20:
         return False, tr("ch09b.ex_cache_mib")
     return False, tr("ch09b.ex_cache_hint")
+
+
+# --- concept questions (book/face/questions.py; their words: book/strings/ch09b.toml) ---
+questions.question("ch09b.same_tokens", kind="predict", right=1)
+questions.question("ch09b.not_free", kind="explain", right=2)
+questions.question("ch09b.bug_cache", kind="bug", right=3, code="""\
+def step(x_new, cache):
+    k, v = w_k(x_new), w_v(x_new)
+    cache["k"], cache["v"] = k, v
+    q = w_q(x_new)
+    return attention(q, cache["k"], cache["v"])
+""")
