@@ -172,7 +172,7 @@ def to_html(q: Question, number: int) -> str:
                      f"<span>{inline(text)}</span></label>")
         right = i == q.right
         verdict = i18n.tr("common.q_right" if right else "common.q_wrong")
-        space = "" if verdict.endswith(_CJK_STOPS) else " "  # 对。输入… / Right. Same…
+        space = "" if verdict.endswith(_CJK_STOPS) else " "  # no space after a full stop 。
         whys.append(f'<p data-option="{i}" class="{"right" if right else "wrong"}">'
                     f"{'✅' if right else '❌'} <strong>{html.escape(verdict)}</strong>{space}"
                     f"{inline(why)}</p>")
