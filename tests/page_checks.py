@@ -107,7 +107,8 @@ CONTRAST_JS = r"""(selectors) => {
 # What the book's CSS colours, plus the language switch.
 BOOK_TEXT = ["table.book-matrix caption", "table.book-matrix caption .shape",
              "table.book-matrix th", "table.book-matrix td", ".book-check", ".book-check *",
-             ".book-language-switch a"]
+             ".book-language-switch a", ".book-question", ".book-question *", ".book-live-note",
+             ".book-check-note"]
 
 
 def contrast(page, selectors=BOOK_TEXT) -> list[dict]:

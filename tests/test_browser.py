@@ -560,3 +560,67 @@ def test_language_switch(published, browser):
     done = check_language_switch(browser, roots["en"], roots.get("zh"))
     print(f"\nlanguage switch, pages x widths: {json.dumps(done)}"
           + ("" if "zh" in roots else " (no Chinese edition in these builds)"))
+
+
+# ---- concept questions: answered from file://, with no kernel ---------------------------------
+
+def _plain(text: str) -> str:
+    """An explanation as the page shows it: the `code` and *emphasis* marks gone."""
+    return text.replace("`", "").replace("*", "")
+
+
+@pytest.mark.parametrize("build", EDITION_BUILDS)
+def test_questions_answer_from_file(request, build, browser):
+    """Every chapter page holds at least three concept questions. On chapter 1, opened from
+    file:// with the network cut: the button with nothing chosen asks for a choice; a wrong
+    option shows "Not quite" and that option's explanation in the live region; the right option
+    "Right" and its own; both editions, at 1280 and 390 px (screenshots with BOOK_SCREENSHOTS)."""
+    from book.chapters import CHAPTERS, modules
+    from book.face import questions
+    from book.kit import i18n
+
+    html_root = request.getfixturevalue(build)["html"]
+    language = _edition(html_root)
+    for chapter in CHAPTERS:
+        text = (html_root / "chapters" / f"{chapter.page}.html").read_text(encoding="utf-8")
+        assert text.count('class="book-question"') >= 3, f"{chapter.page}: under 3 questions"
+        assert "book-questions.js" in text, f"{chapter.page} does not load the questions' script"
+    modules()
+    q = questions.registered()["ch01.one_key"]
+    before = i18n.language()
+    i18n.set_language(language)
+    try:
+        options = q.options()
+        words = {k: i18n.tr(f"common.q_{k}") for k in ("right", "wrong", "none")}
+    finally:
+        i18n.set_language(before)
+    wrong = next(i for i in range(1, len(options) + 1) if i != q.right)
+    shots = Path(SCREENSHOTS) / "questions" if SCREENSHOTS else None
+    for width in (1280, 390):
+        page, problems = open_page(browser, html_root / "chapters" / "01_intuition.html")
+        try:
+            page.set_viewport_size({"width": width, "height": 900})
+            box = page.locator('.book-question[data-question="ch01.one_key"]')
+            assert box.count() == 1, "chapter 1's page lacks the question ch01.one_key"
+            box.scroll_into_view_if_needed()
+            feedback = box.locator(".book-question-feedback")
+            assert feedback.get_attribute("aria-live") == "polite" and feedback.inner_text() == ""
+            if shots:
+                shots.mkdir(parents=True, exist_ok=True)
+                box.screenshot(path=str(shots / f"{language}-{width}-before.png"))
+            box.locator(".book-question-check").click()
+            assert feedback.inner_text().strip() == words["none"]
+            for option, verdict in ((wrong, "wrong"), (q.right, "right")):
+                box.locator(f'input[value="{option}"]').check()
+                assert feedback.inner_text() == "", "a new choice must clear the old verdict"
+                box.locator(".book-question-check").click()
+                shown = feedback.inner_text()
+                assert words[verdict] in shown, f"{verdict} option {option}: {shown!r}"
+                assert _plain(options[option - 1][1]) in shown, f"option {option}: {shown!r}"
+                assert box.get_attribute("data-answered") == verdict
+                assert verdict in (feedback.get_attribute("class") or "")
+                if shots:
+                    box.screenshot(path=str(shots / f"{language}-{width}-{verdict}.png"))
+        finally:
+            page.context.close()
+        assert problems == {"console": [], "blocked": [], "failed": []}, problems

@@ -4,7 +4,8 @@ A JupyterLab server from the project's environment (no token, 127.0.0.1, a free 
 at the end) serves a copy of the chapter notebooks; Playwright drives the system Chromium.
 For each chapter: the notebook opens unmodified and saves byte for byte; Run All gives no
 error output and no console error; every live explorer renders and redraws after a control
-change; every static figure keeps its height after each slider step and menu entry; the
+change; every concept question gives its feedback when answered (a wrong option, then the
+right one); every static figure keeps its height after each slider step and menu entry; the
 rendered prose shows no raw ``{glue``/``{eval}``/``:::{`` text and no placeholder where a number
 belongs, and its admonitions are boxes; the file on disk is unchanged at the end.
 
@@ -264,6 +265,36 @@ def _exercise_live(page, output) -> str | None:
     return "figure did not redraw after a control change"
 
 
+QUESTION_STATE = """q => [q.querySelector('.book-question-feedback').className,
+                          q.querySelector('.book-question-feedback').textContent,
+                          q.getAttribute('data-answered')]"""
+
+
+def _answer_questions(page) -> tuple[int, list[str]]:
+    """Answer every concept question of the open notebook, a wrong option and then the right
+    one, as a reader clicks them; the number of questions and the problems found. The verdict
+    and the option's own explanation must appear in the question's live region (the output's
+    inline script does it, with no kernel round trip)."""
+    boxes = page.query_selector_all(".jp-NotebookPanel:not(.lm-mod-hidden) .book-question")
+    problems = []
+    for box in boxes:
+        box.scroll_into_view_if_needed()
+        key = box.get_attribute("data-question")
+        right = box.eval_on_selector(".book-question-whys p.right", "p => p.dataset.option")
+        wrong = box.eval_on_selector(".book-question-whys p.wrong", "p => p.dataset.option")
+        for option, verdict in ((wrong, "wrong"), (right, "right")):
+            box.query_selector(f'input[value="{option}"]').check()
+            box.query_selector(".book-question-check").click()
+            page.wait_for_timeout(50)
+            classes, shown, answered = box.evaluate(QUESTION_STATE)
+            expected = box.eval_on_selector(f'.book-question-whys p[data-option="{option}"]',
+                                            "p => p.textContent")
+            if verdict not in classes.split() or answered != verdict or shown != expected \
+                    or not shown.startswith("✅" if verdict == "right" else "❌"):
+                problems.append(f"{key} option {option}: {classes!r} {shown[:60]!r}")
+    return len(boxes), problems
+
+
 @pytest.mark.parametrize(("path", "edition"), CASES,
                          ids=[p.stem if e == "en" else f"zh-{p.stem}" for p, e in CASES])
 def test_chapter_in_jupyterlab(path, edition, lab, browser):
@@ -349,6 +380,11 @@ def test_chapter_in_jupyterlab(path, edition, lab, browser):
         live_problems = [p for p in (_exercise_live(page, o) for o in live) if p]
         assert not live_problems, f"{path.name}: {live_problems}"
 
+        # concept questions: answered in the notebook, feedback at once
+        n_questions, question_problems = _answer_questions(page)
+        assert n_questions >= 3, f"{path.name}: {n_questions} concept questions rendered"
+        assert not question_problems, f"{path.name}: {question_problems}"
+
         # static figures: height kept after every slider step and menu entry
         static = page.evaluate_handle(STATIC)
         figs = [h.as_element() for h in static.get_properties().values()]
@@ -364,7 +400,8 @@ def test_chapter_in_jupyterlab(path, edition, lab, browser):
         print(f"\n{path.name}: Run All {run_all_s:.1f} s; live explorers {len(live)} rendered "
               f"and redrawn; static figures {len(figs)} kept their height over {actions} "
               f"slider steps/menu entries; admonitions {boxes}/{n_admonitions} boxes; "
-              f"inline numbers {shown}/{n_eval}; raw roles {len(raw)}; file unchanged")
+              f"inline numbers {shown}/{n_eval}; raw roles {len(raw)}; concept questions "
+              f"{n_questions} answered wrong then right; file unchanged")
     finally:
         page.evaluate("() => window.jupyterapp && window.jupyterapp.commands.execute("
                       "'kernelmenu:shutdown')") if not page.is_closed() else None

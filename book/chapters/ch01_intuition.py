@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from book.face import plotting
+from book.face import plotting, questions
 from book.face.checks import call, close_array, exercise, number
 from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, SCALE_COLORS, make_slider, rounded, wrap
@@ -131,7 +131,7 @@ def heads_explorer_live() -> LiveExplorer:
                                              description=tr("ch01.live_heads"))}
     fig = heads_explorer()
     fig.layout.sliders = []
-    return LiveExplorer(fig, controls, redraw)
+    return LiveExplorer(fig, controls, redraw, adds=tr("ch01.live_adds_heads"))
 
 
 # --- exercises (registered with book.face.checks)
@@ -200,4 +200,11 @@ def _ch1_heads_needed(answer):
     return ok, (tr("ch01.correct") if ok else tr("ch01.heads_hint"))
 
 
-
+# --- concept questions (book/face/questions.py; their words: book/strings/ch01.toml) ---
+questions.question("ch01.apple", kind="predict", right=2)
+questions.question("ch01.one_key", kind="explain", right=1)
+questions.question("ch01.bug_axis", kind="bug", right=1, code="""\
+scores = Q @ K.T
+weights = softmax(scores, axis=0)
+Z = weights @ V
+""")

@@ -7,6 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from book.face import questions
 from book.face.checks import call, close_number, exercise
 from book.face.display import table
 from book.face.live import LiveExplorer
@@ -209,7 +210,8 @@ def dk_explorer_live() -> LiveExplorer:
                                        description=tr("ch02.samples"))}
     fig = dk_explorer([1, LIVE_MAX_D_K])  # the axes fixed for every d_k the sliders reach
     fig.layout.sliders = []
-    explorer = LiveExplorer(fig, controls, redraw)
+    explorer = LiveExplorer(fig, controls, redraw,
+                            adds=tr("ch02.live_adds_dk", d_k=LIVE_MAX_D_K))
     explorer.update()
     return explorer
 
@@ -228,7 +230,7 @@ def softmax_row_live() -> LiveExplorer:
                 "seed": widgets.IntSlider(value=3, min=0, max=99, description=tr("ch02.seed"))}
     fig = softmax_row_explorer([64])
     fig.layout.sliders = []
-    return LiveExplorer(fig, controls, redraw)
+    return LiveExplorer(fig, controls, redraw, adds=tr("ch02.live_adds_row"))
 
 
 # --- exercises (registered with book.face.checks)
@@ -285,3 +287,10 @@ def _ch2_scaled_scores(func):
     return True, tr("ch02.correct")
 
 
+# --- concept questions (book/face/questions.py; their words: book/strings/ch02.toml) ---
+questions.question("ch02.saturate", kind="predict", right=3)
+questions.question("ch02.why_sqrt", kind="explain", right=2)
+questions.question("ch02.bug_scale", kind="bug", right=1, code="""\
+scores = q @ k.T / math.sqrt(q.shape[0])
+weights = scores.softmax(dim=-1)
+""")

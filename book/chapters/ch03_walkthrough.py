@@ -6,6 +6,7 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
+from book.face import questions
 from book.face.checks import call, close_array, exercise, number
 from book.face.live import LiveExplorer
 from book.face.plotting import SIGNED_COLORSCALE, TITLE_WIDTH, make_slider, rounded, wrap
@@ -112,7 +113,8 @@ def walkthrough_live() -> LiveExplorer:
     fig.layout.sliders = []
     # two rows: what to show, then which entry to edit (five in a row squeeze the sliders)
     explorer = LiveExplorer(fig, controls, redraw,
-                            rows=[["step", "matrix"], ["row", "col", "value"]])
+                            rows=[["step", "matrix"], ["row", "col", "value"]],
+                            adds=tr("ch03.live_adds_walkthrough"))
     explorer.update()
     return explorer
 
@@ -186,3 +188,11 @@ def _ch3_w_o_size(answer):
     return ok, (tr("ch03.correct") if ok else tr("ch03.w_o_hint"))
 
 
+# --- concept questions (book/face/questions.py; their words: book/strings/ch03.toml) ---
+questions.question("ch03.concat_shape", kind="predict", right=2)
+questions.question("ch03.own_weights", kind="explain", right=3)
+questions.question("ch03.bug_norm", kind="bug", right=1, code="""\
+mean = x.mean(dim=(0, 1), keepdim=True)
+std = x.std(dim=(0, 1), keepdim=True)
+x = (x - mean) / (std + 1e-5)
+""")

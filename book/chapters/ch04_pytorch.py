@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
+from book.face import questions
 from book.face.checks import NotAnswered, exercise
 from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, MASK_COLORSCALE, make_slider, rounded
@@ -150,7 +151,9 @@ def mask_explorer_live() -> LiveExplorer:
                                      description=i18n.tr("ch04.live_padding")),
     }
     fig = mask_explorer(5, [7], ["causal + padding"])
-    explorer = LiveExplorer(fig, controls, redraw)
+    explorer = LiveExplorer(fig, controls, redraw,
+                            adds=i18n.tr("ch04.live_adds_mask", real=masktraps.MASK_MAX_REAL,
+                                         pad=masktraps.MASK_MAX_PAD))
     explorer.update()
     return explorer
 
@@ -326,3 +329,10 @@ def _ch4_scores_shape_check(answer):
     return False, i18n.tr("ch04.scores_trace")
 
 
+# --- concept questions (book/face/questions.py; their words: book/strings/ch04.toml) ---
+questions.question("ch04.causal_zeros", kind="predict", right=2)
+questions.question("ch04.dropout", kind="explain", right=3)
+questions.question("ch04.bug_view", kind="bug", right=2, code="""\
+q = self.w_q(x)
+q = q.view(B, self.n_heads, T, self.d_k)
+""")

@@ -9,6 +9,7 @@ import torch
 from plotly.subplots import make_subplots
 from torch import nn
 
+from book.face import questions
 from book.face.checks import NotAnswered, close_number, exercise, number
 from book.face.live import LiveExplorer
 from book.face.plotting import RUN_COLORS, RUN_DASHES, rounded
@@ -200,7 +201,8 @@ class TrainingExplorer(LiveExplorer):
         }
         fig = stability_explorer([first])
         fig.layout.updatemenus = []
-        super().__init__(fig, controls, self._redraw_run)
+        super().__init__(fig, controls, self._redraw_run,
+                         adds=i18n.tr("ch05.live_adds_train"))
         self.button = widgets.Button(description=i18n.tr("ch05.train_button"), icon="play",
                                      layout={"width": "240px"})
         self.button.on_click(lambda _button: self.train())
@@ -345,3 +347,12 @@ def _ch5_pre_ln_check(func):
     return True, i18n.tr("ch05.pre_ok")
 
 
+# --- concept questions (book/face/questions.py; their words: book/strings/ch05.toml) ---
+questions.question("ch05.depth", kind="predict", right=2)
+questions.question("ch05.ln_init", kind="explain", right=1)
+questions.question("ch05.bug_preln", kind="bug", right=3, code="""\
+def forward(self, x):
+    x = x + self.attn(self.norm1(x))
+    x = self.norm2(x + self.ff(x))
+    return x
+""")

@@ -7,6 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from book.face import questions
 from book.face.checks import call, exercise, number
 from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, RUN_COLORS, make_slider, rounded
@@ -319,7 +320,7 @@ def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
     fig = head_maps_explorer({counts[0]: models[counts[0]]}, order,
                                      layers=(n_layers - 1,))
     fig.layout.sliders = []
-    explorer = LiveExplorer(fig, controls, redraw)
+    explorer = LiveExplorer(fig, controls, redraw, adds=i18n.tr("ch06.live_adds_maps"))
     explorer.update()
     return explorer
 
@@ -451,3 +452,12 @@ def js_verdict(few, many) -> str:
         return _tr("js_same")
     return _tr("js_less" if gap < 0 else "js_more", layer=layer, many=many[layer],
                few=few[layer])
+
+
+# --- concept questions (book/face/questions.py; their words: book/strings/ch06.toml) ---
+questions.question("ch06.params", kind="predict", right=2)
+questions.question("ch06.grows", kind="explain", right=3)
+questions.question("ch06.bug_split", kind="bug", right=1, code="""\
+d_model, n_heads = 64, 6
+d_k = d_model // n_heads
+""")

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
+from book.face import questions
 from book.face.checks import NotAnswered, exercise, number
 from book.face.live import LiveExplorer
 from book.face.plotting import MASK_COLORSCALE, TITLE_WIDTH, rounded, wrap
@@ -180,7 +181,9 @@ def mask_bug_explorer_live() -> LiveExplorer:
                                      description=_tr("live_padding")),
     }
     fig = mask_bug_explorer(["flipped"])
-    explorer = LiveExplorer(fig, controls, redraw)
+    explorer = LiveExplorer(fig, controls, redraw,
+                            adds=_tr("live_adds_bug", real=masktraps.BUG_MAX_REAL,
+                                     pad=masktraps.BUG_MAX_PAD))
     explorer.update()
     return explorer
 
@@ -315,3 +318,12 @@ def api_meaning(api: str) -> str:
     if api not in masktraps.API_MEANING:
         raise ValueError(f"api must be one of {sorted(masktraps.API_MEANING)}, not {api!r}")
     return _tr(_MEANING_IDS[masktraps.API_MEANING[api]])
+
+
+# --- concept questions (book/face/questions.py; their words: book/strings/ch07.toml) ---
+questions.question("ch07.full_row", kind="predict", right=2)
+questions.question("ch07.invert", kind="explain", right=3)
+questions.question("ch07.bug_fill", kind="bug", right=1, code="""\
+pad = tokens == PAD
+scores = scores.masked_fill(~pad, float("-inf"))
+""")

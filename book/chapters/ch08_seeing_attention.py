@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from book.face import views
+from book.face import questions, views
 from book.face.checks import NotAnswered, call, exercise
 from book.face.display import table
 from book.face.live import LiveExplorer
@@ -367,7 +367,7 @@ def attention_live(model=None, text: str | None = None) -> LiveExplorer:
     fig.layout.updatemenus, fig.layout.sliders = [], []
     # the static view's top margin holds its dropdown; here only the caption needs room
     fig.layout.margin.t, fig.layout.height = 140, 640
-    explorer = LiveExplorer(fig, controls, redraw)
+    explorer = LiveExplorer(fig, controls, redraw, adds=tr("ch08.live_adds_order"))
     explorer.message = message
     explorer.widget = widgets.VBox([*explorer.control_rows, message, explorer.figure])
     explorer.update()
@@ -538,3 +538,10 @@ def _ch8_row_entropy(func):
     return True, tr("ch08.ex_entropy_ok")
 
 
+# --- concept questions (book/face/questions.py; their words: book/strings/ch08.toml) ---
+questions.question("ch08.entropy", kind="predict", right=3)
+questions.question("ch08.weight_not_importance", kind="explain", right=1)
+questions.question("ch08.bug_heatmap", kind="bug", right=2, code="""\
+fig = go.Figure(go.Heatmap(z=w.T, x=tokens, y=tokens))
+fig.update_layout(xaxis_title="key", yaxis_title="query")
+""")

@@ -19,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from book.face import views
+from book.face import questions, views
 from book.face.checks import NotAnswered, exercise
 from book.face.display import table
 from book.face.live import LiveExplorer
@@ -300,7 +300,7 @@ def _live_text(model, state, text, message) -> dict | None:
     return state["data"]
 
 
-def _live(model, text: str, make_figure, redraw, controls) -> LiveExplorer:
+def _live(model, text: str, make_figure, redraw, controls, adds: str) -> LiveExplorer:
     """The live faces' shared setup: a message line, the cached view data of the typed text,
     the static figure without its controls, and the widget (controls, message, figure).
 
@@ -319,7 +319,7 @@ def _live(model, text: str, make_figure, redraw, controls) -> LiveExplorer:
                 **controls}
     fig = make_figure(text)
     fig.layout.updatemenus, fig.layout.sliders = [], []
-    explorer = LiveExplorer(fig, controls, update)
+    explorer = LiveExplorer(fig, controls, update, adds=adds)
     explorer.message = message
     explorer.widget = widgets.VBox([widgets.HBox(list(controls.values())), message,
                                     explorer.figure])
@@ -350,7 +350,8 @@ def head_view_live(model=None, text: str = "The animal didn't cross the street b
                                           for i in range(c.n_heads)],
                                  value=2, description=tr("ch08.head_box")),
     }
-    return _live(model, text, lambda t: head_view(model, [t], start=(0, 2)), redraw, controls)
+    return _live(model, text, lambda t: head_view(model, [t], start=(0, 2)), redraw, controls,
+                 adds=tr("ch08b.live_adds_head"))
 
 
 def model_view_live(model=None, text: str = "one bowl of beef noodles, no coriander, extra "
@@ -380,7 +381,7 @@ def model_view_live(model=None, text: str = "one bowl of beef noodles, no corian
                                            description=tr("ch08.layer_box"))}
     return _live(model, text,
                  lambda t: model_view(model, [t], max_tokens=pretrained.MAX_TOKENS),
-                 redraw, controls)
+                 redraw, controls, adds=tr("ch08b.live_adds_model"))
 
 
 # --- exercises ----------------------------------------------------------------------------------
@@ -513,3 +514,12 @@ def _word_map_check(func):
             return False, tr("ch08b.ex_word_rows")
         return False, tr("ch08b.ex_word_close")
     return True, tr("ch08b.ex_word_ok")
+
+
+# --- concept questions (book/face/questions.py; their words: book/strings/ch08b.toml) ---
+questions.question("ch08b.unk", kind="predict", right=2)
+questions.question("ch08b.it_animal", kind="explain", right=3)
+questions.question("ch08b.bug_importance", kind="bug", right=1, code="""\
+received = weights.mean(dim=(0, 1, 2))
+most_important = tokens[received.argmax()]
+""")

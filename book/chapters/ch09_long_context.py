@@ -7,6 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from book.face import questions
 from book.face.checks import call, exercise, number
 from book.face.live import LiveExplorer
 from book.face.plotting import make_slider, rounded
@@ -195,7 +196,9 @@ def window_explorer_live() -> LiveExplorer:
                                        description=tr("ch09.live_tokens"))}
     fig = window_explorer(windows=[4], start=0)
     fig.layout.sliders = []
-    explorer = LiveExplorer(fig, controls, redraw)
+    explorer = LiveExplorer(fig, controls, redraw,
+                            adds=tr("ch09.live_adds_window", w=WINDOW_LIVE_MAX_W,
+                                    n=WINDOW_LIVE_MAX_N))
     explorer.update()
     return explorer
 
@@ -274,3 +277,12 @@ def _ch9_window_mask_check(func):
     return True, tr("ch09.ex_mask_ok")
 
 
+# --- concept questions (book/face/questions.py; their words: book/strings/ch09.toml) ---
+questions.question("ch09.double", kind="predict", right=3)
+questions.question("ch09.fused", kind="explain", right=2)
+questions.question("ch09.bug_window", kind="bug", right=1, code="""\
+scores = q @ k.T / math.sqrt(d_k)
+far = (i - j).abs() > w
+scores = scores.masked_fill(far, float("-inf"))
+weights = scores.softmax(dim=-1)
+""")

@@ -10,6 +10,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from book.chapters.ch09_long_context import METHOD_COLORS, log2_n_axis
+from book.face import questions
 from book.face.checks import exercise, number
 from book.face.plotting import rounded
 from book.ideas import kvcache
@@ -199,3 +200,14 @@ def _ch9b_cache_vs_weights_check(answer):
     if value in (_ch9b_block_weight_bytes() // FP16, _ch9b_block_weight_bytes()):
         return False, tr("ch09b.ex_weights_not_tokens")
     return False, tr("ch09b.ex_weights_hint")
+
+# --- concept questions (book/face/questions.py; their words: book/strings/ch09b.toml) ---
+questions.question("ch09b.same_tokens", kind="predict", right=1)
+questions.question("ch09b.not_free", kind="explain", right=2)
+questions.question("ch09b.bug_cache", kind="bug", right=3, code="""\
+def step(x_new, cache):
+    k, v = w_k(x_new), w_v(x_new)
+    cache["k"], cache["v"] = k, v
+    q = w_q(x_new)
+    return attention(q, cache["k"], cache["v"])
+""")

@@ -6,6 +6,7 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
+from book.face import questions
 from book.face.checks import call, exercise, number
 from book.face.live import LiveExplorer
 from book.face.plotting import make_slider, rounded
@@ -126,7 +127,8 @@ def pattern_live() -> LiveExplorer:
         trace.visible = i == 0
     fig = go.Figure(fig.data[:1], fig.layout)
     explorer = LiveExplorer(fig, controls, redraw,
-                            rows=[["kind", "n", "window"], ["dilation", "n_global"]])
+                            rows=[["kind", "n", "window"], ["dilation", "n_global"]],
+                            adds=_tr("live_adds_pattern"))
     explorer.update()
     return explorer
 
@@ -180,3 +182,12 @@ def _ch10_dilated_mask(func):
     return True, _tr("ex_mask_ok")
 
 
+# --- concept questions (book/face/questions.py; their words: book/strings/ch10.toml) ---
+questions.question("ch10.linear_equal", kind="predict", right=1)
+questions.question("ch10.short", kind="explain", right=2)
+questions.question("ch10.bug_phi", kind="bug", right=3, code="""\
+phi = lambda x: x
+num = phi(q) @ (phi(k).T @ v)
+den = phi(q) @ phi(k).sum(0)
+out = num / den[:, None]
+""")

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
+from book.face import questions
 from book.face.checks import NotAnswered, exercise, number
 from book.face.live import LiveExplorer
 from book.face.plotting import SIGNED_COLORSCALE, rounded, text_width
@@ -367,7 +368,7 @@ def flash_live() -> LiveExplorer:
                                     description=text("live_keys")),
         "seed": widgets.IntSlider(value=0, min=0, max=20, description=text("live_seed")),
     }
-    explorer = LiveExplorer(fig, controls, redraw)
+    explorer = LiveExplorer(fig, controls, redraw, adds=text("live_adds_flash"))
     explorer.update()
     return explorer
 
@@ -450,3 +451,18 @@ def _ch11_rope_offset(answer):
     if value == 2:
         return False, text("ex_rope_abs")
     return ok, text("ex_rope_ok" if ok else "ex_rope_hint")
+
+
+# --- concept questions (book/face/questions.py; their words: book/strings/ch11.toml) ---
+questions.question("ch11.shuffle", kind="predict", right=1)
+questions.question("ch11.causal_order", kind="explain", right=3)
+questions.question("ch11.bug_online", kind="bug", right=2, code="""\
+m, s, o = -math.inf, 0.0, 0.0
+for scores, values in tiles:
+    m_new = max(m, scores.max())
+    p = torch.exp(scores - m_new)
+    s = s + p.sum()
+    o = o + p @ values
+    m = m_new
+out = o / s
+""")

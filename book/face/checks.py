@@ -43,7 +43,25 @@ class Result:
         return str(self)
 
     def _repr_html_(self) -> str:
-        return f'<div class="book-check {self.status}">{html.escape(str(self))}</div>'
+        global _jupyter_note_shown
+        box = f'<div class="book-check {self.status}">{html.escape(str(self))}</div>'
+        if self.status == "todo" and _in_build() and not _jupyter_note_shown:
+            # the book's page: the first unanswered exercise says, once per page, where the
+            # exercises run (a kernel per page in the build, so once per page)
+            _jupyter_note_shown = True
+            note = html.escape(i18n.tr("common.exercises_run_in_jupyter"))
+            return f'<p class="book-check-note">{note}</p>{box}'
+        return box
+
+
+_jupyter_note_shown = False  # said on this page (kernel) yet?
+
+
+def _in_build() -> bool:
+    """In a kernel of the book build (book.face.display.BUILD_ENV)?"""
+    import os
+
+    return os.environ.get("BOOK_BUILD", "") == "1"
 
 
 @dataclass(frozen=True)

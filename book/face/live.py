@@ -2,13 +2,15 @@
 
 Each chapter module builds its live explorers from :class:`LiveExplorer`; they recompute their
 data with the same ``*_data`` functions (in the idea modules) as the static face, for any value of
-the controls. In the book these cells are tagged ``remove-output``: a slider without a kernel
-would be dead. ``explorer.update(**values)`` is what a control change calls; tests and the
-benchmark call it directly to check extreme values and to time it (target ≤ 50 ms).
+the controls. A slider without a kernel would be dead, so in the book build (``in_build()``) an
+explorer shows, in its cell's place, one line saying what Jupyter adds (``adds``, from the
+string table), and no widget. ``explorer.update(**values)`` is what a control change calls;
+tests and the benchmark call it directly to check extreme values and to time it (target ≤ 50 ms).
 """
 
 from __future__ import annotations
 
+import html
 import time
 from collections.abc import Callable
 
@@ -17,6 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 from IPython.display import HTML, display
 
+from book.face.display import in_build
 from book.kit import i18n, validate
 
 
@@ -29,7 +32,13 @@ class LiveExplorer:
     """A FigureWidget plus its controls; ``update(**values)`` redraws for new control values."""
 
     def __init__(self, figure: go.Figure, controls: dict[str, widgets.ValueWidget],
-                 redraw: Callable[..., None], rows: list[list[str]] | None = None):
+                 redraw: Callable[..., None], rows: list[list[str]] | None = None,
+                 adds: str | None = None):
+        if adds is not None and (not isinstance(adds, str) or not adds.strip()):
+            raise TypeError(f"adds must be one sentence (from the string table) saying what "
+                            f"the live face adds in Jupyter, or None; got {adds!r}")
+        # what the book's page says in this cell's place: the page has no kernel to run it
+        self.adds = adds if adds is not None else i18n.tr("common.live_default")
         if rows is not None:
             flat = [name for row in rows for name in row]
             if sorted(flat) != sorted(controls) or len(flat) != len(set(flat)):
@@ -79,7 +88,11 @@ class LiveExplorer:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """The widget's bundle, with the stale hint as its text/plain twin (what a front-end
-        without the widget's model shows: GitHub, nbviewer, a reopened notebook in VS Code)."""
+        without the widget's model shows: GitHub, nbviewer, a reopened notebook in VS Code).
+        In the book build: one line saying what Jupyter adds (the page has no kernel)."""
+        if in_build():
+            return {"text/html": f'<p class="book-live-note">{html.escape(self.adds)}</p>',
+                    "text/plain": self.adds}
         bundle = self.widget._repr_mimebundle_()
         data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
         data["text/plain"] = stale_hint()
@@ -87,6 +100,8 @@ class LiveExplorer:
 
     def _ipython_display_(self):
         display(self._repr_mimebundle_(), raw=True)
+        if in_build():
+            return
         # JupyterLab shows "Error displaying widget: model not found" for a widget saved from
         # an earlier kernel, and never the text/plain twin: say so under the explorer.
         display(HTML(f'<div class="book-live-hint" style="font-size: 12px; color: #555">'

@@ -22,6 +22,8 @@
   compute its outputs — are hashed into the build environment; a notebook whose hash moved is
   read (so executed) again. An unchanged tree still rebuilds in seconds.
 
+* concept questions: ``book/face/questions.js`` is copied to ``_static/book-questions.js`` and
+  loaded on the pages that hold a question (book/face/questions.py);
 * the page itself: ``book-page.js`` (assets/static) lists search results from ``file://``
   without the excerpts a browser refuses to fetch there, and scales figures to the paper when
   printing; the theme's search field and MyST-NB's hidden-cell toggles are named by the text
@@ -111,6 +113,31 @@ def _add_plotly(app, pagename, templatename, context, doctree):
     if app.builder.format == "html" and _page_has_plotly(context):
         # Loaded synchronously in <head>: each figure's inline script calls Plotly.newPlot.
         app.builder.add_js_file(PLOTLY_JS, priority=100)
+
+
+# Concept questions (book/face/questions.py): their script, copied from the package (the same
+# file a question's output inlines in Jupyter), loaded only on pages that hold a question.
+QUESTIONS_JS = "book-questions.js"
+
+
+def questions_js_path() -> Path:
+    return Path(__file__).resolve().parents[1] / "face" / "questions.js"
+
+
+def _page_has_questions(context: dict) -> bool:
+    return 'class="book-question"' in (context.get("body") or "")
+
+
+def _add_questions(app, pagename, templatename, context, doctree):
+    if app.builder.format == "html" and _page_has_questions(context):
+        app.builder.add_js_file(QUESTIONS_JS)
+
+
+def _copy_questions_js(app, exception):
+    if exception is None and app.builder.format == "html":
+        static = Path(app.outdir) / "_static"
+        static.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(questions_js_path(), static / QUESTIONS_JS)
 
 
 def _is_thebe(asset) -> bool:
@@ -527,6 +554,8 @@ def setup(app):
     app.connect("html-page-context", _hidden_cells_named_by_their_text)
     app.connect("env-get-outdated", _outdated_notebooks)
     app.connect("html-page-context", _add_plotly)
+    app.connect("html-page-context", _add_questions)
+    app.connect("build-finished", _copy_questions_js)
     app.connect("html-page-context", _drop_thebe, priority=900)
     app.connect("html-page-context", _mathjax_only_with_math, priority=900)
     app.connect("build-finished", _copy_vendored)

@@ -84,3 +84,21 @@ def test_icons_come_with_words():
     assert str(Result("k", "ok", "Correct, and stable.")) == "✅ Correct, and stable."
     assert str(Result("k", "bad", "Divide by √d_k.")) == "❌ Not yet: Divide by √d_k."
     assert str(Result("k", "todo", "Not answered yet: fill in")).startswith("✍️ Not answered")
+
+
+def test_the_book_says_once_per_page_that_exercises_run_in_jupyter(monkeypatch):
+    """In the book build the first unanswered exercise of a page (a kernel) says where the
+    exercises run; the next ones show the plain box. In Jupyter never."""
+    from book.face import checks
+    from book.kit import i18n
+
+    result = checks.Result("ch1.x", "todo", "Not answered yet")
+    monkeypatch.setattr(checks, "_jupyter_note_shown", False)
+    monkeypatch.setenv("BOOK_BUILD", "0")
+    assert 'class="book-check-note"' not in result._repr_html_()
+    monkeypatch.setenv("BOOK_BUILD", "1")
+    first, second = result._repr_html_(), result._repr_html_()
+    note = i18n.tr("common.exercises_run_in_jupyter")
+    assert first.startswith('<p class="book-check-note">') and "run in Jupyter" in note
+    assert first.endswith(second) and 'class="book-check-note"' not in second
+    assert "book-check-note" not in checks.Result("ch1.x", "bad", "no")._repr_html_()

@@ -54,3 +54,54 @@ def test_pattern_explorer_greys_out_sliders_that_do_nothing():
     for kind, (dilation_off, global_off) in expected.items():
         explorer.update(kind=kind)
         assert (c["dilation"].disabled, c["n_global"].disabled) == (dilation_off, global_off)
+
+
+def test_the_book_shows_what_jupyter_adds_in_place_of_the_widget(monkeypatch):
+    """In the book build an explorer shows one line (its ``adds``, from the string table) and
+    no widget; in Jupyter the widget and the stale hint. Every chapter's explorer names its own
+    line."""
+    from book.kit import i18n
+
+    shown = []
+    monkeypatch.setattr(live, "display", lambda obj, raw=False: shown.append((obj, raw)))
+    monkeypatch.setenv("BOOK_BUILD", "1")
+    explorer = ch03_walkthrough.walkthrough_live()
+    bundle = explorer._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "text/plain"}
+    assert bundle["text/plain"] == i18n.tr("ch03.live_adds_walkthrough")
+    assert bundle["text/plain"].startswith("In Jupyter, this cell")
+    assert bundle["text/html"] == (f'<p class="book-live-note">{bundle["text/plain"]}</p>')
+    explorer._ipython_display_()
+    assert shown == [(bundle, True)]
+    assert _explorer()._repr_mimebundle_()["text/plain"] == i18n.tr("common.live_default")
+    monkeypatch.setenv("BOOK_BUILD", "0")
+    assert "application/vnd.jupyter.widget-view+json" in explorer._repr_mimebundle_()
+    with pytest.raises(TypeError, match="adds must be one sentence"):
+        live.LiveExplorer(go.Figure(), {}, lambda fig: None, adds="")
+
+
+def test_every_live_face_says_what_it_adds():
+    """Each ``*_live`` function of the chapter modules passes its own line to LiveExplorer."""
+    import ast
+    from pathlib import Path
+
+    from book.kit import i18n
+
+    missing, found = [], 0
+    for path in sorted((Path(live.__file__).parents[1] / "chapters").glob("ch*.py")):
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            builds = (isinstance(func, ast.Name) and func.id == "LiveExplorer") or (
+                isinstance(func, ast.Attribute) and func.attr == "__init__"
+                and isinstance(func.value, ast.Call) and getattr(func.value.func, "id", "")
+                == "super" and "(LiveExplorer)" in source)
+            if builds:
+                found += 1
+                if not any(k.arg == "adds" for k in node.keywords):
+                    missing.append(f"{path.name}:{node.lineno}")
+    assert found >= 13 and not missing, f"LiveExplorer without adds= at {missing}"
+    adds = [k for k in i18n.table() if ".live_adds_" in k]
+    assert len(adds) >= 14, adds
