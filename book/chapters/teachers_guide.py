@@ -111,7 +111,8 @@ OUTCOME_MAP: dict[str, tuple[tuple[str, ...], ...]] = {
         ("ch9.keys_per_query", "ch9.window_mask"),
     ),
     "09b_serving": (
-        ("ch9.cache_bytes", A + "03_kv_cache"),
+        ("ch9b.cache_bytes", "ch9b.step_positions", "ch9b.cache_vs_weights",
+         A + "03_kv_cache"),
         (Q + "ch9b.benchmark",),
     ),
     "10_beyond": (
@@ -444,7 +445,21 @@ def outcome_table(language: str = "en") -> str:
         extra = [f"`{k}`" for k in exercises(page) if k not in named]
         if extra:
             rows.append(f"| *{_t('other_exercises', language)}* | {sep.join(extra)} |")
+        asked = concept_questions(chapter.strings)
+        if asked:
+            rows.append(f"| *{_t('concept_questions', language)}* | "
+                        f"{sep.join(f'`{k}`' for k in asked)} |")
     return "\n".join(rows) + "\n"
+
+
+def concept_questions(strings: str) -> list[str]:
+    """The concept questions a chapter page asks (book/face/questions.py), by key: they check
+    the chapter's outcomes with no kernel, in the page itself."""
+    from book import chapters
+    from book.face import questions
+
+    chapters.modules()   # importing a chapter module registers its questions
+    return sorted(k for k in questions.registered() if k.split(".", 1)[0] == strings)
 
 
 def _cell(text: str) -> str:

@@ -132,3 +132,12 @@ def test_the_page_draws_each_part():
     config = (ROOT / "_config.yml").read_text(encoding="utf-8")
     assert "- book.chapters.teachers_guide" in config
     assert text.index("## A two-week unit") < text.index("## Assignments you grade offline")
+
+
+def test_the_outcome_table_lists_every_chapters_concept_questions():
+    table = guide.outcome_table("en")
+    for chapter in CHAPTERS:
+        asked = guide.concept_questions(chapter.strings)
+        assert len(asked) >= 3, f"{chapter.page}: {asked}"
+        for key in asked:
+            assert f"`{key}`" in table, key
