@@ -419,7 +419,8 @@ def kv_cache(n_cached: int = 5, example: Mapping | None = None) -> go.Figure:
             new = i == n_cached
             fill, edge = STYLES["new" if new else "attention"]
             s.rect(0.5, y, y + SLOT, left + i * SLOT, left + (i + 1) * SLOT, fill, edge)
-            s.label(0.5, y + SLOT / 2, f"{letter}{i + 1}", shift=left + (i + 0.5) * SLOT)
+            s.label(0.5, y + SLOT / 2, tr("common.dg_kv_slot", letter=letter, i=i + 1),
+                    shift=left + (i + 0.5) * SLOT)
         y += SLOT + 10
     sc_top, sc_bottom = s.box(0.5, y + GAP - 10, tr("common.dg_kv_scores", n=t), "attention")
     s.arrow(0.5, y - 10, 0.5, sc_top)
