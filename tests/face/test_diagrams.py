@@ -164,3 +164,24 @@ def test_bad_arguments_raise():
         diagrams.window_grid(MASK[:4, :4], 2, query=4)
     with pytest.raises(ValueError, match="boolean"):
         diagrams.window_grid(MASK * 3, 2)
+
+
+def test_the_chapters_draw_their_own_numbers():
+    """Chapter 3's dataflow takes its shapes from the walkthrough's example, chapter 9's grid
+    its cells from the window mask the chapter computes with."""
+    from book.chapters import ch03_walkthrough, ch09_long_context
+    from book.ideas import longctx, walkthrough
+
+    ex = walkthrough.example(n_heads=3, d_k=2)
+    t = " ".join(texts(ch03_walkthrough.dataflow_diagram(ex)))
+    assert "(3 × 4)" in t and "(3 × 2)" in t and "(3 × 6)" in t and "(6 × 4)" in t
+    default = " ".join(texts(ch03_walkthrough.dataflow_diagram()))
+    ex = walkthrough.example()
+    width = len(ex.heads) * ex.heads[0][0].shape[1]
+    assert f"({width} × {ex.X.shape[1]})" in default and f"√{ex.heads[0][0].shape[1]}" in default
+    with pytest.raises(TypeError, match="Example"):
+        ch03_walkthrough.dataflow_diagram("example")
+    fig = ch09_long_context.window_diagram(6, 1)
+    mask = longctx.window_mask(6, 1).numpy()
+    assert sum(s.fillcolor == "#ededed" for s in fig.layout.shapes) == (~mask).sum()
+    assert f"{int(mask.sum())} scores" in " ".join(texts(fig))
