@@ -94,8 +94,16 @@ class _Sketch:
         return top, top + h
 
     def label(self, x: float, y: float, text: str, *, shift: float = 0, anchor: str = "center",
-              bold: bool = False, angle: float = 0, color: str = INK) -> None:
-        """Text with no box, its middle at ``y``."""
+              bold: bool = False, angle: float = 0, color: str = INK,
+              background: str | None = None) -> None:
+        """Text with no box (or on a ``background`` that hides lines under it), its middle at
+        ``y``."""
+        if background:
+            self.annotations.append({
+                "x": x, "y": y, "xref": "x", "yref": "y", "text": text, "showarrow": False,
+                "font": {"size": FONT, "color": color}, "xshift": shift, "xanchor": anchor,
+                "yanchor": "middle", "bgcolor": background, "borderpad": 2})
+            return
         self.annotations.append({
             "x": x, "y": y, "xref": "x", "yref": "y",
             "text": f"<b>{text}</b>" if bold else text, "showarrow": False,
@@ -359,9 +367,9 @@ def toy_model(config: Mapping, n_params: int | None = None) -> go.Figure:
     s.arrow(0.5, at_bottom, 0.5, ff_top)
     note = {"pre": "common.dg_toy_ln_add", "post": "common.dg_toy_ln_after"}.get(norm)
     y = ff_bottom + 6
+    note_y = y + FONT * LINE / 2 + 2
     if note:
-        s.label(0.5, y + FONT * LINE / 2, tr(note), color="#4d4d4d")
-        y += FONT * LINE
+        y += FONT * LINE + 4
     f_bottom = y + 6
     s.frame(0.04, 0.96, f_top, f_bottom)
     y, prev = f_bottom + GAP, ff_bottom
@@ -375,6 +383,8 @@ def toy_model(config: Mapping, n_params: int | None = None) -> go.Figure:
     o_top, o_bottom = s.box(0.5, k_bottom + GAP, tr("common.dg_toy_output",
                                                     n_labels=c["n_labels"]), "note")
     s.arrow(0.5, k_bottom, 0.5, o_top)
+    if note:  # last, on white: the stream's arrow passes under it
+        s.label(0.5, note_y, tr(note), color="#4d4d4d", background="white")
     title = (tr("common.dg_toy_title", n_layers=c["n_layers"], params=n_params)
              if n_params is not None else tr("common.dg_block_frame", n=c["n_layers"]))
     return s.figure(title, o_bottom + 4)
@@ -410,6 +420,7 @@ def kv_cache(n_cached: int = 5, example: Mapping | None = None) -> go.Figure:
     _, b = s.box(0.5, 0, tr("common.dg_kv_new", t=t), "new")
     p_top, p_bottom = s.box(0.5, b + GAP, tr("common.dg_kv_project", t=t), "new")
     s.arrow(0.5, b, 0.5, p_top)
+    s.arrow(0.5, p_bottom, 0.5, p_bottom + GAP - 2)   # its k and v go into the cache
     y = p_bottom + GAP
     for key, letter in (("common.dg_kv_keys", "k"), ("common.dg_kv_values", "v")):
         s.label(0.5, y + FONT * LINE / 2, tr(key, n=n_cached))
