@@ -36,7 +36,7 @@ FONT = 12          # px: every label (the book's floor is 10)
 TITLE_FONT = 14
 LINE = 1.3         # plotly's line height in font sizes
 PAD = 5            # px between a box's text and its border
-GAP = 24           # px of arrow between two boxes
+GAP = 20           # px of arrow between two boxes
 CHAR_PX = 0.56     # px per text_width unit per font px (Latin ≈ 0.55 em; CJK, 2 units, ≈ 1 em)
 TOP = 48           # px above the drawing: the title
 SIDE = 6           # px of margin left and right
@@ -284,7 +284,7 @@ def _column(s: _Sketch, x: float, steps: tuple[str, ...], top: float, post: bool
     y = top
     for text, style in texts:
         edges.append(s.box(x, y, text, style))
-        y = edges[-1][1] + GAP * 0.75
+        y = edges[-1][1] + 12
     for i in range(1, len(edges)):
         s.arrow(x, edges[i - 1][1], x, edges[i][0])
     # residual lines: the stream branches off below ``start`` and joins the next sum; after a
@@ -302,7 +302,8 @@ def _column(s: _Sketch, x: float, steps: tuple[str, ...], top: float, post: bool
 def norm_placement() -> go.Figure:
     """A Post-LN block (the 2017 paper: LayerNorm after each residual sum) beside a Pre-LN
     block (LayerNorm before each sub-layer, the residual stream left untouched), each with
-    its two residual connections. Chapter 5 trains both. Takes no arguments."""
+    its two residual connections. Chapter 5 trains both (and says that a Pre-LN stack ends
+    with one more LayerNorm). Takes no arguments."""
     s = _Sketch()
     head = FONT * LINE
     for x, key in ((0.25, "common.dg_post"), (0.75, "common.dg_pre")):
@@ -310,9 +311,7 @@ def norm_placement() -> go.Figure:
     bottom = 0.0
     for x, steps in ((0.25, _POST), (0.75, _PRE)):
         bottom = max(bottom, _column(s, x, steps, head + 10, steps is _POST))
-    note = tr("common.dg_final_ln")
-    s.label(0.75, bottom + box_height(note) / 2 - PAD, note, color="#4d4d4d")
-    return s.figure(tr("common.dg_norm_title"), bottom + box_height(note))
+    return s.figure(tr("common.dg_norm_title"), bottom - 8)
 
 
 # --- c. the toy model ------------------------------------------------------------------------
