@@ -38,6 +38,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter("02_scaling", "ch02_scaling", "ch02", "ch2"),
     Chapter("03_walkthrough", "ch03_walkthrough", "ch03", "ch3"),
     Chapter("04_pytorch", "ch04_pytorch", "ch04", "ch4"),
+    Chapter("04b_toy_model", "ch04b_toy_model", "ch04b", "ch4b"),
     Chapter("05_stability", "ch05_stability", "ch05", "ch5"),
     Chapter("06_heads", "ch06_heads", "ch06", "ch6"),
     Chapter("07_mask_traps", "ch07_mask_traps", "ch07", "ch7"),

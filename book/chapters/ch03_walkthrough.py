@@ -6,7 +6,7 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
-from book.face import questions
+from book.face import diagrams, questions
 from book.face.checks import call, close_array, exercise, number
 from book.face.live import LiveExplorer
 from book.face.plotting import SIGNED_COLORSCALE, TITLE_WIDTH, make_slider, rounded, wrap
@@ -62,6 +62,22 @@ def walkthrough_explorer(ex=None) -> go.Figure:
 _NORM_IDS = {"LayerNorm (d_model)": "ch03.norm_layer",
              "BatchNorm (batch × positions)": "ch03.norm_batch",
              "normalised over the sequence": "ch03.norm_sequence"}
+
+
+def dataflow_diagram(ex=None) -> go.Figure:
+    """The multi-head dataflow with this chapter's shapes, read from the walkthrough's example
+    (``ex``, default :func:`book.ideas.walkthrough.example`): tokens and d_model from X, the
+    heads and d_k from their weights."""
+    ex = walkthrough.example() if ex is None else _checked_example(ex)
+    n_tokens, d_model = ex.X.shape
+    return diagrams.multihead_dataflow(n_tokens, d_model, len(ex.heads), ex.heads[0][0].shape[1])
+
+
+def _checked_example(ex):
+    if not isinstance(ex, walkthrough.Example):
+        raise TypeError(f"ex must be a book.ideas.walkthrough.Example (walkthrough.example()), "
+                        f"got {type(ex).__name__}")
+    return ex
 
 
 def padding_table(moves: dict) -> str:

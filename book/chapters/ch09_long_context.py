@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from book.face import questions
+from book.face import diagrams, questions
 from book.face.checks import call, exercise, number
 from book.face.live import LiveExplorer
 from book.face.plotting import make_slider, rounded
@@ -98,6 +98,14 @@ def block_share_figure(rows: list[dict]) -> go.Figure:
                       legend={"orientation": "h", "y": -0.15, "x": 0, "font": {"size": 12}},
                       margin={"l": 60, "r": 20, "t": 50, "b": 40})
     return fig
+
+
+def window_diagram(n: int = 8, window: int = 2) -> go.Figure:
+    """Which keys each query scores, full vs a window of half-width ``window`` on ``n`` tokens,
+    drawn from :func:`book.ideas.longctx.window_mask` (the mask the chapter computes with)."""
+    n = validate.integer("n", n, low=2, high=10)
+    window = validate.integer("window", window, low=0)
+    return diagrams.window_grid(longctx.window_mask(n, window).numpy(), window)
 
 
 def _window_titles(data: dict) -> list[str]:

@@ -1,0 +1,206 @@
+"""Chapter 4b (the model the next chapters train): the takeout-order task, the toy model and how
+it is trained — sample orders with their labels, what the labels mean, the model's diagram and
+parameters, a feed-forward layer that works on each token alone, and the exercises."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import torch
+
+from book.face import diagrams
+from book.face.checks import exercise, number
+from book.kit import validate
+from book.kit.i18n import tr
+from book.toy import orders as orders_mod
+from book.toy.model import TinyEncoder, check_encoder
+from book.toy.orders import LABELS, NONE, WORDS, Order
+from book.toy.train import MODEL
+
+# --- the task -------------------------------------------------------------------------------
+
+
+def book_model() -> TinyEncoder:
+    """The book's model as chapters 5–8 build it (:data:`book.toy.train.MODEL`), untrained."""
+    return TinyEncoder(**MODEL)
+
+
+def sample_orders(n: int = 3, seed: int = 0, pool: int = 300) -> list[Order]:
+    """``n`` short orders from ``pool`` generated ones (``seed``), each of two or more clauses
+    with a dish, two ingredients and a modifier: examples that show both kinds of label and a
+    clause boundary."""
+    n = validate.integer("n", n, low=1, high=10)
+    pool = validate.integer("pool", pool, low=n)
+    generated = orders_mod.generate(pool, seed=validate.seed(seed))
+    good = [o for o in generated
+            if {"dish", "modifier"} <= set(o.categories) and len(orders_mod.clauses(o.tokens)) > 1
+            and o.categories.count("ingredient") >= 2 and len(o) >= 8]
+    good.sort(key=len)  # stable: the generator's order breaks ties
+    if len(good) < n:
+        raise ValueError(f"only {len(good)} of {pool} orders qualify; raise pool")
+    return good[:n]
+
+
+def label_name(label: str) -> str:
+    """A label as the reader's edition names it (``omit`` in English, translated in Chinese)."""
+    return tr(f"ch04b.label_{validate.choice('label', label, LABELS)}")
+
+
+def order_rows(orders: Sequence[Order]) -> list[tuple[str, str, str]]:
+    """(order, word-by-word gloss, its scored words with their labels) per order."""
+    rows = []
+    for o in orders_mod.as_orders("orders", orders):
+        scored = " · ".join(f"{t} → {label_name(lab)}" for t, lab in zip(o.tokens, o.labels,
+                                                                       strict=True)
+                            if lab != NONE)
+        rows.append((o.text, " ".join(o.glosses), scored))
+    return rows
+
+
+def modifiers_of(label: str) -> list[str]:
+    """The modifier words that give an ingredient ``label`` (from the vocabulary)."""
+    validate.choice("label", label, LABELS)
+    return [w for w, (_, cat, value) in WORDS.items() if cat == "modifier" and value == label]
+
+
+def label_rows(orders: Sequence[Order]) -> list[tuple[str, str, float]]:
+    """(label, what decides it, % of the scored tokens of ``orders``) for the 7 labels."""
+    orders = orders_mod.as_orders("orders", orders)
+    counts = Counter(lab for o in orders for lab in o.labels if lab != NONE)
+    total = sum(counts.values())
+    rows = []
+    for lab in LABELS:
+        if lab == "count_1":
+            why = tr("ch04b.why_count_1")
+        elif lab.startswith("count_"):
+            why = tr("ch04b.why_count", n=lab[-1])
+        elif lab == "normal":
+            why = tr("ch04b.why_normal", words="、".join(modifiers_of(lab)))
+        else:
+            why = tr("ch04b.why_ingredient", words="、".join(modifiers_of(lab)))
+        rows.append((label_name(lab), why, 100 * counts[lab] / total))
+    return rows
+
+
+def frequency_loss(orders: Sequence[Order], test: Sequence[Order]) -> float:
+    """The cross-entropy on ``test``'s scored tokens of a model that has learnt only how often
+    each label occurs in ``orders`` (and nothing about the order in front of it)."""
+    counts = Counter(lab for o in orders_mod.as_orders("orders", orders)
+                     for lab in o.labels if lab != NONE)
+    total = sum(counts.values())
+    scored = [lab for o in orders_mod.as_orders("test", test) for lab in o.labels if lab != NONE]
+    return -sum(math.log(counts[lab] / total) for lab in scored) / len(scored)
+
+
+# --- the model -------------------------------------------------------------------------------
+
+
+def model_diagram(model: TinyEncoder | None = None):
+    """The toy model's diagram (:func:`book.face.diagrams.toy_model`), sized from ``model``'s
+    own config (default: :func:`book_model`)."""
+    model = book_model() if model is None else check_encoder(model)
+    return diagrams.toy_model(model.config, sum(p.numel() for p in model.parameters()))
+
+
+PARTS = ("embed", "pos", "attn", "ff", "norm", "head")
+
+
+def parameter_rows(model: TinyEncoder | None = None) -> list[tuple[str, int]]:
+    """(part, parameters) for the embeddings, attention, feed-forward layers, LayerNorms and
+    the classifier, summed over the blocks, and the total."""
+    model = book_model() if model is None else check_encoder(model)
+    counts = dict.fromkeys(PARTS, 0)
+    for name, p in model.named_parameters():
+        first = name.split(".")[0]
+        part = name.split(".")[2] if first == "blocks" else first
+        part = "norm" if part.startswith(("norm", "final_norm")) else part
+        counts[part] += p.numel()
+    rows = [(tr(f"ch04b.part_{part}"), counts[part]) for part in PARTS]
+    return rows + [(tr("ch04b.part_total"), sum(counts.values()))]
+
+
+def per_token_test(model: TinyEncoder | None = None, token: int = 2, length: int = 6) -> dict:
+    """Change one token's vector and see which rows of each sub-layer's output change: the
+    largest change on the *other* tokens' rows, for the feed-forward layer and for attention
+    of the first block. Returns ``{"ff": float, "attention": float}``."""
+    model = book_model() if model is None else check_encoder(model)
+    length = validate.integer("length", length, low=2, high=model.config.max_len)
+    token = validate.integer("token", token, low=0, high=length - 1)
+    block = model.blocks[0]
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(1, length, model.config.d_model, generator=gen)
+    y = x.clone()
+    y[0, token] += torch.randn(model.config.d_model, generator=gen)
+    others = [i for i in range(length) if i != token]
+    with torch.no_grad():
+        ff = (block.ff(y) - block.ff(x))[0, others].abs().max().item()
+        attn = (block.attn(y) - block.attn(x))[0, others].abs().max().item()
+    return {"ff": ff, "attention": attn}
+
+
+# --- exercises (registered with book.face.checks) ----------------------------------------------
+
+EXERCISE_ORDER = "两碗牛肉面，香菜和葱都不要，多加辣"
+
+
+def _labels_reference() -> list[str]:
+    o = Order.from_text(EXERCISE_ORDER)
+    return [lab for lab in o.labels if lab != NONE]
+
+
+@exercise("ch4b.labels", f"The labels of the scored words of {EXERCISE_ORDER}",
+          reference=_labels_reference,
+          mistakes=lambda: [["count_1", "omit", "omit", "extra"],
+                            ["count_2", "normal", "omit", "extra"],
+                            ["count_2", "omit", "omit"],
+                            ["count_2", "extra", "extra", "extra"]])
+def _labels_check(answer):
+    if isinstance(answer, str) or not isinstance(answer, Sequence):
+        return False, tr("ch04b.ex_labels_list")
+    answer = [str(a) for a in answer]
+    want = _labels_reference()
+    if answer == want:
+        return True, tr("ch04b.ex_labels_ok")
+    if len(answer) != len(want):
+        return False, tr("ch04b.ex_labels_count")
+    if answer[0] != want[0]:
+        return False, tr("ch04b.ex_labels_dish")
+    if answer[1] != want[1]:
+        return False, tr("ch04b.ex_labels_before")
+    return False, tr("ch04b.ex_labels_clause")
+
+
+@exercise("ch4b.chance", "The loss of a model that gives the 7 labels equal probability",
+          reference=lambda: math.log(len(LABELS)),
+          mistakes=lambda: [7, 1 / 7, math.log2(7), math.log10(7), 0.0])
+def _chance_check(answer):
+    value = number(answer)
+    want = math.log(len(LABELS))
+    if abs(value - want) <= 1e-3:
+        return True, tr("ch04b.ex_chance_ok")
+    if abs(value - math.log2(len(LABELS))) <= 1e-3:
+        return False, tr("ch04b.ex_chance_log2")
+    if value <= 1:
+        return False, tr("ch04b.ex_chance_prob")
+    return False, tr("ch04b.ex_chance_hint")
+
+
+def _ff_params() -> int:
+    return sum(p.numel() for p in book_model().blocks[0].ff.parameters())
+
+
+@exercise("ch4b.ff_params", "Parameters of one feed-forward layer (d_model 64, d_ff 128)",
+          reference=_ff_params,
+          mistakes=lambda: [2 * 64 * 128, 64 * 128 + 128, 64 * 128, 3 * 64 * 128])
+def _ff_params_check(answer):
+    value = number(answer)
+    want = _ff_params()
+    if value == want:
+        return True, tr("ch04b.ex_ff_ok")
+    if value == 2 * 64 * 128:
+        return False, tr("ch04b.ex_ff_bias")
+    if value < 2 * 64 * 128:
+        return False, tr("ch04b.ex_ff_two")
+    return False, tr("ch04b.ex_ff_hint")
