@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import torch
 
-from book.face import diagrams
+from book.face import diagrams, questions
 from book.face.checks import exercise, number
 from book.kit import validate
 from book.kit.i18n import tr
@@ -204,3 +204,18 @@ def _ff_params_check(answer):
     if value < 2 * 64 * 128:
         return False, tr("ch04b.ex_ff_two")
     return False, tr("ch04b.ex_ff_hint")
+
+
+# --- concept questions (book/face/questions.py; their words: book/strings/ch04b.toml) ---
+questions.question("ch04b.ff_alone", kind="predict", right=2)
+questions.question("ch04b.no_neighbour", kind="explain", right=1)
+questions.question("ch04b.bug_ff", kind="bug", right=1, code="""\
+class FeedForward(nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.up = nn.Linear(d_model, d_ff)
+        self.down = nn.Linear(d_ff, d_model)
+
+    def forward(self, x):            # x: (B, T, d_model)
+        return self.down(self.up(x))
+""")

@@ -74,6 +74,11 @@ OUTCOME_MAP: dict[str, tuple[tuple[str, ...], ...]] = {
         (Q + "ch4.dropout",),
         (A + "02_mha_torch", Q + "ch4.rounding"),
     ),
+    "04b_toy_model": (
+        ("ch4b.labels",),
+        ("ch4b.ff_params",),
+        ("ch4b.chance",),
+    ),
     "05_stability": (
         ("ch5.chance_loss", Q + "ch5.symptom"),
         ("ch5.pre_ln", A + "06_stability"),
