@@ -133,3 +133,16 @@ def test_exercise_messages_in_chinese(zh, key):
     messages = [checks.check(key, answer).message for answer in _all_answers(key)]
     assert checks.check(key, _all_answers(key)[0]).ok
     assert all(re.search(r"[\u4e00-\u9fff]", m) for m in messages), messages
+
+
+def test_loss_level_follows_the_reference_levels():
+    """Chapter 5 says where a final loss sits from the numbers it shows: 1.984 is above ln 7
+    (1.946), 1.931 between ln 7 and the label-frequency loss (1.915)."""
+    chance, freq = 1.9459, 1.9150
+    assert ch05_stability.loss_level(1.984, chance, freq).startswith("above even ln 7")
+    assert ch05_stability.loss_level(1.931, chance, freq) == "between the two reference levels"
+    assert ch05_stability.loss_level(1.02, chance, freq) == "below both reference levels"
+    # compared at the three decimals the page shows: 1.9461 reads as ln 7 itself
+    assert ch05_stability.loss_level(1.9461, chance, freq).startswith("between")
+    with pytest.raises(TypeError):
+        ch05_stability.loss_level("1.9", chance, freq)
