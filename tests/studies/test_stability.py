@@ -382,23 +382,6 @@ def test_chapter6_verdicts_follow_the_numbers():
     assert v["worse_verdict"] == "Not at this size." and "did not" in v["summary_direction"]
     with pytest.raises(ValueError, match="one-head"):
         ch06_heads.sweep_verdicts(runs(h2=0.6, h4=0.6), Run(accuracy=0.6))
-    # the held-out loss shows a direction that accuracy does not (chapter 6's own sweep:
-    # 0.903 with one head down to 0.764 with sixteen): the verdict says so, with the numbers
-    acc = {1: 0.611, 2: 0.631, 16: 0.632}
-
-    def with_loss(*losses):
-        return {h: Run(accuracy=a, loss=loss)
-                for (h, a), loss in zip(acc.items(), losses, strict=True)}
-
-    v = ch06_heads.sweep_verdicts(with_loss(0.903, 0.83, 0.764), Run(accuracy=0.58, loss=0.9))
-    assert "opposite of the article" in v["direction_verdict"]
-    assert "0.903" in v["direction_verdict"] and "0.764 with 16" in v["direction_verdict"]
-    assert "Not even the direction" not in v["direction_verdict"]
-    assert "(0.903 to 0.764)" in v["summary_direction"]
-    assert "does show the article's direction" in ch06_heads.sweep_verdicts(
-        with_loss(0.70, 0.75, 0.80), Run(accuracy=0.58))["direction_verdict"]
-    assert ch06_heads.sweep_verdicts(with_loss(0.80, 0.75, 0.78), Run(accuracy=0.58))[
-        "direction_verdict"]        .startswith("Not even the direction")
     assert ch06_heads.js_verdict([0.25, 0.40], [0.24, 0.39]).endswith("as 2 do.")
     assert "less so in layer 1 (0.35 against 0.46)" in ch06_heads.js_verdict([0.23, 0.46],
                                                                               [0.21, 0.35])
