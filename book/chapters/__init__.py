@@ -141,7 +141,8 @@ def _page_context(app, pagename, templatename, context, doctree):
 
     own = pagename.removeprefix("chapters/")
     if pagename == app.config.root_doc:
-        context["body"] = drawn.fill_path(context["body"], path_parts(), titles, link)
+        context["body"] = drawn.fill_map_summary(
+            drawn.fill_path(context["body"], path_parts(), titles, link))
     elif pagename.startswith("chapters/") and own in PATH:
         context["body"] = drawn.add_banner(context["body"], chapter(own), titles, link)
 

@@ -12,6 +12,9 @@ from html import escape
 from book.kit.i18n import tr
 
 PLACEHOLDER = '<div class="book-path"></div>'
+# The landing page's map of the book (a table) is folded in a <details> whose summary the
+# build writes, in the edition's language (the table itself is translated with the page).
+MAP_SUMMARY = '<summary class="book-map-summary"></summary>'
 BADGES = ("core", "pitfalls", "advanced")
 
 
@@ -81,6 +84,14 @@ def path_html(parts: Sequence[tuple[str, Sequence]], titles: dict[str, str],
         out.append("</ol></section>")
     out.append("</div>")
     return "".join(out)
+
+
+def fill_map_summary(body: str) -> str:
+    """``body`` with the folded map's empty summary (:data:`MAP_SUMMARY`) given its words."""
+    if MAP_SUMMARY not in body:
+        return body
+    return body.replace(MAP_SUMMARY, '<summary class="book-map-summary">'
+                        f'{escape(tr("common.path_map_summary"))}</summary>', 1)
 
 
 def fill_path(body: str, parts: Sequence[tuple[str, Sequence]], titles: dict[str, str],

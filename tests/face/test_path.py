@@ -110,3 +110,16 @@ def test_compared_follows_the_numbers_at_the_shown_precision():
         i18n.set_language("en")
     with pytest.raises(TypeError):
         compared("0.3", 0.2)
+
+
+def test_map_summary_is_written_in_the_edition_language():
+    body = f"<details>{path.MAP_SUMMARY}<table></table></details>"
+    assert "What you will be able to do" in path.fill_map_summary(body)
+    i18n.set_language("zh")
+    try:
+        assert "学完每一章" in path.fill_map_summary(body)
+    finally:
+        i18n.set_language("en")
+    assert path.fill_map_summary("<p>no map</p>") == "<p>no map</p>"
+    index = open(f"{ROOT}/index.md", encoding="utf-8").read()
+    assert path.MAP_SUMMARY in index
