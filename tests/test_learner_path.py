@@ -35,9 +35,11 @@ def _check_edition(html, language):
         assert _words(language, f"common.path_badge_{c.badge}") in item, c.page
         assert _words(language, "common.path_minutes", minutes=c.minutes) in item, c.page
         page = (html / "chapters" / f"{c.page}.html").read_text(encoding="utf-8")
-        title_end = page.index("</h1>")
-        banner = page[title_end:].split("</p>", 1)[0]
-        assert banner.startswith(f'</h1><p class="book-path-banner" data-page="{c.page}">'), c.page
+        start = page.find(f'<p class="book-path-banner" data-page="{c.page}">')
+        assert start > 0, f"{c.page}: no banner"
+        assert page.count('class="book-path-banner"') == 1, c.page
+        assert page[:start].endswith("</h1>"), f"{c.page}: the banner is not under the title"
+        banner = page[start:].split("</p>", 1)[0]
         assert f"book-badge-{c.badge}" in banner
         assert _words(language, "common.path_minutes", minutes=c.minutes) in banner
         for need in c.needs:
