@@ -139,7 +139,7 @@ def test_chinese_sidebar_captions(built_zh):
         text = (built_zh["html"] / rel).read_text(encoding="utf-8")
         for english in editions.ZH_CAPTIONS:
             assert f'<span class="caption-text">{english}</span>' not in text, rel
-        assert f'<span class="caption-text">{editions.ZH_CAPTIONS["Chapters"]}</span>' in text, rel
+        assert f'<span class="caption-text">{editions.ZH_CAPTIONS["Core"]}</span>' in text, rel
 
 
 def test_switch_targets_and_editions():

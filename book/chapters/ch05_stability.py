@@ -356,3 +356,19 @@ def forward(self, x):
     x = self.norm2(x + self.ff(x))
     return x
 """)
+
+
+# --- the prose's verdicts: where a final loss sits against the two reference levels -------------
+
+def loss_level(loss: float, chance: float, frequency: float, digits: int = 3) -> str:
+    """Where ``loss`` sits, as the prose says it (compared at the ``digits`` it shows): above
+    ln 7 (``chance``, a uniform guess), between ln 7 and the label-frequency loss
+    (``frequency``), or below both."""
+    loss, chance, frequency = (validate.real(name, v) for name, v in
+                               (("loss", loss), ("chance", chance), ("frequency", frequency)))
+    loss, chance, frequency = (round(v, digits) for v in (loss, chance, frequency))
+    if loss > chance:
+        return i18n.tr("ch05.level_above")
+    if loss >= frequency:
+        return i18n.tr("ch05.level_between")
+    return i18n.tr("ch05.level_below")

@@ -431,11 +431,22 @@ def sweep_verdicts(runs: dict, reseeded) -> dict[str, str]:
     beyond = spread > abs(acc[1] - reseeded.accuracy)
     narrow_last = worst == max(runs)
     worse = "worse_no" if not narrow_last else "worse_yes" if beyond else "worse_little"
-    side = "yes" if narrow_last else "no"
+    # the held-out loss may show a direction that accuracy does not: down or up with every
+    # added head (runs without a loss, e.g. in a test, are judged by accuracy alone)
+    counts = sorted(runs)
+    losses = [getattr(runs[h], "loss", None) for h in counts]
+    trend = None
+    if all(loss is not None for loss in losses):
+        if all(b < a for a, b in zip(losses[:-1], losses[1:], strict=True)):
+            trend = "loss_down"
+        elif all(b > a for a, b in zip(losses[:-1], losses[1:], strict=True)):
+            trend = "loss_up"
+    side = "yes" if narrow_last else trend or "no"
+    facts = {"first": losses[0], "last": losses[-1], "most": counts[-1]} if trend else {}
     return {"worse_verdict": _tr(worse),
             "noise_verdict": _tr("noise_beyond" if beyond else "noise_within"),
-            "direction_verdict": _tr(f"direction_{side}"),
-            "summary_direction": _tr(f"summary_direction_{side}")}
+            "direction_verdict": _tr(f"direction_{side}", **facts),
+            "summary_direction": _tr(f"summary_direction_{side}", **facts)}
 
 
 def js_verdict(few, many) -> str:

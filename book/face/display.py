@@ -347,6 +347,17 @@ def glue_all(values: Mapping[str, object] | None = None, /, **named) -> None:
         glue(name, value)
 
 
+def compared(a, b, digits: int = 2) -> str:
+    """The words that compare ``a`` with ``b`` as the prose shows them (rounded to ``digits``
+    decimals): "more than", "less than" or "as much as", in the book's language. A sentence
+    that compares two glued numbers glues this word too, so the claim follows the numbers."""
+    a = validate.real("a", a)
+    b = validate.real("b", b)
+    digits = validate.integer("digits", digits, low=0, high=12)
+    ra, rb = round(a, digits), round(b, digits)
+    return i18n.tr("common.cmp_more" if ra > rb else "common.cmp_less" if ra < rb
+                   else "common.cmp_same")
+
 def table(columns: Sequence[str], rows: Iterable[Sequence], formats: Sequence[str] | None = None):
     """A Markdown table (shown by Jupyter and the book) from a header and rows of cells.
 

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import yaml
 
+from book.kit import i18n
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # edition code -> what Sphinx calls its language, the <html lang> and the folder it is built in
@@ -42,7 +44,12 @@ GETTEXT_BUILD = Path("_build") / "gettext"
 ZH_TITLE = "用实验学多头自注意力"   # the landing page's heading (index.po) says the same
 # The captions of _toc.yml's parts: jupyter-book adds the sidebar's toctrees after Sphinx's
 # gettext step, so the catalogues never see them; the Chinese build writes these instead.
-ZH_CAPTIONS = {"Chapters": "章节", "For teachers": "教师专区", "Reference": "参考"}
+# The learner's path's parts are named by their badges' words (book/strings/common.toml), so
+# that the sidebar and the badges say the same.
+ZH_CAPTIONS = {"Core": i18n.table()["common.path_badge_core"]["zh"],
+               "Pitfalls": i18n.table()["common.path_badge_pitfalls"]["zh"],
+               "Advanced": i18n.table()["common.path_badge_advanced"]["zh"],
+               "For teachers": "教师专区", "Reference": "参考"}
 # The themes' strings that their zh_CN catalogues leave English or word the Taiwan way, and the
 # Chinese edition's author line: locale/zh_CN/theme.toml (a data file, so that the English
 # edition's font subset does not carry them; book/site/fonts.py).

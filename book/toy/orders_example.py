@@ -170,3 +170,66 @@ def heads_data(n_heads: int) -> dict:
               if i < n_heads else i18n.tr("ch01.head_none_line", head=i + 1)
               for i in range(MAX_HEADS)]
     return {"z": z, "titles": titles}
+
+
+# --- chapter 1's ramp: scores with no weights at all, then learned-style projections ------------
+
+# Hand-made token vectors (d_model = 5), one feature per kind of word in the order: a reader can
+# check every score by eye. Not learned: they show the arithmetic, not what a model finds.
+RAMP_FEATURES = ["dish", "ingredient", "modifier", "quantity", "punctuation"]
+RAMP_KINDS = {"一碗": "quantity", "牛肉面": "dish", "，": "punctuation", "不要": "modifier",
+              "香菜": "ingredient", "多加": "modifier", "辣": "ingredient"}
+# The query/key space (d_k = 3): what a token *is* (key) and what it *looks for* (query).
+RAMP_SLOTS = ["dish", "ingredient", "modifier"]
+# W_K: a token shows what kind it is; W_Q: a quantity and an ingredient look for a dish, a
+# modifier looks for an ingredient; STRENGTH sharpens the scores.
+RAMP_LOOKS_FOR = {"quantity": "dish", "modifier": "ingredient", "ingredient": "dish"}
+RAMP_STRENGTH = 4.0
+
+
+def ramp_labels(names: list[str]) -> list[str]:
+    """Features or query/key slots of the ramp (``RAMP_FEATURES``, ``RAMP_SLOTS``) as the page
+    labels them, in the book's language."""
+    for name in validate.listed("names", names, "['dish', 'ingredient']"):
+        validate.choice("ramp feature", name, RAMP_FEATURES)
+    return [i18n.tr(f"ch01.feature_{name}") for name in names]
+
+
+def ramp_vectors() -> np.ndarray:
+    """The order's tokens as hand-made vectors, shape (tokens, d_model) = (8, 5): a 1 in the
+    feature of the token's kind."""
+    x = np.zeros((len(TOKENS), len(RAMP_FEATURES)))
+    for i, token in enumerate(TOKENS):
+        x[i, RAMP_FEATURES.index(RAMP_KINDS[token])] = 1.0
+    return x
+
+
+def ramp_weights() -> dict[str, np.ndarray]:
+    """W_Q, W_K and W_V for the ramp, each of shape (d_model, d_k) = (5, 3)."""
+    d_model, d_k = len(RAMP_FEATURES), len(RAMP_SLOTS)
+    w_q, w_k = np.zeros((d_model, d_k)), np.zeros((d_model, d_k))
+    for kind, slot in RAMP_LOOKS_FOR.items():
+        w_q[RAMP_FEATURES.index(kind), RAMP_SLOTS.index(slot)] = RAMP_STRENGTH
+    for slot in RAMP_SLOTS:
+        w_k[RAMP_FEATURES.index(slot), RAMP_SLOTS.index(slot)] = 1.0
+    # values: any projection will do for the ramp; seeded, rounded to one decimal
+    w_v = np.round(np.random.default_rng(0).uniform(-1, 1, size=(d_model, d_k)), 1)
+    return {"W_Q": w_q, "W_K": w_k, "W_V": w_v}
+
+
+def ramp() -> dict[str, np.ndarray]:
+    """Chapter 1's two steps on the order: no weights (scores X Xᵀ, weights softmax of them,
+    output = weights · X), then Q = X W_Q, K = X W_K, V = X W_V with scaled scores.
+
+    Returns every matrix by name: ``X``, ``XXt``, ``A0``, ``Z0``, ``W_Q``, ``W_K``, ``W_V``,
+    ``Q``, ``K``, ``V``, ``S`` (Q Kᵀ / √d_k), ``A`` and ``Z``.
+    """
+    x = ramp_vectors()
+    w = ramp_weights()
+    raw = x @ x.T
+    a0 = softmax(raw, axis=-1)
+    q, k, v = x @ w["W_Q"], x @ w["W_K"], x @ w["W_V"]
+    s = q @ k.T / np.sqrt(k.shape[1])
+    a = softmax(s, axis=-1)
+    return {"X": x, "XXt": raw, "A0": a0, "Z0": a0 @ x, **w, "Q": q, "K": k, "V": v, "S": s,
+            "A": a, "Z": a @ v}

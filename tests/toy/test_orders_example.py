@@ -60,3 +60,25 @@ def test_menu_match():
         oe.menu_match([1.0, 2.0])
     with pytest.raises(ValueError, match="too small"):
         oe.menu_match(temperature=0)
+
+
+def test_ramp_no_weights_then_projections():
+    """Chapter 1's ramp: X Xᵀ links alike tokens and is symmetric; Q = X W_Q links a modifier to
+    the ingredients, not to itself, and cannot tell the two ingredients apart (no order)."""
+    r = oe.ramp()
+    no, coriander, extra, chili = 3, 4, 6, 7
+    assert r["X"].shape == (8, 5) and r["W_Q"].shape == r["W_K"].shape == (5, 3)
+    assert r["Q"].shape == r["K"].shape == r["V"].shape == (8, 3)
+    assert r["S"].shape == r["A"].shape == (8, 8) and r["Z"].shape == (8, 3)
+    np.testing.assert_allclose(r["XXt"], r["XXt"].T)
+    np.testing.assert_allclose(r["A0"].sum(axis=1), 1) and np.testing.assert_allclose(
+        r["A"].sum(axis=1), 1)
+    assert r["A0"][no, extra] > r["A0"][no, coriander]      # raw: alike tokens
+    assert r["A"][no, coriander] > r["A0"][no, coriander]   # projected: the ingredient
+    assert r["A"][no, coriander] > r["A"][no, extra]
+    assert r["S"][no, coriander] != r["S"][coriander, no]   # no longer symmetric
+    assert r["A"][no, chili] == pytest.approx(r["A"][no, coriander])  # order is invisible
+    np.testing.assert_allclose(r["A"][1], 1 / 8)            # 牛肉面 looks for nothing
+    assert oe.ramp_labels(["dish", "modifier"]) == ["dish", "modifier"]
+    with pytest.raises(ValueError):
+        oe.ramp_labels(["flavour"])
