@@ -1,8 +1,9 @@
 """Every chapter page is complete: book.chapters.CHAPTERS lists each notebook of chapters/ (the
-pages of the table of contents' "Chapters" part, in its order) and, for each entry, the page,
-its module (imported by the page), its section of the string table, its Chinese catalogue, its
-test file (which imports the module) and at least three exercises under its key. Pages outside
-that part (the teacher's guide) are markdown pages and need none of these.
+pages of the table of contents' Core, Pitfalls and Advanced parts, in order) and, for each
+entry, the page, its module (imported by the page), its section of the string table, its Chinese
+catalogue, its test file (which imports the module) and at least three exercises under its key.
+Pages outside those parts (the teacher's guide, the glossary) are markdown pages and need none
+of these.
 
 The check is one function, :func:`problems`, so that the tests below can show it failing on a
 made-up chapter list and a made-up tree, one missing piece at a time (CONTRIBUTING.md is the
@@ -22,17 +23,17 @@ from book import chapters
 from book.chapters import CHAPTERS
 from book.face import checks
 
-CHAPTER_PART = "Chapters"  # the caption of the table of contents' part that holds the chapters
+# the captions of the table of contents' parts that hold the chapters (the learner's path)
+CHAPTER_PARTS = ("Core", "Pitfalls", "Advanced")
 MIN_EXERCISES = 3
 
 
 def toc_chapter_pages(root: Path) -> list[str]:
-    """The pages (names under chapters/, no suffix) of the toc's "Chapters" part, in order."""
+    """The pages (names under chapters/, no suffix) of the toc's chapter parts (Core,
+    Pitfalls, Advanced), in order."""
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    parts = [p for p in toc.get("parts", []) if p.get("caption") == CHAPTER_PART]
-    if len(parts) != 1:
-        return []
-    return [Path(entry["file"]).name for entry in parts[0].get("chapters", [])]
+    parts = [p for p in toc.get("parts", []) if p.get("caption") in CHAPTER_PARTS]
+    return [Path(entry["file"]).name for part in parts for entry in part.get("chapters", [])]
 
 
 def problems(entries, root: Path, registered: dict | None = None) -> list[str]:
@@ -51,7 +52,7 @@ def problems(entries, root: Path, registered: dict | None = None) -> list[str]:
             out.append(f"two CHAPTERS entries share the {field} {value!r}")
     toc = toc_chapter_pages(root)
     if toc != listed:
-        out.append(f"the toc's {CHAPTER_PART!r} part lists {toc}, CHAPTERS lists {listed} "
+        out.append(f"the toc's chapter parts {CHAPTER_PARTS} list {toc}, CHAPTERS lists {listed} "
                    f"(the same pages in the same order)")
     for entry in entries:
         name = f"chapter {entry.page}"
@@ -126,7 +127,7 @@ def tree(tmp_path):
         shutil.copy(ROOT / rel, tmp_path / rel)
     (tmp_path / "_toc.yml").write_text(yaml.safe_dump(
         {"format": "jb-book", "root": "index",
-         "parts": [{"caption": CHAPTER_PART, "chapters": [{"file": f"chapters/{entry.page}"}]},
+         "parts": [{"caption": CHAPTER_PARTS[0], "chapters": [{"file": f"chapters/{entry.page}"}]},
                    {"caption": "For teachers",
                     "chapters": [{"file": "chapters/teachers_guide"}]}]}), encoding="utf-8")
     return tmp_path, entry
