@@ -18,9 +18,10 @@
 * rebuilds are never stale: Sphinx re-reads (and MyST-NB, in ``force`` mode, re-executes) only
   the sources that changed, and a notebook's source does not change when the ``book/`` code it
   calls does. Each notebook's *inputs* — the ``book/`` modules it imports, followed through
-  their own imports, the data files under ``assets/`` and the versions of the libraries that
-  compute its outputs — are hashed into the build environment; a notebook whose hash moved is
-  read (so executed) again. An unchanged tree still rebuilds in seconds.
+  their own imports, the string table (``book/strings/*.toml``), the data files under
+  ``assets/`` and the versions of the libraries that compute its outputs — are hashed into the
+  build environment; a notebook whose hash moved is read (so executed) again. An unchanged
+  tree still rebuilds in seconds.
 
 * concept questions: ``book/face/questions.js`` is copied to ``_static/book-questions.js`` and
   loaded on the pages that hold a question (book/face/questions.py);
@@ -477,9 +478,13 @@ def _file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _shared_inputs(srcdir: Path) -> str:
-    """One digest of what every notebook depends on: data files under assets/, library versions."""
+def _shared_inputs(srcdir: Path, package: Path = PACKAGE) -> str:
+    """One digest of what every notebook depends on: data files under assets/, the string table
+    (book/strings/*.toml: every figure title, widget label, exercise message and printed line a
+    notebook draws comes from it, in both languages), library versions."""
     h = hashlib.sha256()
+    for path in sorted((package / "strings").glob("*.toml")):
+        h.update(f"strings/{path.name}:{_file_digest(path)}\n".encode())
     assets = srcdir / "assets"
     if assets.is_dir():
         for path in sorted(assets.rglob("*")):
@@ -497,7 +502,7 @@ def _shared_inputs(srcdir: Path) -> str:
 def notebook_input_hashes(notebooks: dict[str, Path], srcdir: Path,
                           package: Path = PACKAGE) -> dict[str, str]:
     """docname -> hash of the inputs of that notebook besides its own source (see above)."""
-    shared = _shared_inputs(srcdir)
+    shared = _shared_inputs(srcdir, package)
     digests: dict[str, str] = {}
     read: dict[str, set[str] | None] = {}   # each module's imports, read once for all notebooks
     out = {}
