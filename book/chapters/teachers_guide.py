@@ -413,7 +413,35 @@ def coverage() -> dict:
 # --- rendering (MyST markdown, for the {book-markdown} directive) -----------------------------
 
 def _chapter_link(page: str, language: str) -> str:
-    return f"[{translated(page, title(page), language)}]({page}.ipynb)"
+    # the {doc} role with its text spelt out: a markdown link [text](page.ipynb) parsed inside
+    # the directive lost its text when MyST resolved it (an empty, unnamed link)
+    text = plain_math(translated(page, title(page), language)).replace("\\.", ".")
+    text = text.replace("<", "‹").replace("`", "'")
+    return f"{{doc}}`{text} <{page}>`"
+
+
+_TEX = ((r"\sqrt", "√"), (r"\times", "×"), (r"\cdot", "·"), (r"\to", "→"),
+        (r"\le", "≤"), (r"\ge", "≥"), (r"\text", ""), (r"\mathrm", ""), ("{", ""), ("}", ""),
+        ("\\", ""))
+
+
+def plain_math(text: str) -> str:
+    """``text`` with its inline math ``$…$`` written as plain characters (``$\\sqrt{d_k}$`` →
+    ``√d_k``): the guide's tables quote the chapters' outcomes, and a page without figures
+    should not load MathJax (tests/test_page_weight.py) for a handful of symbols."""
+    def plain(match: re.Match) -> str:
+        tex = match.group(1)
+        for old, new in _TEX:
+            tex = tex.replace(old, new)
+        return tex.replace("  ", " ").strip()
+
+    return re.sub(r"(?<![\\$])\$([^$\n]+?)\$", plain, text)
+
+
+def folded(title: str, body: str) -> str:
+    """``body`` (MyST markdown) in a dropdown that opens on a click: the guide's long tables
+    stay out of the way of the plan (a page stays within its screens)."""
+    return f":::::{{dropdown}} {title}\n{body}\n:::::\n"
 
 
 def _question(item: str, language: str) -> str:
@@ -567,8 +595,17 @@ def files(language: str = "en") -> list[Path]:
 
 # --- the Sphinx side: the page's {book-markdown} directives ask, this answers --------------------
 
-GENERATED = {"unit-plan": plan_markdown, "unit-questions": question_list,
-             "unit-outcomes": outcome_table, "unit-misconceptions": misconceptions}
+def _folded(func, title_key: str):
+    def draw(language: str = "en") -> str:
+        return folded(_t(title_key, language), plain_math(func(language)))
+
+    return draw
+
+
+GENERATED = {"unit-plan": lambda language="en": plain_math(plan_markdown(language)),
+             "unit-questions": _folded(question_list, "fold_questions"),
+             "unit-outcomes": _folded(outcome_table, "fold_outcomes"),
+             "unit-misconceptions": _folded(misconceptions, "fold_misconceptions")}
 
 
 def _markdown_for(app, name: str, language: str):

@@ -213,6 +213,12 @@ class Questions:
             # Jupyter: the output brings its script (JupyterLab runs it in a trusted output,
             # i.e. one made by running the cell); the book's pages load _static's copy
             body += f"<script>{script()}</script>"
+        else:
+            # the book's page: folded under one line (a chapter stays within its screens), the
+            # reader opens it to answer; in Jupyter the questions are open where the cell runs
+            summary = i18n.tr("common.q_fold", n=len(self.items))
+            body = (f'<details class="book-questions-fold"><summary>{html.escape(summary)}'
+                    f"</summary>{body}</details>")
         plain = "\n\n".join(to_text(q) for q in self.items)
         plain += "\n\n" + i18n.tr("common.q_plain_hint")
         return {"text/html": f'<div class="book-questions">{body}</div>', "text/plain": plain}

@@ -185,3 +185,12 @@ def test_the_chapters_draw_their_own_numbers():
     mask = longctx.window_mask(6, 1).numpy()
     assert sum(s.fillcolor == "#ededed" for s in fig.layout.shapes) == (~mask).sum()
     assert f"{int(mask.sum())} scores" in " ".join(texts(fig))
+
+
+def test_a_drawing_without_boxes_still_paints_a_trace():
+    """The browser test reads a figure whose traces paint nothing as broken: the window grid
+    (labels and cells, no boxes) keeps one invisible point."""
+    from book.ideas import longctx
+
+    fig = diagrams.window_grid(longctx.window_mask(8, 2).numpy(), 2)
+    assert len(fig.data) == 1 and len(fig.data[0].x) >= 1
