@@ -114,8 +114,12 @@ def run_one(source: Path, target: Path, cwd: Path, timeout: int | None,
                            "1" if allow_errors else "0"],
                           capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
+    error = target.with_suffix(".err")
     if proc.returncode != 0 or not target.is_file():
-        return seconds, (proc.stderr or proc.stdout or f"exit status {proc.returncode}")[-20000:]
+        text = error.read_text(encoding="utf-8") if error.is_file() else ""
+        error.unlink(missing_ok=True)
+        return seconds, (text or proc.stderr or proc.stdout
+                         or f"exit status {proc.returncode}")[-20000:]
     return seconds, None
 
 
@@ -126,8 +130,9 @@ def _worker(source: str, target: str, cwd: str, timeout: str, allow_errors: str)
     notebook = nbformat.read(source, as_version=4)
     result = single_nb_execution(notebook, cwd=cwd, timeout=int(timeout) or None,
                                  allow_errors=allow_errors == "1", meta_override=True)
-    if result.err is not None:
-        sys.stderr.write(result.exc_string or repr(result.err))
+    if result.err is not None:  # the cell's traceback, without the kernel's own chatter
+        Path(target).with_suffix(".err").write_text(result.exc_string or repr(result.err),
+                                                    encoding="utf-8")
         return 1
     tmp = Path(target).with_suffix(".tmp")
     nbformat.write(notebook, str(tmp))
