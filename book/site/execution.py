@@ -114,7 +114,7 @@ def run_one(source: Path, target: Path, cwd: Path, timeout: int | None,
                            "1" if allow_errors else "0"],
                           capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
-    error = target.with_suffix(".err")
+    error = source.with_suffix(".err")   # the worker writes the cell's traceback there
     if proc.returncode != 0 or not target.is_file():
         text = error.read_text(encoding="utf-8") if error.is_file() else ""
         error.unlink(missing_ok=True)
@@ -131,10 +131,10 @@ def _worker(source: str, target: str, cwd: str, timeout: str, allow_errors: str)
     result = single_nb_execution(notebook, cwd=cwd, timeout=int(timeout) or None,
                                  allow_errors=allow_errors == "1", meta_override=True)
     if result.err is not None:  # the cell's traceback, without the kernel's own chatter
-        Path(target).with_suffix(".err").write_text(result.exc_string or repr(result.err),
+        Path(source).with_suffix(".err").write_text(result.exc_string or repr(result.err),
                                                     encoding="utf-8")
         return 1
-    tmp = Path(target).with_suffix(".tmp")
+    tmp = Path(f"{target}.{os.getpid()}.tmp")   # builds sharing a cache never write one file
     nbformat.write(notebook, str(tmp))
     tmp.replace(target)  # appears whole or not at all
     return 0

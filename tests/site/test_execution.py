@@ -130,3 +130,24 @@ def test_make_book_phases_read_off_its_output():
                 (210.0, "[en] Finished generating HTML for book.")]
     phases = bench.book_phases(together)
     assert phases == {"install": 50.0, "builds": {"en": 160.0, "zh": 150.0}, "executions": 1}
+
+
+@pytest.mark.slow
+def test_a_worker_runs_a_notebook_and_reports_a_failing_cell(tmp_path):
+    import json
+
+    good = _nb(("markdown", "# A"), ("code", "print(6 * 7)"))
+    bad = _nb(("code", "x = 1"), ("code", "1 / 0"))
+    for name, notebook in (("good", good), ("bad", bad)):
+        (tmp_path / f"{name}.ipynb").write_text(json.dumps(notebook | {"nbformat": 4,
+                                                                       "nbformat_minor": 5}),
+                                                encoding="utf-8")
+    seconds, error = execution.run_one(tmp_path / "good.ipynb", tmp_path / "good.out.ipynb",
+                                       tmp_path, 60, False)
+    assert error is None and seconds > 0
+    ran = json.loads((tmp_path / "good.out.ipynb").read_text(encoding="utf-8"))
+    assert "".join(ran["cells"][1]["outputs"][0]["text"]) == "42\n"
+    seconds, error = execution.run_one(tmp_path / "bad.ipynb", tmp_path / "bad.out.ipynb",
+                                       tmp_path, 60, False)
+    assert "ZeroDivisionError" in error and "Kernel is running" not in error
+    assert not (tmp_path / "bad.out.ipynb").exists()
