@@ -32,11 +32,12 @@ git-filter: $(STAMP)
 
 # Both editions: English at _build/html, Chinese (prose from locale/zh_CN, figures drawn in
 # Chinese) built under _build/zh and published to _build/html/zh (book/site/editions.py).
-JB := $(VENV)/bin/jupyter-book
+# The two builds run side by side, each line prefixed [en] or [zh] (book/site/builds.py);
+# the notebooks execute one per core (BOOK_JOBS=N to choose), each named as it starts and
+# ends with how many are left, and are cached by the code they run: after a prose-only edit
+# no notebook executes (book/site/execution.py).
 book: setup
-	$(JB) build . -nW --keep-going
-	$(JB) build . -nW --keep-going --config $$($(PY) -m book.site.editions config zh) --path-output _build/zh
-	@$(PY) -m book.site.editions publish >/dev/null
+	$(PY) -m book.site.builds en zh
 	@echo
 	@echo "The book is built. Open it in a browser:"
 	@echo "  English: file://$(CURDIR)/$(HTML)"
@@ -47,9 +48,7 @@ book: setup
 # still check themselves). BOOK_STUDENT=1 is the switch (book/site/student.py).
 STUDENT_OUT := _build/student
 book-student: setup
-	BOOK_STUDENT=1 $(JB) build . -nW --keep-going --path-output $(STUDENT_OUT)
-	BOOK_STUDENT=1 $(JB) build . -nW --keep-going --config $$($(PY) -m book.site.editions config zh) --path-output $(STUDENT_OUT)/zh
-	@$(PY) -m book.site.editions publish --from $(STUDENT_OUT)/zh/_build/html --to $(STUDENT_OUT)/_build/html/zh >/dev/null
+	$(PY) -m book.site.builds --student en zh
 	@echo
 	@echo "The student edition is built (no worked solutions). Hand out the folder $(STUDENT_OUT)/_build/html:"
 	@echo "  English: file://$(CURDIR)/$(STUDENT_OUT)/_build/html/index.html"

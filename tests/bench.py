@@ -9,6 +9,16 @@ Prints one table per section; asserts nothing. Targets: a chapter page ≤ 4 MB,
     python tests/bench.py --zh            # … and the Chinese edition's (make bench BENCH=--zh)
     python tests/bench.py --pages --layers --phases   # just these sections (any of SECTIONS)
     python tests/bench.py --pages --html _build/html  # pages of a book built already
+    python tests/bench.py --fresh-clone               # a newcomer's `make book` (see below)
+    python tests/bench.py --fresh-clone --rev main    # … of another commit, to compare
+
+``--fresh-clone`` clones the committed tree (``--rev``, default HEAD) into a scratch folder
+and runs what a newcomer runs there, with its own .venv (pip's cache as it is on this machine):
+``make book`` (install included; the cold build of each edition read off its output), then
+``make book`` again after a prose-only edit of one chapter, then ``make quick``. It prints
+each wall time with the load average around it (the figures are only comparable on one
+machine in one sitting) and deletes the clone. It is not in the default sections: it builds
+the whole book (minutes).
 """
 
 from __future__ import annotations
@@ -16,7 +26,11 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -244,6 +258,153 @@ def pretrained() -> None:
     bench_pretrained.main()
 
 
+# ---- a newcomer's `make book`, from a fresh clone -------------------------------------------
+
+PROSE_EDIT_PAGE = "chapters/03_walkthrough.ipynb"
+PROSE_EDIT = "\n\nA sentence added by the benchmark: a prose-only edit."
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _clean_env(clone: Path) -> dict[str, str]:
+    """A newcomer's shell: no PYTHONPATH or virtual environment of this checkout."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "BOOK_TEST_BUILDS", "BOOK_JOBS",
+                        "BOOK_EXECUTION_CACHE", "BOOK_STUDENT", "BOOK_LANG", "BOOK_BUILD")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                  if not p.startswith(str(ROOT)) and "/.venv/" not in p + "/")
+    return env
+
+
+def _cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(cmd: list[str], cwd: Path, env: dict, log: Path) -> tuple[float, int, list]:
+    """Run ``cmd``; returns (wall seconds, exit status, [(seconds since start, line)]). The
+    CPU seconds it and its children used go to ``_timed.cpu`` (on a busy machine the wall
+    time grows with the load, the CPU time much less)."""
+    lines = []
+    cpu = _cpu()
+    start = time.perf_counter()
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"$ {' '.join(cmd)}\n")
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, errors="replace")
+        for line in proc.stdout:
+            lines.append((time.perf_counter() - start, line.rstrip("\n")))
+            out.write(line)
+        code = proc.wait()
+    _timed.cpu = _cpu() - cpu
+    return time.perf_counter() - start, code, lines
+
+
+def book_phases(lines: list[tuple[float, str]]) -> dict:
+    """Read the phases off ``make book``'s timed output: the install ends where make echoes
+    the build command; each edition's build ends at its "Finished generating HTML" (the
+    editions in order when the lines carry no [en]/[zh] prefix, as when they ran one after
+    the other); the notebook executions counted from MyST-NB's or book.site.execution's
+    "Executing notebook" lines."""
+    install = next((t for t, line in lines if "jupyter-book build" in line
+                    or "book.site.builds" in line), None)
+    ends, order = {}, ["en", "zh"]
+    for t, line in lines:
+        if "Finished generating HTML" in line:
+            match = re.match(r"\[(en|zh)\b", line)
+            edition = match.group(1) if match else next((e for e in order if e not in ends),
+                                                        None)
+            if edition:
+                ends[edition] = t
+    builds = {}
+    if install is not None:
+        serial = not any(re.match(r"\[(en|zh)\b", line) for _, line in lines)
+        previous = install
+        for edition in order:
+            if edition in ends:
+                builds[edition] = ends[edition] - (previous if serial else install)
+                previous = ends[edition]
+    executions = sum("Executing notebook" in line for _, line in lines)
+    return {"install": install, "builds": builds, "executions": executions}
+
+
+def fresh_clone(rev: str = "HEAD") -> dict:
+    """Clone ``rev`` into a scratch folder; time ``make book``, a prose-only rebuild and
+    ``make quick`` there (see the module's docstring)."""
+    scratch = Path(tempfile.mkdtemp(prefix="book-fresh-clone-"))
+    clone = scratch / "book"
+    log = scratch / "bench.log"
+    commit = subprocess.run(["git", "rev-parse", "--short", rev], cwd=ROOT, text=True,
+                            capture_output=True, check=True).stdout.strip()
+    print(f"\nfresh clone of {rev} ({commit}) in {clone}; the commands' output: {log}")
+    try:
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+        subprocess.run(["git", "checkout", "-q", commit], cwd=clone, check=True)
+        env = _clean_env(clone)
+        python = shutil.which("python3", path=env["PATH"]) or "python3"
+        make = ["make", f"PYTHON={python}"]
+        figures = {"rev": rev, "commit": commit}
+        load = _load()
+        wall, code, lines = _timed([*make, "book"], clone, env, log)
+        phases = book_phases(lines)
+        figures["book"] = {"wall": wall, "cpu": _timed.cpu, "rc": code,
+                           "load": (load, _load()), **phases}
+        print(f"  make book, fresh clone (install included): {wall:6.1f} s ({_timed.cpu:.0f} s "
+              f"CPU), rc {code}, load average {load} -> {_load()}")
+        if phases["install"] is not None:
+            print(f"    install (venv + pip, cache as it is) {phases['install']:6.1f} s")
+        for edition, seconds in phases["builds"].items():
+            print(f"    cold build of the {edition} edition  {seconds:6.1f} s")
+        print(f"    notebook executions: {phases['executions']}")
+        if code:
+            print("  make book failed: the rest is skipped")
+            return figures
+        page = clone / PROSE_EDIT_PAGE
+        notebook = json.loads(page.read_text(encoding="utf-8"))
+        cell = next(c for c in notebook["cells"] if c["cell_type"] == "markdown")
+        source = cell["source"]
+        cell["source"] = ("".join(source) if isinstance(source, list) else source) + PROSE_EDIT
+        page.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
+                        encoding="utf-8")
+        load = _load()
+        wall, code, lines = _timed([*make, "book"], clone, env, log)
+        html = (clone / "_build" / "html" / PROSE_EDIT_PAGE).with_suffix(".html")
+        shown = html.is_file() and "a prose-only edit" in html.read_text(encoding="utf-8")
+        executions = book_phases(lines)["executions"]
+        figures["prose"] = {"wall": wall, "cpu": _timed.cpu, "rc": code,
+                            "executions": executions, "shown": shown, "load": (load, _load())}
+        print(f"  make book after a prose-only edit of {PROSE_EDIT_PAGE}: {wall:6.1f} s "
+              f"({_timed.cpu:.0f} s CPU), rc {code}, {executions} notebook execution(s), the "
+              f"edit on the page: {shown}; load average {load} -> {_load()}")
+        load = _load()
+        wall, code, lines = _timed([*make, "quick"], clone, env, log)
+        summary = next((line for _, line in reversed(lines) if " passed" in line), "")
+        figures["quick"] = {"wall": wall, "cpu": _timed.cpu, "rc": code, "summary": summary,
+                            "load": (load, _load())}
+        print(f"  make quick: {wall:6.1f} s ({_timed.cpu:.0f} s CPU), rc {code} "
+              f"({summary.strip('= ')}); load average {load} -> {_load()}")
+        return figures
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def last_ci_total() -> None:
+    """The last full pytest run's wall time (tests/conftest.py keeps it)."""
+    import conftest
+
+    if conftest.PHASES.exists():
+        phases = json.loads(conftest.PHASES.read_text(encoding="utf-8"))
+        print(f"\nmake test, the last full run here: {phases['wall']:.0f} s wall "
+              f"({phases['when']}; builds: "
+              + ", ".join(f"{e} {s:.0f} s" for e, s in phases["builds"].items()) + ")")
+    else:
+        print(f"\nmake test: no full run recorded in {conftest.PHASES.relative_to(ROOT)}")
+
+
 SECTIONS = ("--pages", "--layers", "--phases", "--notebooks", "--live", "--long-context",
             "--window", "--pretrained")
 
@@ -253,10 +414,18 @@ def main(argv: list[str]) -> None:
           f"{os.cpu_count()} CPU cores, torch threads {torch.get_num_threads()}, "
           f"{platform.processor() or platform.machine()}, load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if "--fresh-clone" in argv:
+        rev = argv[argv.index("--rev") + 1] if "--rev" in argv else "HEAD"
+        fresh_clone(rev)
+        last_ci_total()
+        argv = [a for a in argv if a not in ("--fresh-clone", "--rev", rev)]
+        if not argv:
+            return
     chosen = [a for a in argv if a in SECTIONS] or list(SECTIONS)
     unknown = [a for a in argv if a.startswith("--") and a not in SECTIONS + ("--zh", "--html")]
     if unknown:
-        sys.exit(f"unknown option(s) {unknown}; choose from {', '.join(SECTIONS)}, --zh, --html")
+        sys.exit(f"unknown option(s) {unknown}; choose from {', '.join(SECTIONS)}, --zh, --html,"
+                 " --fresh-clone [--rev REV]")
     slow = []
     if "--pages" in chosen:  # builds, page weights, first paint (tests/bench_pages.py)
         if "--html" in argv:

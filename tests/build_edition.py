@@ -21,26 +21,28 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-JB = Path(sys.executable).parent / "jupyter-book"
+sys.path.insert(0, str(ROOT))
+
+from book.site import builds  # noqa: E402
 
 
 def command(edition: str, out: Path) -> list[str]:
-    cmd = [str(JB), "build", str(ROOT), "-nW", "--keep-going", "--path-output", str(out)]
-    if edition not in ("en", "student"):
-        config = subprocess.run([sys.executable, "-m", "book.site.editions", "config", edition],
-                                capture_output=True, text=True, check=True, cwd=ROOT)
-        cmd[3:3] = ["--config", config.stdout.strip()]
-    return cmd
+    return builds.command("en" if edition == "student" else edition, out)
 
 
 def build(edition: str, out: Path) -> dict:
+    """Build ``edition`` into ``out``; the build's lines go to ``out/build.log`` as they come
+    (``tail -f`` it to follow the notebooks' progress) and into result.json's log at the end."""
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1", "PYTHONUNBUFFERED": "1"}
     env["BOOK_STUDENT"] = "1" if edition == "student" else "0"
-    proc = subprocess.run(command(edition, out), capture_output=True, text=True, env=env)
+    live = out / "build.log"
+    with live.open("w", encoding="utf-8") as handle:
+        proc = subprocess.run(command(edition, out), stdout=handle, stderr=subprocess.STDOUT,
+                              text=True, env=env, cwd=ROOT)
     seconds = time.perf_counter() - start
-    log = proc.stdout + proc.stderr
+    log = live.read_text(encoding="utf-8", errors="replace")
     match = re.search(r"build finished with problems, (\d+) warnings?", log)
     warnings = int(match.group(1)) if match else len(re.findall(r"WARNING: ", log))
     result = {"edition": edition, "returncode": proc.returncode, "warnings": warnings,

@@ -29,8 +29,10 @@ def pytest_report_header(config):
 #
 # The English and the Chinese edition each execute every notebook, so the two builds are the
 # longest single steps of `make test`. They start as soon as collection shows that a selected
-# test needs them (both at once: two processes for two cores, while the unit tests run), and
-# every test process of the run (pytest-xdist workers included) waits for the same two builds.
+# test needs them (all at once, while the unit tests run), and every test process of the run
+# (pytest-xdist workers included) waits for the same builds. The builds of one checkout share
+# one kernel slot per core (book/site/execution.py), so three builds never run more kernels
+# than there are cores; each build's lines go to its folder's build.log as they come.
 BOOK_FIXTURES = {"built_book": "en", "built_zh": "zh", "built_student": "student"}
 BUILD_TIMEOUT_S = 1800
 # A folder to keep the builds in across runs (developers re-running one slow test file on an

@@ -1,10 +1,12 @@
 """Rebuilds are never stale: editing a ``book/`` module (or a data file under ``assets/``)
 re-executes the notebooks that depend on it on the next build; an unchanged tree re-executes
-nothing (book.site.sphinxext's ``env-get-outdated`` hook).
+nothing (book.site.sphinxext's ``env-get-outdated`` hook); a prose-only edit shows on the page
+without executing anything (book.site.execution's cache, keyed by the code a notebook runs).
 
-Runs ``jupyter-book build`` (as ``make book`` does) in a scratch copy of the repository whose
-table of contents is one small probe notebook that imports ``book.ideas.scaling`` and prints
-a value of it, so that each build takes seconds instead of the whole book's minutes.
+Runs ``jupyter-book build`` (as ``make book`` does, in each edition) in a scratch copy of the
+repository whose table of contents is one small probe notebook that imports
+``book.ideas.scaling`` and prints a value of it, so that each build takes seconds instead of
+the whole book's minutes.
 """
 
 from __future__ import annotations
@@ -42,9 +44,12 @@ def _notebook(cells: list[str]) -> str:
         "nbformat": 4, "nbformat_minor": 5})
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    root = tmp_path_factory.mktemp("rebuild")
+EDITIONS = ("en", "zh")
+
+
+@pytest.fixture(scope="module", params=EDITIONS)
+def scratch(request, tmp_path_factory):
+    root = tmp_path_factory.mktemp(f"rebuild-{request.param}")
     shutil.copytree(ROOT / "book", root / "book",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     shutil.copytree(ROOT / "assets", root / "assets")
@@ -52,50 +57,76 @@ def scratch(tmp_path_factory):
     (root / "_toc.yml").write_text("format: jb-book\nroot: index\nchapters:\n"
                                    "  - file: chapters/probe\n", encoding="utf-8")
     (root / "index.md").write_text("# Rebuild probe\n", encoding="utf-8")
-    (root / "chapters").mkdir()
+    # the Chinese edition's theme strings and catalogues, and the chapters its download
+    # button serves in Chinese (outside the probe's table of contents: never built)
+    shutil.copytree(ROOT / "locale", root / "locale")
+    shutil.copytree(ROOT / "chapters", root / "chapters",
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     (root / "chapters" / "probe.ipynb").write_text(_notebook(PROBE_CELLS), encoding="utf-8")
-    return root
+    return root, request.param
 
 
-def build(root: Path) -> dict:
+def build(root: Path, edition: str = "en") -> dict:
     env = dict(os.environ, PYTHONPATH=str(root))  # the kernel and Sphinx import this book/
+    cmd = [str(JB), "build", str(root), "-nW", "--keep-going"]
+    out = root
+    if edition != "en":
+        config = subprocess.run([sys.executable, "-m", "book.site.editions", "config", edition],
+                                env=env, cwd=root, capture_output=True, text=True, check=True)
+        out = root / "_build" / edition
+        cmd += ["--config", config.stdout.strip(), "--path-output", str(out)]
     start = time.perf_counter()
-    proc = subprocess.run([str(JB), "build", str(root), "-nW", "--keep-going"], env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-4000:]
-    page = (root / "_build" / "html" / "chapters" / "probe.html").read_text(encoding="utf-8")
+    page = (out / "_build" / "html" / "chapters" / "probe.html").read_text(encoding="utf-8")
     value = re.search(r"probe value: (\w+)", page)
     run = re.search(r"execution id: (\w+)", page)
     return {"seconds": time.perf_counter() - start, "log": log, "page": page,
-            "value": value and value.group(1), "run": run and run.group(1)}
+            "value": value and value.group(1), "run": run and run.group(1),
+            "executions": log.count("Executing notebook")}
 
 
 def test_a_book_edit_re_executes_and_an_unchanged_tree_does_not(scratch):
-    first = build(scratch)
+    scratch, edition = scratch
+    first = build(scratch, edition)
     assert first["run"] and first["value"] == "original", first["log"][-3000:]
     assert f"book from: {scratch / 'book'}" in first["page"]  # the scratch copy, not the repo's
+    assert first["executions"] == 1, first["log"][-3000:]
+    assert f"[{edition} 1/1] chapters/probe.ipynb: Executing notebook" in first["log"]
 
     # An edit to a module the probe never imports: nothing re-executed. (This covers the
     # unchanged tree too: the probe's inputs are the same in both, so one build checks both.)
     with open(scratch / "book" / "ideas" / "kvcache.py", "a", encoding="utf-8") as f:
         f.write("\n# an edit to a module the probe never imports\n")
-    again = build(scratch)
+    again = build(scratch, edition)
     assert again["run"] == first["run"], again["log"][-3000:]
     assert again["value"] == "original"
+    assert again["executions"] == 0, again["log"][-3000:]
+
+    # A prose-only edit: the page is read again and shows it, from the cached run.
+    probe = scratch / "chapters" / "probe.ipynb"
+    notebook = json.loads(probe.read_text(encoding="utf-8"))
+    notebook["cells"][0]["source"] = "# Probe\n\nA new sentence of prose."
+    probe.write_text(json.dumps(notebook), encoding="utf-8")
+    prose = build(scratch, edition)
+    assert "A new sentence of prose." in prose["page"], prose["log"][-3000:]
+    assert prose["run"] == first["run"], "a prose-only edit executed the notebook again"
+    assert prose["executions"] == 0, prose["log"][-3000:]
 
     with open(scratch / "book" / "ideas" / "scaling.py", "a", encoding="utf-8") as f:
         f.write('\nPROBE = "edited"\n')
-    edited = build(scratch)
+    edited = build(scratch, edition)
     assert edited["run"] != again["run"], edited["log"][-3000:]
     assert edited["value"] == "edited", "the page kept the old output after book/ changed"
     assert "re-executing 1 notebook(s): chapters/probe" in edited["log"]
+    assert edited["executions"] == 1, edited["log"][-3000:]
 
     (scratch / "assets" / "probe_data.txt").write_text("new data\n", encoding="utf-8")
-    data = build(scratch)
+    data = build(scratch, edition)
     assert data["run"] != edited["run"], data["log"][-3000:]
-    print(f"\nprobe builds: cold {first['seconds']:.1f} s, unchanged inputs "
-          f"{again['seconds']:.1f} s"
+    print(f"\nprobe builds ({edition}): cold {first['seconds']:.1f} s, unchanged inputs "
+          f"{again['seconds']:.1f} s, after a prose-only edit {prose['seconds']:.1f} s"
           f", after a book/ edit {edited['seconds']:.1f} s")
 
 

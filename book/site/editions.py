@@ -282,10 +282,39 @@ def publish(source: Path | None = None, target: Path | None = None) -> Path:
                                 "first (make book)")
     if target is None:
         target = ROOT / "_build" / "html" / EDITIONS["zh"]["folder"]
-    if target.exists():
-        shutil.rmtree(target)
-    shutil.copytree(source, target)
+    sync_tree(Path(source), Path(target))
     return target
+
+
+def sync_tree(source: Path, target: Path) -> int:
+    """Make ``target`` a copy of ``source``, copying only the files whose size or time differ
+    (a rebuild rewrites a few pages, not the fonts and MathJax) and deleting what ``source``
+    no longer has. Returns how many files were copied."""
+    if target.exists() and not target.is_dir():
+        raise NotADirectoryError(f"{target} is a file; remove it to publish the edition there")
+    copied, wanted = 0, set()
+    for path in source.rglob("*"):
+        rel = path.relative_to(source)
+        wanted.add(rel)
+        out = target / rel
+        if path.is_dir():
+            out.mkdir(parents=True, exist_ok=True)
+            continue
+        info = path.stat()
+        if out.is_file():
+            old = out.stat()
+            if old.st_size == info.st_size and old.st_mtime_ns == info.st_mtime_ns:
+                continue
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, out)
+        copied += 1
+    for path in sorted(target.rglob("*"), key=lambda p: -len(p.parts)):
+        if path.relative_to(target) not in wanted:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+    return copied
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -46,7 +46,7 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from book.site import editions, page_fonts, student, terms
+from book.site import editions, execution, page_fonts, student, terms
 
 PLOTLY_JS = "vendor/plotly-book.min.js"
 PLOTLY_BUNDLE = "plotly-book.min.js"  # in assets/vendor/plotly/
@@ -178,9 +178,24 @@ def _copy_vendored(app, exception):
     vendor.mkdir(parents=True, exist_ok=True)
     shutil.copy2(plotly_js_path(), vendor / Path(PLOTLY_JS).name)
     target = vendor / "mathjax"
+    source = mathjax_dir()
+    # a rebuild copies MathJax's files again only when the package moved or the copy is gone
+    stamp = Path(app.doctreedir) / "book-mathjax-copied"
+    if (target / "startup.js").is_file() and stamp.is_file() \
+            and stamp.read_text(encoding="utf-8") == _tree_stamp(source):
+        return
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(mathjax_dir(), target, ignore=shutil.ignore_patterns(*_MATHJAX_SKIP))
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(*_MATHJAX_SKIP))
+    stamp.write_text(_tree_stamp(source), encoding="utf-8")
+
+
+def _tree_stamp(folder: Path) -> str:
+    """Where a vendored tree comes from and its top file's size and time: a new package
+    version (or another venv) changes it."""
+    startup = folder / "startup.js"
+    info = startup.stat()
+    return f"{folder}\n{info.st_size} {info.st_mtime_ns}\n"
 
 
 def _use_local_mathjax(app, config):
@@ -558,6 +573,9 @@ def setup(app):
     app.connect("config-inited", _search_scripts_only_on_the_search_page)
     app.connect("html-page-context", _hidden_cells_named_by_their_text)
     app.connect("env-get-outdated", _outdated_notebooks)
+    # the notebooks executed before Sphinx reads them, several at once, with progress, and
+    # cached by the code they run (a prose-only edit executes nothing): book/site/execution.py
+    execution.install(app)
     app.connect("html-page-context", _add_plotly)
     app.connect("html-page-context", _add_questions)
     app.connect("build-finished", _copy_questions_js)
