@@ -12,7 +12,8 @@ from book.site import static_figures
 
 
 def _slider_figure() -> dict:
-    steps = [{"label": f"{d}", "method": "update", "args": [{"visible": [i == j for j in range(3)]}]}
+    steps = [{"label": f"{d}", "method": "update",
+              "args": [{"visible": [i == j for j in range(3)]}]}
              for i, d in enumerate((1, 64, 512))]
     return {"data": [{"type": "bar", "y": [1, 2]}],
             "layout": {"title": {"text": "var(q·k)"}, "margin": {"b": 160},
