@@ -39,6 +39,15 @@ CJK_PREAMBLE = r"""
 \setCJKsansfont{Noto Sans CJK SC}[BoldFont={Noto Sans CJK SC Bold}]
 \setCJKmonofont{Noto Sans Mono CJK SC}
 \xeCJKsetup{CJKecglue={ }}
+% the code listings' and outputs' font: DejaVu Sans Mono has the superscripts and subscripts
+% they print (ᵀ, ⱼ) that FreeMono lacks; the two emoji of the exercise checks from fonts that
+% have them, and no emoji variation selector (U+FE0F), which no text font draws
+\setmonofont{DejaVu Sans Mono}[Scale=0.88]
+\usepackage{newunicodechar}
+\newunicodechar{✅}{{\fontspec{FreeSerif}✅}}
+\newunicodechar{❌}{{\fontspec{FreeSerif}❌}}
+\newunicodechar{✍}{{\fontspec{DejaVu Sans}✍}}
+\newunicodechar{^^^^fe0f}{}
 """
 
 
