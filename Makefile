@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 HTML := _build/html/index.html
 
 .PHONY: setup book gettext test quick lint bench clean browser-deps assignments grade grade-demo \
-	grade-check git-filter test-jupyter notebooks-zh book-student
+	grade-check git-filter test-jupyter notebooks-zh book-student pdf pdf-deps figures
 
 $(STAMP): requirements-base.txt requirements.txt requirements-dev.txt requirements-model.txt \
 	pyproject.toml
@@ -54,6 +54,32 @@ book-student: setup
 	@echo "  English: file://$(CURDIR)/$(STUDENT_OUT)/_build/html/index.html"
 	@echo "  中文:    file://$(CURDIR)/$(STUDENT_OUT)/_build/html/zh/index.html"
 
+# The book on paper (book/site/pdf.py): both editions through Sphinx's LaTeX builder and xelatex
+# (xeCJK, Debian's Noto CJK fonts), into the same build folders as `make book`, whose execution it
+# reuses (after `make book` nothing is executed again); every figure an image of the state its
+# page first shows (kaleido in the system Chromium, book/site/static_figures.py).
+PDF_DEBS := texlive-xetex texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended \
+	texlive-lang-chinese fonts-noto-cjk fonts-freefont-otf latexmk poppler-utils
+pdf-deps:
+	@if ! command -v xelatex >/dev/null || ! command -v pdffonts >/dev/null || \
+	    ! fc-list | grep -q "Noto Serif CJK SC"; then \
+	  echo "Installing Debian's TeX Live (xelatex, xeCJK) and Noto CJK fonts for make pdf"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(PDF_DEBS) >/dev/null || \
+	  { echo "Could not install them: run 'sudo apt-get install -y --no-install-recommends $(PDF_DEBS)'"; exit 1; }; fi
+
+# Both editions at once (xelatex is single-threaded), prefixed [en] / [zh] like make book.
+pdf: setup pdf-deps browser-deps
+	$(PY) -m book.site.builds --pdf en zh
+	@echo
+	@echo "The PDFs are built:"
+	@echo "  English: $(CURDIR)/_build/pdf/attention-en.pdf"
+	@echo "  中文:    $(CURDIR)/_build/pdf/attention-zh.pdf"
+
+# Every figure of both editions as PNG and SVG, for slides: _build/figures/<en|zh>/
+# <chapter>-figNN-<title>.png|svg (+ .txt naming the controls of a figure the page lets you vary).
+figures: book
+	$(PY) -m book.site.static_figures
+
 # After editing the prose: new messages land in locale/zh_CN/LC_MESSAGES/**.po, empty (to be
 # translated), changed ones marked fuzzy; tests/test_editions.py fails until both are 0.
 gettext: setup
@@ -74,7 +100,7 @@ browser-deps:
 # Two xdist workers (tests/conftest.py: a file's tests stay together, the notebook and browser
 # tests spread); both editions build in the background from the start, while the tests that need
 # no build run. The time per test file is printed at the end (and by make bench).
-test: setup browser-deps
+test: setup browser-deps pdf-deps
 	$(VENV)/bin/ruff check book tests chapters
 	$(PY) -m pytest -n 2 --dist loadfile
 

@@ -3,6 +3,7 @@
     python -m book.site.builds                  # English and Chinese, then Chinese published
     python -m book.site.builds en               # one edition
     python -m book.site.builds --student        # the student edition (make book-student)
+    python -m book.site.builds --pdf            # both PDFs (make pdf, book/site/pdf.py)
 
 Each edition is one ``jupyter-book build -nW --keep-going`` (the Chinese one with
 ``--config $(python -m book.site.editions config zh)``); both run side by side, so the two
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -82,14 +84,28 @@ def run_builds(jobs: dict[str, tuple[list[str], dict]], write=None) -> dict[str,
     return codes
 
 
-def build(chosen: list[str], student: bool = False) -> int:
+PDF_OUT = Path("_build") / "pdf"
+
+
+def pdf_file(edition: str) -> Path:
+    """Where the LaTeX builder leaves ``edition``'s PDF (its targetname, _config.yml and
+    book.site.editions.write_config)."""
+    return output_folder(edition) / "_build" / "latex" / f"attention-{edition}.pdf"
+
+
+def build(chosen: list[str], student: bool = False, pdf: bool = False) -> int:
+    """Build the chosen editions at once (HTML, or with ``pdf`` the LaTeX builder and xelatex
+    into the same folders, reusing what the HTML build executed)."""
+    if student and pdf:
+        raise ValueError("the PDF is built of the full edition: drop --student or --pdf")
     start = time.perf_counter()
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
            "BOOK_STUDENT": "1" if student else "0"}
     jobs = {}
     for edition in chosen:
         out = output_folder(edition, student)
-        jobs[edition] = (command(edition, None if out == ROOT else out), env)
+        cmd = command(edition, None if out == ROOT else out)
+        jobs[edition] = (cmd + ["--builder", "pdflatex"] if pdf else cmd, env)
     codes = run_builds(jobs)
     seconds = time.perf_counter() - start
     failed = {name: code for name, code in codes.items() if code}
@@ -98,6 +114,14 @@ def build(chosen: list[str], student: bool = False) -> int:
               f" after {seconds:.0f} s; the lines prefixed with its name above say why",
               file=sys.stderr)
         return next(iter(failed.values()))
+    if pdf:
+        (ROOT / PDF_OUT).mkdir(parents=True, exist_ok=True)
+        for edition in chosen:
+            shutil.copy2(pdf_file(edition), ROOT / PDF_OUT / pdf_file(edition).name)
+            print(f"{edition}: {ROOT / PDF_OUT / pdf_file(edition).name}", flush=True)
+        print(f"built the PDF of {', '.join(chosen)} in {time.perf_counter() - start:.0f} s",
+              flush=True)
+        return 0
     if "zh" in chosen:
         source = output_folder("zh", student) / "_build" / "html"
         target = output_folder("en", student) / "_build" / "html" / editions.EDITIONS["zh"][
@@ -114,13 +138,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("editions", nargs="*", help="en, zh or both (the default)")
     parser.add_argument("--student", action="store_true",
                         help="the student edition (no worked solutions), in _build/student")
+    parser.add_argument("--pdf", action="store_true",
+                        help="each edition's PDF (LaTeX builder, xelatex), in _build/pdf")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.editions) - set(editions.EDITIONS))
     if unknown:
         parser.error(f"unknown edition(s) {', '.join(unknown)}: choose from "
                      + ", ".join(editions.EDITIONS))
     chosen = [e for e in editions.EDITIONS if e in (args.editions or editions.EDITIONS)]
-    return build(chosen, student=args.student)
+    return build(chosen, student=args.student, pdf=args.pdf)
 
 
 if __name__ == "__main__":

@@ -211,6 +211,8 @@ def write_config(edition: str, execute: bool = True) -> Path:
     sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
     sphinx["language"] = EDITIONS[edition]["sphinx"]
     if edition == "zh":
+        config.setdefault("latex", {}).setdefault("latex_documents", {})["targetname"] = \
+            "attention-zh.tex"
         config["title"] = ZH_TITLE
         config["author"] = zh_theme()["author"]
         sphinx.setdefault("html_theme_options", {})["search_bar_text"] = "搜索本书…"

@@ -46,7 +46,7 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from book.site import editions, execution, page_fonts, student, terms
+from book.site import editions, execution, page_fonts, pdf, student, terms
 
 PLOTLY_JS = "vendor/plotly-book.min.js"
 PLOTLY_BUNDLE = "plotly-book.min.js"  # in assets/vendor/plotly/
@@ -560,6 +560,7 @@ def setup(app):
     editions.setup_sphinx(app)
     terms.setup_sphinx(app)   # the glossary page's tables, from locale/terms.toml
     student.setup_sphinx(app)
+    pdf.setup_sphinx(app)     # make pdf: figures as stills, xelatex with CJK fonts
     # after every other step that writes the pages (the translated captions among them): each
     # page's own CJK font, subset to the characters it shows
     app.connect("build-finished", page_fonts.page_subsets, priority=900)
@@ -586,15 +587,19 @@ def setup(app):
 
 
 class PlotlyJsonMime:
-    """MyST-NB mime plugin (registered in pyproject.toml): plotly's JSON output is for JupyterLab;
-    the book shows the ``text/html`` twin that ``book.setup()``'s renderer emits beside it.
-    Returning no nodes (rather than leaving the type unknown) keeps ``-W`` builds warning-free."""
+    """MyST-NB mime plugin (registered in pyproject.toml): plotly's JSON output is for JupyterLab
+    and the PDF; the HTML book shows the ``text/html`` twin that ``book.setup()``'s renderer emits
+    beside it. The JSON becomes a node that only the LaTeX builder selects and draws as an image
+    (book/site/pdf.py); handling the type (rather than leaving it unknown) keeps ``-W`` builds
+    warning-free."""
 
-    mime_priority_overrides = ()
+    mime_priority_overrides = pdf.MIME_PRIORITY
 
     @staticmethod
     def handle_mime(renderer, data, inline):
-        return [] if data.mime_type == "application/vnd.plotly.v1+json" else None
+        if data.mime_type != "application/vnd.plotly.v1+json":
+            return None
+        return [] if inline else [pdf.still_node(data.content, renderer.source)]
 
 
 def _make_renderer():
