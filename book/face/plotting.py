@@ -53,82 +53,234 @@ def text_width(text: str) -> int:
 
 
 def wrap(text: str, width: int = 46) -> str:
-    """``text`` broken into lines of at most ``width`` characters with plotly's ``<br>`` (at
-    spaces; existing ``<br>`` kept), so a title stays inside a phone-wide figure."""
+    """``text`` broken into lines of at most ``width`` columns (:func:`text_width`: a Chinese
+    character takes two) with plotly's ``<br>`` (existing ``<br>`` kept), so a title stays
+    inside a phone-wide figure. Lines break at spaces, after punctuation and between words, a
+    Latin word or number is never cut, and Chinese follows 避头尾: no line starts with closing
+    punctuation (，。、）」：；！？) and none ends with an opening bracket (（「《). The lines are
+    balanced (:func:`_best_lines`); :func:`title_width` gives ``width`` for a figure's title."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     width = validate.integer("width", width, low=8)
     if "<span" in text or "<a " in text:  # tags with spaces inside: leave as written
         return text
-    out = []
-    for part in text.split("<br>"):
-        if any(is_wide(c) for c in part):
-            out.extend(_wrap_cjk(part, width))
-            continue
-        line = ""
-        for word in part.split(" "):
-            if line and len(line) + 1 + len(word) > width:
-                out.append(line)
-                line = word
-            else:
-                line = f"{line} {word}" if line else word
-        out.append(line)
-    return "<br>".join(out)
+    return "<br>".join(line for part in _BR.split(text) for line in _best_lines(part, width))
 
 
-# Chinese has no spaces to break at, and each character is as wide as two Latin letters
-_NO_LINE_START = set("，。、：；！？）》」』”’")
+# 避头尾 (kinsoku): what may not start a line, and what may not end one
+NO_LINE_START = frozenset("，。、：；！？）》」』】〕〉”’…·,.;:!?)]}%")
+NO_LINE_END = frozenset("（《「『【〔〈“‘([{")
+# characters that a Chinese word rarely continues past: a break after them splits no word
+# (used where the word list, jieba's, is not installed)
+_PARTICLES = frozenset("的了和与或及在是把被从对向为以并而但等")
+_TAG = re.compile(r"</?[a-zA-Z]+>")
+_LINE, _SPLIT_WORD, _ORPHAN = 2000, 5000, 1500   # costs: a line, a word cut, a lone last word
+
+
+def _words(run: str) -> list[str]:
+    """A run of Chinese characters cut into words: jieba's dictionary (with the terminology
+    table's words) where it is installed, else one character each (then :func:`_break_cost`
+    prefers breaks after punctuation and particles)."""
+    segmenter = _segmenter()
+    if segmenter is None:
+        return list(run)
+    return segmenter(run)
+
+
+_SEGMENTER: list = []
+
+
+def _segmenter():
+    if not _SEGMENTER:
+        try:
+            import logging
+
+            import jieba
+        except ImportError:
+            _SEGMENTER.append(None)
+            return None
+        jieba.setLogLevel(logging.ERROR)
+        for word in _book_words():
+            jieba.add_word(word)
+        _SEGMENTER.append(lambda run: jieba.lcut(run, HMM=False))
+    return _SEGMENTER[0]
+
+
+def _book_words() -> list[str]:
+    """The Chinese words of the book's terminology table (locale/terms.toml), which a general
+    dictionary may not know (词元, 点积): a line never breaks inside them."""
+    import tomllib
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "locale" / "terms.toml"
+    if not path.is_file():
+        return []
+    table = tomllib.loads(path.read_text(encoding="utf-8"))
+    words = []
+    for entry in table.get("terms", {}).values():
+        words += [w for w in re.split(r"[\s/（）()、，]+", str(entry.get("zh", "")))
+                  if len(w) > 1 and all(is_wide(c) for c in w)]
+    return words
 
 
 def _pieces(part: str) -> list[str]:
-    """``part`` cut where a line may break: each run of spaces, each wide character alone, and
-    each run of other characters (a Latin word, a number) whole."""
-    pieces: list[str] = []
+    """``part`` cut where a line may break: each run of spaces, each Chinese word (or
+    punctuation mark) alone, and each run of other characters (a Latin word, a number) whole;
+    markup tags (``<b>``, ``</sup>``) stay with the text they mark."""
+    raw: list[str] = []
     kinds: list[str] = []
-    for c in part:
-        kind = "space" if c.isspace() else "wide" if is_wide(c) else "word"
-        if kinds and kind != "wide" and kinds[-1] == kind:
-            pieces[-1] += c
+    for chunk in re.split(r"(</?[a-zA-Z]+>)", part):
+        if not chunk:
+            continue
+        if _TAG.fullmatch(chunk):
+            raw.append(chunk)
+            kinds.append("tag")
+            continue
+        for run in re.findall(r"\s+|[^\s]+", chunk):
+            if run.isspace():
+                raw.append(run)
+                kinds.append("space")
+                continue
+            for bit in _script_runs(run):
+                if is_wide(bit[0]):
+                    for word in _words(bit):
+                        raw.append(word)
+                        kinds.append("wide")
+                else:
+                    raw.append(bit)
+                    kinds.append("word")
+    pieces: list[str] = []
+    carry = ""   # opening tags wait for the text they open
+    for piece, kind in zip(raw, kinds, strict=True):
+        if kind == "tag" and not piece.startswith("</"):
+            carry += piece
+        elif kind == "tag" and pieces:
+            pieces[-1] += piece
         else:
-            pieces.append(c)
-            kinds.append(kind)
+            pieces.append(carry + piece)
+            carry = ""
+    if carry:
+        pieces.append(carry)
     return pieces
 
 
-def _wrap_cjk(part: str, width: int) -> list[str]:
-    """One line of mixed Chinese and Latin text in lines of at most ``width`` units (a Chinese
-    character counts two, :func:`text_width`): breaks between Chinese characters or at spaces,
-    never inside a Latin word, never before closing punctuation, and never leaves one character
-    alone on the last line (it takes the previous line's last word or character with it)."""
-    lines, line = [], []
-    for piece in _pieces(part):
-        size = text_width(piece)
-        if _text(line).strip() and _units(line) + size > width and piece not in _NO_LINE_START:
-            lines.append(line)
-            line = []
-            if piece.isspace():
+def _script_runs(run: str) -> list[str]:
+    """``run`` (no spaces) in runs of wide and of other characters, each wide punctuation mark
+    alone."""
+    out: list[str] = []
+    for c in run:
+        wide = is_wide(c)
+        if out and wide == is_wide(out[-1][-1]) and not (wide and (
+                _visible(out[-1])[-1:] in NO_LINE_START | NO_LINE_END
+                or c in NO_LINE_START | NO_LINE_END)):
+            out[-1] += c
+        else:
+            out.append(c)
+    return out
+
+
+def _visible(piece: str) -> str:
+    return _TAG.sub("", piece)
+
+
+def _split_chars(piece: str) -> list[str]:
+    """A word wider than a line in its characters, its tags kept with them."""
+    out: list[str] = []
+    carry = ""
+    for chunk in re.split(r"(</?[a-zA-Z]+>)", piece):
+        if not chunk:
+            continue
+        if _TAG.fullmatch(chunk):
+            if chunk.startswith("</") and out:
+                out[-1] += chunk
+            else:
+                carry += chunk
+            continue
+        for c in chunk:
+            out.append(carry + c)
+            carry = ""
+    if carry:
+        out.append(carry)
+    return out
+
+
+def _break_cost(before: str, after: str) -> float | None:
+    """The cost of a line break between the pieces ``before`` and ``after`` (None: never)."""
+    a, b = _visible(before), _visible(after)
+    if not a or not b:
+        return 0.0
+    if b[0] in NO_LINE_START or a[-1] in NO_LINE_END:
+        return None
+    if a.isspace() or b.isspace() or a[-1] in NO_LINE_START or b[0] in NO_LINE_END:
+        return 0.0
+    if is_wide(a[-1]) != is_wide(b[0]):
+        return 40.0    # Chinese next to Latin with no space: a pair like "d_k 的" reads apart
+    if not is_wide(a[-1]):
+        return None    # inside a Latin word or number
+    if _segmenter() is not None or a[-1] in _PARTICLES:
+        return 60.0    # between two words: after punctuation is better
+    return 400.0       # between two characters, which may be one word
+
+
+def _best_lines(part: str, width: int) -> list[str]:
+    """One line of text as the fewest lines of at most ``width`` columns with the cheapest
+    breaks (:func:`_break_cost`), then the most even lengths; a word wider than a line is cut
+    only then, and a last line of one short word takes company from the line above."""
+    lead = part[:len(part) - len(part.lstrip())]   # kept as written (" · share: …")
+    pieces, inside = [], []   # inside[i]: pieces[i] continues the word before it
+    for piece in _pieces(part.lstrip()):
+        letters = _visible(piece)
+        if text_width(letters) > width and letters and is_wide(letters[0]):
+            chars = _split_chars(piece)
+            pieces += chars
+            inside += [False] + [True] * (len(chars) - 1)
+        else:
+            pieces.append(piece)
+            inside.append(False)
+    if not pieces:
+        return [""]
+    sizes = [text_width(_visible(p)) for p in pieces]
+    n = len(pieces)
+    best: list[tuple[float, int]] = [(0.0, -1)] + [(math.inf, -1)] * n
+    for j in range(1, n + 1):          # best[j]: the cheapest lines of pieces[:j]
+        for i in range(j - 1, -1, -1):
+            line = pieces[i:j]
+            while line and _visible(line[-1]).isspace():
+                line = line[:-1]
+            if not line or _visible(line[0]).isspace():
                 continue
-        line.append((piece, size))
-    if _text(line).strip():
-        lines.append(line)
-    if len(lines) > 1 and sum(size for piece, size in lines[-1] if not piece.isspace()) <= 2:
-        before = lines[-2]
-        gap = []
-        while before and before[-1][0].isspace():
-            gap.insert(0, before.pop())
-        moved = []
-        while len(before) > 1 and (not moved or moved[0][0] in _NO_LINE_START):
-            moved.insert(0, before.pop())
-        lines[-1] = moved + gap + lines[-1]
-    return [_text(line).rstrip() for line in lines] or [""]
-
-
-def _text(line: list[tuple[str, int]]) -> str:
-    return "".join(piece for piece, _ in line)
-
-
-def _units(line: list[tuple[str, int]]) -> int:
-    return sum(size for _, size in line)
+            used = sum(sizes[i:i + len(line)])
+            hang = sizes[i + len(line) - 1] if _visible(line[-1])[-1:] in NO_LINE_START else 0
+            used = min(used, max(width, used - min(hang, 2)))   # a closing mark may hang
+            if used > 2 * width and len(line) > 1:
+                break
+            if best[i][0] == math.inf:
+                continue
+            if i > 0:
+                cost = _SPLIT_WORD if inside[i] else _break_cost(pieces[i - 1], pieces[i])
+                if cost is None:
+                    continue
+            else:
+                cost = 0.0
+            # wider than the line only where no break is allowed (a long name in brackets)
+            cost += _LINE + (_SPLIT_WORD * (used - width) if used > width else 0)
+            if j < n:
+                cost += (width - used) ** 2 / 4
+            elif i > 0 and used <= 2:
+                cost += _ORPHAN
+            elif i > 0 and used < width / 3:    # a short last line: balance the lines
+                cost += (width / 3 - used) ** 2 / 4
+            if cost + best[i][0] < best[j][0]:
+                best[j] = (cost + best[i][0], i)
+    if best[n][0] == math.inf:           # no allowed break at all: one line, as written
+        return [part.rstrip()]
+    cuts, j = [], n
+    while j > 0:
+        cuts.append(j)
+        j = best[j][1]
+    starts = [0] + sorted(cuts)[:-1]
+    lines = ["".join(pieces[i:j]).strip() for i, j in zip(starts, sorted(cuts), strict=True)]
+    return [lead + lines[0], *lines[1:]]
 
 
 def make_slider(steps: list[dict], prefix: str, active: int = 0) -> dict:
@@ -159,7 +311,13 @@ def attention_heatmap(weights, row_labels, col_labels=None, title: str = "",
 
 
 
-TITLE_WIDTH = 46  # characters per title line: fits a 390 px wide figure at 13 px
+# The narrowest page the book supports is a 390 px phone screen: a figure there is 358 px wide
+# (measured in both editions). Titles are wrapped to fit it.
+PHONE_FIGURE_PX = 358
+COLUMN_EM = 0.55   # one column of text_width (a Latin letter; a Chinese character takes two),
+                   # in font sizes: Open Sans' letters average 0.5-0.6 em, a CJK glyph is 1 em
+EDGE_PX = 8        # kept free between a title line and the figure's edge
+TITLE_WIDTH = 46   # columns per title line at 13 px from the figure's left edge (title_width)
 MIN_FONT = 10     # px: no figure text below this
 LINE_SPACING = 1.3  # plotly's line height, in font sizes (svg_text_utils.LINE_SPACING)
 CAP_SHIFT = 0.7     # plotly moves a one-line title anchored at its top this many sizes down
@@ -246,20 +404,93 @@ def _panel_width(annotations: list) -> int:
     return max(14, TITLE_WIDTH // per_row)
 
 
-def _tidy_layout(layout: dict, width: int | None = None) -> None:
+def title_width(size: float = 17, x: float = 0.05, xanchor: str = "auto",
+                xref: str = "container", margin_l: float = 80, margin_r: float = 80,
+                figure_px: float = PHONE_FIGURE_PX) -> int:
+    """Columns (:func:`text_width`) per line of a plotly title of font ``size`` px placed at
+    ``x`` (plotly's title.x, xanchor and xref) that fit the figure at the narrowest page the
+    book supports (``figure_px``, 358 px on a 390 px phone): from where the title starts to
+    ``EDGE_PX`` short of the edge, a column being ``COLUMN_EM`` font sizes. Plotly's default
+    title (17 px at x = 0.05) gets 35 columns, a 13 px title from the left edge 48."""
+    for name, value in (("size", size), ("x", x), ("figure_px", figure_px)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if size <= 0 or figure_px <= 0:
+        raise ValueError(f"size and figure_px must be positive, got {size} and {figure_px}")
+    if xref == "paper":   # x is a fraction of the plot area, inside the side margins
+        at = margin_l + x * max(figure_px - margin_l - margin_r, 0)
+    else:
+        at = x * figure_px
+    if xanchor == "auto":  # plotly: left in the left third, right in the right third
+        xanchor = "left" if x < 1 / 3 else "right" if x > 2 / 3 else "center"
+    room = {"left": figure_px - at, "right": at,
+            "center": 2 * min(at, figure_px - at)}.get(xanchor, figure_px - at)
+    return max(8, int((room - EDGE_PX) // (COLUMN_EM * size)))
+
+
+def _title_width_of(layout: dict) -> int:
+    """:func:`title_width` for ``layout``'s main title (plotly's defaults where unset)."""
+    title = layout.get("title") if isinstance(layout.get("title"), dict) else {}
+    font = title.get("font") if isinstance(title.get("font"), dict) else {}
+    base = layout.get("font") if isinstance(layout.get("font"), dict) else {}
+    margin = layout.get("margin") if isinstance(layout.get("margin"), dict) else {}
+    size = font.get("size") or 1.4 * (base.get("size") or 12)   # plotly's default title size
+    x = title.get("x")
+    return title_width(size, 0.05 if x is None else x, title.get("xanchor") or "auto",
+                       title.get("xref") or "container", margin.get("l", 80),
+                       margin.get("r", 80))
+
+
+_ITALIC_TAG = re.compile(r"<i>(.*?)</i>", re.S)
+_ITALIC_STYLE = re.compile(r"(<span[^>]*style=\"[^\"]*?)font-style:\s*italic;?([^>]*>)(.*?)</span>",
+                           re.S)
+
+
+def upright(text: str) -> str:
+    """``text`` with the italic taken off its Chinese parts: a CJK font has no italic, so the
+    browser slants the glyphs itself (synthetic italic), which blurs them at figure sizes.
+    ``<i>`` around text with a wide character is dropped, and so is ``font-style:italic`` in a
+    ``<span>`` around one; Latin italic stays."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    text = _ITALIC_TAG.sub(lambda m: m.group(0) if not _has_wide(m.group(1)) else m.group(1),
+                           text)
+    return _ITALIC_STYLE.sub(lambda m: m.group(0) if not _has_wide(m.group(3))
+                             else m.group(1) + m.group(2) + m.group(3) + "</span>", text)
+
+
+def italic(text: str) -> str:
+    """``<i>text</i>``, or ``text`` as it is where it holds Chinese (see :func:`upright`)."""
+    return upright(f"<i>{text}</i>")
+
+
+def _has_wide(text: str) -> bool:
+    return any(is_wide(c) for c in _TAG.sub("", text))
+
+
+def _upright_font(owner: dict) -> None:
+    font = owner.get("font")
+    if isinstance(font, dict) and font.get("style") == "italic" and _has_wide(
+            str(owner.get("text", ""))):
+        font["style"] = "normal"
+
+
+def _tidy_layout(layout: dict, width: int | None = None, title_columns: int = TITLE_WIDTH) -> None:
     title = layout.get("title")
     if isinstance(title, dict) and isinstance(title.get("text"), str):
-        title["text"] = wrap(title["text"], TITLE_WIDTH)
+        title["text"] = upright(wrap(title["text"], title_columns))
+        _upright_font(title)
     elif isinstance(title, str):
-        layout["title"] = wrap(title, TITLE_WIDTH)
+        layout["title"] = upright(wrap(title, title_columns))
     if isinstance(layout.get("title.text"), str):
-        layout["title.text"] = wrap(layout["title.text"], TITLE_WIDTH)
+        layout["title.text"] = upright(wrap(layout["title.text"], title_columns))
     annotations = layout.get("annotations")
     if isinstance(annotations, list):
         width = width or _panel_width(annotations)
         for a in annotations:
             if isinstance(a, dict) and isinstance(a.get("text"), str):
-                a["text"] = wrap(a["text"], width)
+                a["text"] = upright(wrap(a["text"], width))
+                _upright_font(a)
 
 
 def tidy(fig_dict: dict) -> dict:
@@ -272,7 +503,8 @@ def tidy(fig_dict: dict) -> dict:
         raise TypeError(f"tidy takes a figure dict (fig.to_dict()), got {type(fig_dict).__name__}")
     layout = fig_dict.setdefault("layout", {})
     width = _panel_width(layout.get("annotations") or [])
-    _tidy_layout(layout, width)
+    columns = _title_width_of(layout)
+    _tidy_layout(layout, width, columns)
     for key, value in layout.items():
         if key.startswith(("xaxis", "yaxis")) and isinstance(value, dict):
             font = value.get("tickfont")
@@ -288,6 +520,6 @@ def tidy(fig_dict: dict) -> dict:
         for entry in control.get("steps", []) + control.get("buttons", []):
             for arg in entry.get("args") or []:
                 if isinstance(arg, dict):
-                    _tidy_layout(arg, width)
+                    _tidy_layout(arg, width, columns)
     _reserve_title_room(layout)  # after the wrapping: it counts the lines
     return fig_dict

@@ -179,7 +179,7 @@ def test_wrap_breaks_chinese_between_characters():
     assert "nn.MultiheadAttention" in wrap(text, 46)      # a code name stays whole
     assert wrap("第 0 层，训练后") == "第 0 层，训练后"         # short: unchanged
     assert wrap("一二三四五，六七八", 10) == "一二三四五，<br>六七八"  # the comma stays on its line
-    # no character alone on the last line: it takes the last word or character before it
-    assert wrap("一二三四五，六", 10) == "一二三四<br>五，六"
+    # no character alone on the last line: the lines are balanced, and break between words
+    assert wrap("示意权重：手工设定，并非学习所得", 30) == "示意权重：手工设定，<br>并非学习所得"
     title = "一个查询平均看到 24 个键中的 8.2 个"
     assert wrap(title, 34) == "一个查询平均看到 24 个键中的<br>8.2 个"
