@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from book.face import plotting
+from book.kit import text as kit_text
 
 _TAGS = re.compile(r"<[^>]+>")
 _DOUBLED = re.compile(r"([^\s：:<>]{1,12}[：:])\s*\1")
@@ -28,7 +29,7 @@ def split_words(lines: list[str]) -> list[str]:
     with the book's terms), each as 'left/right'."""
     import jieba
 
-    plotting._segmenter()   # the book's terms added to jieba's dictionary
+    kit_text._segmenter()   # the book's terms added to jieba's dictionary
     bad = []
     for a, b in zip(lines, lines[1:], strict=False):
         a_text, b_text = _TAGS.sub("", a).rstrip(), _TAGS.sub("", b).lstrip()

@@ -13,6 +13,7 @@ from figure_text import split_words
 from book.face import plotting
 from book.face.plotting import NO_LINE_END, NO_LINE_START, text_width, title_width, upright, wrap
 from book.kit import i18n
+from book.kit import text as kit_text
 
 jieba = pytest.importorskip("jieba")   # the word list the wrapping and this test use (dev)
 
@@ -81,7 +82,7 @@ def test_english_titles_break_at_spaces_and_balance():
 
 
 def test_without_the_word_list_it_prefers_punctuation_and_particles(monkeypatch):
-    monkeypatch.setattr(plotting, "_SEGMENTER", [None])
+    monkeypatch.setattr(kit_text, "_SEGMENTER", [None])
     assert wrap("示意权重：手工设定，并非学习所得", 24) == "示意权重：手工设定，<br>并非学习所得"
     lines = wrap("一个查询平均看到的键的个数随窗口增长", 20).split("<br>")
     assert lines[0].endswith("的"), lines      # after a particle, not inside a word
