@@ -9,6 +9,7 @@ import pytest
 
 import book
 from book.face import display
+from book.kit import codetext
 
 
 def render(fig):
@@ -71,18 +72,18 @@ def test_show_source(capsys):
 def test_class_listing_shows_only_the_named_methods():
     from book.ideas.mha import MultiHeadSelfAttention
 
-    text = display._class_excerpt(MultiHeadSelfAttention, ["__init__", "forward"])
+    text = codetext._class_excerpt(MultiHeadSelfAttention, ["__init__", "forward"])
     assert text.startswith("class MultiHeadSelfAttention(nn.Module):")
     assert "def forward(" in text and "def __init__(" in text
     assert "def check_inputs(" not in text and "check_inputs" in text  # named, not printed
     assert len(text.splitlines()) <= 60  # the chapter-4 listing fits on one screen
     assert max(len(line) for line in text.splitlines()) <= 88  # no sideways scrolling
     with pytest.raises(ValueError, match="defines no"):
-        display._class_excerpt(MultiHeadSelfAttention, ["backward"])
+        codetext._class_excerpt(MultiHeadSelfAttention, ["backward"])
     with pytest.raises(TypeError, match="list of method names"):
-        display._class_excerpt(MultiHeadSelfAttention, "forward")
+        codetext._class_excerpt(MultiHeadSelfAttention, "forward")
     with pytest.raises(TypeError, match="works on a class"):
-        display._class_excerpt(display.glue, ["x"])
+        codetext._class_excerpt(display.glue, ["x"])
 
 
 def test_glue_all_and_table():
