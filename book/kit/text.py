@@ -213,31 +213,32 @@ def _best_lines(part: str, width: int) -> list[str]:
             inside.append(False)
     if not pieces:
         return [""]
-    sizes = [text_width(_visible(p)) for p in pieces]
+    visible = [_visible(p) for p in pieces]
     n = len(pieces)
+    space = [v.isspace() for v in visible]
+    total = [0]                          # total[k]: the columns of pieces[:k]
+    for v in visible:
+        total.append(total[-1] + text_width(v))
+    ends = [-1] * (n + 1)                # ends[j]: the last piece of pieces[:j] that is no space
+    for j in range(1, n + 1):
+        ends[j] = j - 1 if not space[j - 1] else ends[j - 1]
+    breaks = [0.0] + [_SPLIT_WORD if inside[i] else _break_cost(pieces[i - 1], pieces[i])
+                      for i in range(1, n)]
     best: list[tuple[float, int]] = [(0.0, -1)] + [(math.inf, -1)] * n
     for j in range(1, n + 1):          # best[j]: the cheapest lines of pieces[:j]
-        for i in range(j - 1, -1, -1):
-            line = pieces[i:j]
-            while line and _visible(line[-1]).isspace():
-                line = line[:-1]
-            if not line or _visible(line[0]).isspace():
+        end = ends[j]
+        for i in range(min(end, j - 1), -1, -1):
+            if space[i] or best[i][0] == math.inf or breaks[i] is None:
+                if total[end + 1] - total[i] > 2 * width:
+                    break
                 continue
-            used = sum(sizes[i:i + len(line)])
-            hang = sizes[i + len(line) - 1] if _visible(line[-1])[-1:] in NO_LINE_START else 0
+            used = total[end + 1] - total[i]
+            hang = total[end + 1] - total[end] if visible[end][-1:] in NO_LINE_START else 0
             used = min(used, max(width, used - min(hang, 2)))   # a closing mark may hang
-            if used > 2 * width and len(line) > 1:
+            if used > 2 * width and end > i:
                 break
-            if best[i][0] == math.inf:
-                continue
-            if i > 0:
-                cost = _SPLIT_WORD if inside[i] else _break_cost(pieces[i - 1], pieces[i])
-                if cost is None:
-                    continue
-            else:
-                cost = 0.0
             # wider than the line only where no break is allowed (a long name in brackets)
-            cost += _LINE + (_SPLIT_WORD * (used - width) if used > width else 0)
+            cost = breaks[i] + _LINE + (_SPLIT_WORD * (used - width) if used > width else 0)
             if j < n:
                 cost += (width - used) ** 2 / 4
             elif i > 0 and used <= 2:

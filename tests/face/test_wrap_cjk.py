@@ -45,7 +45,7 @@ def test_the_titles_that_broke_a_word_now_break_between_words():
     assert wrap("示意权重：手工设定，并非学习所得", 24) == "示意权重：手工设定，<br>并非学习所得"
 
 
-@pytest.mark.parametrize("width", [16, 22, 28, 35, 40, 48])
+@pytest.mark.parametrize("width", [16, 28, 35, 48])
 def test_every_chinese_string_of_the_book_keeps_the_rules(width):
     """Every Chinese string of the tables, wrapped at widths from a panel's to a 13 px title's:
     the text is kept, each line fits (a closing mark may hang: 2 columns), no line starts with
