@@ -12,7 +12,7 @@ from torch import nn
 from book.face import questions
 from book.face.checks import NotAnswered, close_number, exercise, number
 from book.face.live import LiveExplorer
-from book.face.plotting import RUN_COLORS, RUN_DASHES, rounded
+from book.face.plotting import RUN_COLORS, RUN_DASHES, italic, rounded
 from book.kit import i18n, validate
 from book.studies import stability
 
@@ -221,7 +221,7 @@ class TrainingExplorer(LiveExplorer):
                 trace.x, trace.y = [], []
             fig.layout.title.text = i18n.tr("ch05.not_trained_title", label=label,
                                             steps=self.steps)
-            self.status.value = f"<i>{i18n.tr('ch05.not_trained')}</i>"
+            self.status.value = italic(i18n.tr("ch05.not_trained"))   # upright in Chinese
             return
         data = stability.stability_data(run)
         restyle = _stability_restyle(data)

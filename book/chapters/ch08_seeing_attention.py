@@ -14,7 +14,7 @@ from book.face import questions, views
 from book.face.checks import NotAnswered, call, exercise
 from book.face.display import table
 from book.face.live import LiveExplorer
-from book.face.plotting import COLORSCALE, rounded, text_width
+from book.face.plotting import COLORSCALE, italic, rounded, text_width, wrap
 from book.kit import i18n, timing, validate
 from book.kit.i18n import tr
 from book.studies import attention_roles
@@ -29,14 +29,9 @@ CAPTION_WIDTH = 34
 
 
 def _wrap(text: str, width: int = CAPTION_WIDTH) -> str:
-    """``text`` broken at spaces into lines of at most ``width`` columns, joined by <br>."""
-    lines: list[str] = []
-    for word in text.split():
-        if lines and text_width(lines[-1]) + 1 + text_width(word) <= width:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return "<br>".join(lines)
+    """``text`` in lines of at most ``width`` columns, joined by <br> (book.face.plotting.wrap:
+    at spaces and between words, 避头尾 in Chinese)."""
+    return wrap(text, width)
 
 
 def _caption(data: dict) -> str:
@@ -45,10 +40,10 @@ def _caption(data: dict) -> str:
     zh = i18n.language() == "zh"
     text = " ".join(data["order"].tokens) if zh else data["english"]
     marks = tr("ch08.caption_model", marks=("， " if zh else ", ").join(data["marks"]))
-    # a <span>, not <i>: book.face.plotting.tidy leaves a text with a span as it is written, so
-    # these CJK-aware lines are not wrapped again at its character count
-    return (_wrap(text) + '<br><span style="font-style:italic">' + _wrap(marks)
-            + "</span>")
+    # in a <span>: book.face.plotting.tidy leaves a text with a span as it is written, so these
+    # lines are not wrapped again at a panel title's width. Italic in English only: a CJK font
+    # has no italic, and the browser's slanted Chinese blurs at 11 px (plotting.italic)
+    return _wrap(text) + "<br><span>" + italic(_wrap(marks)) + "</span>"
 
 
 def _menu_name(name: str, width: int = 22) -> str:

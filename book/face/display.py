@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import inspect
 import json
 import os
 import random
-import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import torch
 
 from book.face.plotting import FONT_FAMILY
-from book.kit import i18n, validate
+from book.kit import codetext, i18n, validate
 
 # The config of the plotly mimetype bundle (what JupyterLab, Notebook 7 and VS Code render).
 # Never "responsive": there the output area has no height of its own, so a responsive figure's
@@ -241,49 +239,15 @@ def show_source(obj, members: Sequence[str] | None = None) -> None:
     The chapter shows the one copy that the tests exercise, never a pasted twin. For a class,
     ``members`` (e.g. ``["__init__", "forward"]``) limits the listing to the class line, the
     first paragraph of its docstring and those methods; the rest (validation, helpers) is
-    named in a comment, not printed.
+    named in a comment, not printed. In the Chinese edition its comments and docstrings are
+    the Chinese ones of locale/zh_CN/code (book.kit.codetext); the code is the same.
     """
     from IPython.display import Markdown, display  # IPython: only where a listing is shown
 
-    if not (inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismodule(obj)
-            or inspect.ismethod(obj)):
-        raise TypeError(f"show_source needs a function, class or module defined in a file, "
-                        f"got {type(obj).__name__} {obj!r}")
-    try:
-        source = inspect.getsource(obj)
-    except (TypeError, OSError) as err:
-        raise TypeError(f"show_source needs a function, class or module defined in a file, "
-                        f"got {obj!r}: {err}") from None
-    if members is not None:
-        source = _class_excerpt(obj, members)
-    display(Markdown(f"```python\n{textwrap.dedent(source).rstrip()}\n```"))
-
-
-def _class_excerpt(cls, members: Sequence[str]) -> str:
-    if not inspect.isclass(cls):
-        raise TypeError(f"members= works on a class, got {cls!r}; drop members= for a function")
-    if isinstance(members, str) or not members:
-        raise TypeError(f"members must be a list of method names, got {members!r}")
-    missing = [m for m in members if m not in vars(cls)]
-    if missing:
-        raise ValueError(f"{cls.__name__} defines no {missing}; it has "
-                         f"{sorted(n for n, v in vars(cls).items() if callable(v))}")
-    bases = ", ".join(b.__name__ if b.__module__ == cls.__module__ else
-                      f"nn.{b.__name__}" if b.__module__.startswith("torch.nn.") else
-                      f"{b.__module__}.{b.__name__}" for b in cls.__bases__)
-    summary = (inspect.getdoc(cls) or "").split("\n\n")[0]
-    lines = [f"class {cls.__name__}({bases}):"]
-    if summary:
-        lines.append(textwrap.indent(f'"""{summary}"""', "    "))
-    others = sorted(n for n, v in vars(cls).items()
-                    if inspect.isfunction(v) and n not in members and not n.startswith("__"))
-    for name in members:
-        lines += ["", textwrap.indent(textwrap.dedent(inspect.getsource(vars(cls)[name])),
-                                      "    ").rstrip()]
-    if others:
-        lines += [""] + textwrap.wrap(f"also defined, not shown: {', '.join(others)}", 88,
-                                      initial_indent="    # ", subsequent_indent="    #   ")
-    return "\n".join(lines)
+    source = codetext.listing(obj, members)
+    if i18n.language() == "zh":
+        source = codetext.translate(source, codetext.catalogue())
+    display(Markdown(f"```python\n{source}\n```"))
 
 
 class Matrix:

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 
 import numpy as np
 import plotly.graph_objects as go
 
 from book.kit import validate
+from book.kit.text import (  # noqa: F401  (the figures' names for them)
+    NO_LINE_END,
+    NO_LINE_START,
+    _best_lines,
+    is_wide,
+    text_width,
+)
 
 COLORSCALE = "Blues"  # light = low weight, dark = high: reads the same in greyscale
 SCALE_COLORS = {"none": "#b3261e", "sqrt": "#1a56a8", "linear": "#7a7a7a"}
@@ -37,98 +43,19 @@ def rounded(a, digits: int = 4):
     return out.tolist()
 
 
-def is_wide(char: str) -> bool:
-    """Whether ``char`` is drawn two columns wide (one em): Unicode's East Asian Width W or F,
-    i.e. CJK ideographs, kana, hangul, CJK and fullwidth punctuation (，。：（）), emoji."""
-    return unicodedata.east_asian_width(char) in "WF"
-
-
-def text_width(text: str) -> int:
-    """The width of ``text`` in columns, a wide (CJK) character counting 2 and any other 1: the
-    book's one rule for how much room a label, caption or line of mixed Chinese and Latin takes
-    (``text_width("一碗 noodles") == 12``). Tags are counted as written; strip them first."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}; pass str(value)")
-    return sum(2 if is_wide(c) else 1 for c in text)
-
-
 def wrap(text: str, width: int = 46) -> str:
-    """``text`` broken into lines of at most ``width`` characters with plotly's ``<br>`` (at
-    spaces; existing ``<br>`` kept), so a title stays inside a phone-wide figure."""
+    """``text`` broken into lines of at most ``width`` columns (:func:`text_width`: a Chinese
+    character takes two) with plotly's ``<br>`` (existing ``<br>`` kept), so a title stays
+    inside a phone-wide figure. Lines break at spaces, after punctuation and between words, a
+    Latin word or number is never cut, and Chinese follows 避头尾: no line starts with closing
+    punctuation (，。、）」：；！？) and none ends with an opening bracket (（「《). The lines are
+    balanced (:func:`_best_lines`); :func:`title_width` gives ``width`` for a figure's title."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     width = validate.integer("width", width, low=8)
     if "<span" in text or "<a " in text:  # tags with spaces inside: leave as written
         return text
-    out = []
-    for part in text.split("<br>"):
-        if any(is_wide(c) for c in part):
-            out.extend(_wrap_cjk(part, width))
-            continue
-        line = ""
-        for word in part.split(" "):
-            if line and len(line) + 1 + len(word) > width:
-                out.append(line)
-                line = word
-            else:
-                line = f"{line} {word}" if line else word
-        out.append(line)
-    return "<br>".join(out)
-
-
-# Chinese has no spaces to break at, and each character is as wide as two Latin letters
-_NO_LINE_START = set("，。、：；！？）》」』”’")
-
-
-def _pieces(part: str) -> list[str]:
-    """``part`` cut where a line may break: each run of spaces, each wide character alone, and
-    each run of other characters (a Latin word, a number) whole."""
-    pieces: list[str] = []
-    kinds: list[str] = []
-    for c in part:
-        kind = "space" if c.isspace() else "wide" if is_wide(c) else "word"
-        if kinds and kind != "wide" and kinds[-1] == kind:
-            pieces[-1] += c
-        else:
-            pieces.append(c)
-            kinds.append(kind)
-    return pieces
-
-
-def _wrap_cjk(part: str, width: int) -> list[str]:
-    """One line of mixed Chinese and Latin text in lines of at most ``width`` units (a Chinese
-    character counts two, :func:`text_width`): breaks between Chinese characters or at spaces,
-    never inside a Latin word, never before closing punctuation, and never leaves one character
-    alone on the last line (it takes the previous line's last word or character with it)."""
-    lines, line = [], []
-    for piece in _pieces(part):
-        size = text_width(piece)
-        if _text(line).strip() and _units(line) + size > width and piece not in _NO_LINE_START:
-            lines.append(line)
-            line = []
-            if piece.isspace():
-                continue
-        line.append((piece, size))
-    if _text(line).strip():
-        lines.append(line)
-    if len(lines) > 1 and sum(size for piece, size in lines[-1] if not piece.isspace()) <= 2:
-        before = lines[-2]
-        gap = []
-        while before and before[-1][0].isspace():
-            gap.insert(0, before.pop())
-        moved = []
-        while len(before) > 1 and (not moved or moved[0][0] in _NO_LINE_START):
-            moved.insert(0, before.pop())
-        lines[-1] = moved + gap + lines[-1]
-    return [_text(line).rstrip() for line in lines] or [""]
-
-
-def _text(line: list[tuple[str, int]]) -> str:
-    return "".join(piece for piece, _ in line)
-
-
-def _units(line: list[tuple[str, int]]) -> int:
-    return sum(size for _, size in line)
+    return "<br>".join(line for part in _BR.split(text) for line in _best_lines(part, width))
 
 
 def make_slider(steps: list[dict], prefix: str, active: int = 0) -> dict:
@@ -159,7 +86,13 @@ def attention_heatmap(weights, row_labels, col_labels=None, title: str = "",
 
 
 
-TITLE_WIDTH = 46  # characters per title line: fits a 390 px wide figure at 13 px
+# The narrowest page the book supports is a 390 px phone screen: a figure there is 358 px wide
+# (measured in both editions). Titles are wrapped to fit it.
+PHONE_FIGURE_PX = 358
+COLUMN_EM = 0.55   # one column of text_width (a Latin letter; a Chinese character takes two),
+                   # in font sizes: Open Sans' letters average 0.5-0.6 em, a CJK glyph is 1 em
+EDGE_PX = 8        # kept free between a title line and the figure's edge
+TITLE_WIDTH = 46   # columns per title line at 13 px from the figure's left edge (title_width)
 MIN_FONT = 10     # px: no figure text below this
 LINE_SPACING = 1.3  # plotly's line height, in font sizes (svg_text_utils.LINE_SPACING)
 CAP_SHIFT = 0.7     # plotly moves a one-line title anchored at its top this many sizes down
@@ -246,20 +179,94 @@ def _panel_width(annotations: list) -> int:
     return max(14, TITLE_WIDTH // per_row)
 
 
-def _tidy_layout(layout: dict, width: int | None = None) -> None:
+def title_width(size: float = 17, x: float = 0.05, xanchor: str = "auto",
+                xref: str = "container", margin_l: float = 80, margin_r: float = 80,
+                figure_px: float = PHONE_FIGURE_PX) -> int:
+    """Columns (:func:`text_width`) per line of a plotly title of font ``size`` px placed at
+    ``x`` (plotly's title.x, xanchor and xref) that fit the figure at the narrowest page the
+    book supports (``figure_px``, 358 px on a 390 px phone): from where the title starts to
+    ``EDGE_PX`` short of the edge, a column being ``COLUMN_EM`` font sizes. Plotly's default
+    title (17 px at x = 0.05) gets 35 columns, a 13 px title from the left edge 48."""
+    for name, value in (("size", size), ("x", x), ("figure_px", figure_px)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if size <= 0 or figure_px <= 0:
+        raise ValueError(f"size and figure_px must be positive, got {size} and {figure_px}")
+    if xref == "paper":   # x is a fraction of the plot area, inside the side margins
+        at = margin_l + x * max(figure_px - margin_l - margin_r, 0)
+    else:
+        at = x * figure_px
+    if xanchor == "auto":  # plotly: left in the left third, right in the right third
+        xanchor = "left" if x < 1 / 3 else "right" if x > 2 / 3 else "center"
+    room = {"left": figure_px - at, "right": at,
+            "center": 2 * min(at, figure_px - at)}.get(xanchor, figure_px - at)
+    return max(8, int((room - EDGE_PX) // (COLUMN_EM * size)))
+
+
+def _title_width_of(layout: dict) -> int:
+    """:func:`title_width` for ``layout``'s main title (plotly's defaults where unset)."""
+    title = layout.get("title") if isinstance(layout.get("title"), dict) else {}
+    font = title.get("font") if isinstance(title.get("font"), dict) else {}
+    base = layout.get("font") if isinstance(layout.get("font"), dict) else {}
+    margin = layout.get("margin") if isinstance(layout.get("margin"), dict) else {}
+    size = font.get("size") or 1.4 * (base.get("size") or 12)   # plotly's default title size
+    x = title.get("x")
+    return title_width(size, 0.05 if x is None else x, title.get("xanchor") or "auto",
+                       title.get("xref") or "container", margin.get("l", 80),
+                       margin.get("r", 80))
+
+
+_TAGS = re.compile(r"</?[a-zA-Z]+>")
+_ITALIC_TAG = re.compile(r"<i>(.*?)</i>", re.S)
+_ITALIC_STYLE = re.compile(r"(<span[^>]*style=\"[^\"]*?)font-style:\s*italic;?([^>]*>)(.*?)</span>",
+                           re.S)
+
+
+def upright(text: str) -> str:
+    """``text`` with the italic taken off its Chinese parts: a CJK font has no italic, so the
+    browser slants the glyphs itself (synthetic italic), which blurs them at figure sizes.
+    ``<i>`` around text with a wide character is dropped, and so is ``font-style:italic`` in a
+    ``<span>`` around one; Latin italic stays."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    text = _ITALIC_TAG.sub(lambda m: m.group(0) if not _has_wide(m.group(1)) else m.group(1),
+                           text)
+    return _ITALIC_STYLE.sub(lambda m: m.group(0) if not _has_wide(m.group(3))
+                             else m.group(1) + m.group(2) + m.group(3) + "</span>", text)
+
+
+def italic(text: str) -> str:
+    """``<i>text</i>``, or ``text`` as it is where it holds Chinese (see :func:`upright`)."""
+    return upright(f"<i>{text}</i>")
+
+
+def _has_wide(text: str) -> bool:
+    return any(is_wide(c) for c in _TAGS.sub("", text))
+
+
+def _upright_font(owner: dict) -> None:
+    font = owner.get("font")
+    if isinstance(font, dict) and font.get("style") == "italic" and _has_wide(
+            str(owner.get("text", ""))):
+        font["style"] = "normal"
+
+
+def _tidy_layout(layout: dict, width: int | None = None, title_columns: int = TITLE_WIDTH) -> None:
     title = layout.get("title")
     if isinstance(title, dict) and isinstance(title.get("text"), str):
-        title["text"] = wrap(title["text"], TITLE_WIDTH)
+        title["text"] = upright(wrap(title["text"], title_columns))
+        _upright_font(title)
     elif isinstance(title, str):
-        layout["title"] = wrap(title, TITLE_WIDTH)
+        layout["title"] = upright(wrap(title, title_columns))
     if isinstance(layout.get("title.text"), str):
-        layout["title.text"] = wrap(layout["title.text"], TITLE_WIDTH)
+        layout["title.text"] = upright(wrap(layout["title.text"], title_columns))
     annotations = layout.get("annotations")
     if isinstance(annotations, list):
         width = width or _panel_width(annotations)
         for a in annotations:
             if isinstance(a, dict) and isinstance(a.get("text"), str):
-                a["text"] = wrap(a["text"], width)
+                a["text"] = upright(wrap(a["text"], width))
+                _upright_font(a)
 
 
 def tidy(fig_dict: dict) -> dict:
@@ -272,7 +279,8 @@ def tidy(fig_dict: dict) -> dict:
         raise TypeError(f"tidy takes a figure dict (fig.to_dict()), got {type(fig_dict).__name__}")
     layout = fig_dict.setdefault("layout", {})
     width = _panel_width(layout.get("annotations") or [])
-    _tidy_layout(layout, width)
+    columns = _title_width_of(layout)
+    _tidy_layout(layout, width, columns)
     for key, value in layout.items():
         if key.startswith(("xaxis", "yaxis")) and isinstance(value, dict):
             font = value.get("tickfont")
@@ -288,6 +296,6 @@ def tidy(fig_dict: dict) -> dict:
         for entry in control.get("steps", []) + control.get("buttons", []):
             for arg in entry.get("args") or []:
                 if isinstance(arg, dict):
-                    _tidy_layout(arg, width)
+                    _tidy_layout(arg, width, columns)
     _reserve_title_room(layout)  # after the wrapping: it counts the lines
     return fig_dict

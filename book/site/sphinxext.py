@@ -496,10 +496,14 @@ def _file_digest(path: Path) -> str:
 def _shared_inputs(srcdir: Path, package: Path = PACKAGE) -> str:
     """One digest of what every notebook depends on: data files under assets/, the string table
     (book/strings/*.toml: every figure title, widget label, exercise message and printed line a
-    notebook draws comes from it, in both languages), library versions."""
+    notebook draws comes from it, in both languages), the code catalogues
+    (locale/zh_CN/code/*.po, read by book.show_source), library versions."""
     h = hashlib.sha256()
     for path in sorted((package / "strings").glob("*.toml")):
         h.update(f"strings/{path.name}:{_file_digest(path)}\n".encode())
+    # the code catalogues: book.show_source prints its listing's Chinese comments and docstrings
+    for path in sorted((package.parent / "locale" / "zh_CN" / "code").glob("*.po")):
+        h.update(f"code/{path.name}:{_file_digest(path)}\n".encode())
     assets = srcdir / "assets"
     if assets.is_dir():
         for path in sorted(assets.rglob("*")):

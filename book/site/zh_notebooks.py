@@ -21,13 +21,13 @@ reader's kernel, as in the English notebooks. ::
 """
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from pathlib import Path
 
 import yaml
 
+from book.kit import codetext
+from book.kit.codetext import comments, translate_comments  # noqa: F401  (used here and by the tests)
 from book.site import nbfiles
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -167,33 +167,6 @@ def translate_markdown(markdown: str, catalogue: dict[str, str], where: str = ""
 
 # --- code comments ------------------------------------------------------------------------
 
-def comments(code: str) -> list[tuple[int, int, str]]:
-    """(line, column, text) of each ``#`` comment of ``code``: text without the ``#`` and the
-    space after it. Cells that do not tokenize (IPython magics) give none."""
-    found = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-            if tok.type == tokenize.COMMENT:
-                text = tok.string[1:].strip()
-                if re.search(r"[A-Za-z]{2,}", text) and not text.startswith("noqa"):
-                    found.append((tok.start[0], tok.start[1], text))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return []
-    return found
-
-
-def translate_comments(code: str, catalogue: dict[str, str]) -> str:
-    """``code`` with each comment translated; one with no translation stays English (the
-    catalogue test lists them)."""
-    lines = code.split("\n")
-    for line_no, column, text in comments(code):
-        translation = catalogue.get(text)
-        if translation:
-            line = lines[line_no - 1]
-            lines[line_no - 1] = line[:column] + "# " + translation
-    return "\n".join(lines)
-
-
 def translate_code(code: str, catalogue: dict[str, str], where: str = "") -> str:
     """``code`` with each comment translated and ``book.setup()`` choosing Chinese."""
     translated = translate_comments(code, catalogue)
@@ -201,7 +174,8 @@ def translate_code(code: str, catalogue: dict[str, str], where: str = "") -> str
 
 
 def code_comments(page: str) -> list[str]:
-    """Every comment text of ``page``'s code cells, in order, once each."""
+    """Every comment text of ``page``'s code cells, then every comment and docstring paragraph
+    of the listings its ``book.show_source`` calls show, in order, once each."""
     import nbformat
 
     nb = nbformat.read(ROOT / f"{page}.ipynb", as_version=4)
@@ -210,7 +184,44 @@ def code_comments(page: str) -> list[str]:
         if cell.cell_type == "code":
             for _, _, text in comments(cell.source):
                 seen.setdefault(text, None)
+    for listing in shown_listings(page):
+        for text in codetext.messages(listing):
+            seen.setdefault(text, None)
     return list(seen)
+
+
+def shown_listings(page: str) -> list[str]:
+    """The English listings that ``page``'s ``book.show_source(...)`` calls display: the
+    notebook's import lines are run and each call's arguments evaluated, then
+    book.kit.codetext.listing gives what show_source shows."""
+    import ast
+
+    import nbformat
+
+    nb = nbformat.read(ROOT / f"{page}.ipynb", as_version=4)
+    namespace: dict = {}
+    calls = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                exec(compile(ast.Module([node], []), page, "exec"), namespace)  # noqa: S102
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in (
+                    "book.show_source", "show_source"):
+                calls.append(node)
+    shown = []
+    for call in calls:
+        args = [eval(ast.unparse(a), namespace) for a in call.args]  # noqa: S307
+        kwargs = {k.arg: eval(ast.unparse(k.value), namespace)  # noqa: S307
+                  for k in call.keywords}
+        shown.append(codetext.listing(*args, **kwargs))
+    return shown
 
 
 def update_code_catalogues() -> list[Path]:

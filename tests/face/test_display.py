@@ -9,6 +9,7 @@ import pytest
 
 import book
 from book.face import display
+from book.kit import codetext
 
 
 def render(fig):
@@ -71,18 +72,18 @@ def test_show_source(capsys):
 def test_class_listing_shows_only_the_named_methods():
     from book.ideas.mha import MultiHeadSelfAttention
 
-    text = display._class_excerpt(MultiHeadSelfAttention, ["__init__", "forward"])
+    text = codetext._class_excerpt(MultiHeadSelfAttention, ["__init__", "forward"])
     assert text.startswith("class MultiHeadSelfAttention(nn.Module):")
     assert "def forward(" in text and "def __init__(" in text
     assert "def check_inputs(" not in text and "check_inputs" in text  # named, not printed
     assert len(text.splitlines()) <= 60  # the chapter-4 listing fits on one screen
     assert max(len(line) for line in text.splitlines()) <= 88  # no sideways scrolling
     with pytest.raises(ValueError, match="defines no"):
-        display._class_excerpt(MultiHeadSelfAttention, ["backward"])
+        codetext._class_excerpt(MultiHeadSelfAttention, ["backward"])
     with pytest.raises(TypeError, match="list of method names"):
-        display._class_excerpt(MultiHeadSelfAttention, "forward")
+        codetext._class_excerpt(MultiHeadSelfAttention, "forward")
     with pytest.raises(TypeError, match="works on a class"):
-        display._class_excerpt(display.glue, ["x"])
+        codetext._class_excerpt(display.glue, ["x"])
 
 
 def test_glue_all_and_table():
@@ -179,7 +180,7 @@ def test_wrap_breaks_chinese_between_characters():
     assert "nn.MultiheadAttention" in wrap(text, 46)      # a code name stays whole
     assert wrap("第 0 层，训练后") == "第 0 层，训练后"         # short: unchanged
     assert wrap("一二三四五，六七八", 10) == "一二三四五，<br>六七八"  # the comma stays on its line
-    # no character alone on the last line: it takes the last word or character before it
-    assert wrap("一二三四五，六", 10) == "一二三四<br>五，六"
+    # no character alone on the last line: the lines are balanced, and break between words
+    assert wrap("示意权重：手工设定，并非学习所得", 30) == "示意权重：手工设定，<br>并非学习所得"
     title = "一个查询平均看到 24 个键中的 8.2 个"
     assert wrap(title, 34) == "一个查询平均看到 24 个键中的<br>8.2 个"
