@@ -6,6 +6,14 @@ visible text box of the figure (titles, subplot titles and annotations, axis tit
 legend, slider and menu labels, colorbar, cell text) as a rotated rectangle and reports
 
 * ``collision``: two text boxes that overlap (by more than 1.5 px each way),
+* ``touching``: two text boxes closer than 1 px without overlapping that much (glyphs that
+  run into each other, "，₂" against "多加"),
+* ``cell_text``: text drawn in a heatmap's cells (its ``texttemplate``, or an annotation placed
+  on the heatmap's axes) that overlaps or touches a neighbour's or leaves its own cell
+  ("0.140.070.23…" on a phone),
+* ``control_label``: a slider's current-value label or a dropdown's header within 1 px of an
+  axis title or a tick label ("padded length: 8" on the x axis title),
+* ``too_wide``: a figure wider than the column it sits in (or than the window),
 * ``out_of_bounds``: a text box that leaves the figure's svg,
 * ``tiny_text``: visible text under 10 px,
 * ``small_cells``: heatmap cells under 12 px on screen (checked at the desktop width only),
@@ -15,6 +23,10 @@ legend, slider and menu labels, colorbar, cell text) as a rotated rectangle and 
   strip of background below them and each row's tick label at its cell's lower edge,
 * ``stale_title``: a control changed the drawn data but no title, subplot title or axis title
   changed with it.
+
+Each page is checked twice at each width: in the book's own fonts, and with a wide fallback
+(``FALLBACK``: DejaVu Sans drawn for every Latin family the figures ask for, as a reader's
+browser without the page's first font draws them; the book's CJK web font stays first).
 
 Per page: ``code_overflow`` (a code block wider than its column, at the desktop width) and
 ``too_long`` (a chapter over 15 screens at the desktop width).
@@ -36,11 +48,18 @@ MIN_FONT_PX = 10
 MIN_CELL_PX = 12
 CELL_TOLERANCE_PX = 2.5  # plotly rounds the heatmap image to whole pixels
 MAX_STEPS = 6
-KINDS = ("collision", "out_of_bounds", "tiny_text", "small_cells", "misplaced_cells",
-         "stale_title", "code_overflow", "too_long")
+TOUCH_PX = 1.0  # glyph boxes closer than this touch
+KINDS = ("collision", "touching", "cell_text", "control_label", "too_wide", "out_of_bounds",
+         "tiny_text", "small_cells", "misplaced_cells", "stale_title", "code_overflow",
+         "too_long")
+FONTS = ("book", "fallback")
+FALLBACK_FILE = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+# The Latin families of book.face.plotting.FONT_FAMILY (after the book's CJK web font): the
+# fallback draws each of them in DejaVu Sans.
+FALLBACK_FAMILIES = ("Open Sans", "verdana", "arial")
 
 # One state of one figure: every visible text as a quad in page pixels, checked in the page.
-STATE_JS = r"""([gd, minFont, minCell, checkCells, cellTolerance]) => {
+STATE_JS = r"""([gd, minFont, minCell, checkCells, cellTolerance, touchPx]) => {
   const svg = gd.querySelector('.main-svg');
   if (!svg) return {error: 'no svg'};
   const frame = svg.getBoundingClientRect();
@@ -54,6 +73,22 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells, cellTolerance]) => {
     for (const [sel, name] of pairs) if (el.closest(sel)) return name;
     return 'text';
   };
+  const fl = gd._fullLayout;
+  // an annotation placed on a heatmap's own axes is a value written in its cells
+  const heatAxes = new Set((gd._fullData || []).filter(t => t.type === 'heatmap' &&
+      t.visible === true).map(t => (t.xaxis || 'x') + (t.yaxis || 'y')));
+  const cellAnnotation = (el) => {
+    const g = el.closest('.annotation');
+    if (!g) return false;
+    const a = (fl.annotations || [])[+g.getAttribute('data-index')];
+    return !!a && a.xref !== 'paper' && a.yref !== 'paper' &&
+      heatAxes.has(a.xref.replace(' domain', '') + a.yref.replace(' domain', ''));
+  };
+  // the label that shows a control's current entry
+  // (plotly's slider draws it as a slider-label straight in the slider's group, the step
+  // labels in their own groups; a dropdown shows its entry in its header)
+  const isCurrent = (el) => !!(el.matches('.slider-group > text.slider-label') ||
+                               el.closest('.updatemenu-header'));
   const hidden = (el) => {
     for (let e = el; e && e !== gd; e = e.parentElement) {
       const cs = getComputedStyle(e);
@@ -98,7 +133,8 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells, cellTolerance]) => {
                pt(bb.x + bb.width, bb.y + bb.height - pad), pt(bb.x, bb.y + bb.height - pad)];
     const scale = Math.hypot(m.a, m.b);
     const font = parseFloat(getComputedStyle(el).fontSize) * scale;
-    boxes.push({label, kind: kindOf(el), q, font});
+    const kind = cellAnnotation(el) ? 'cell text' : kindOf(el);
+    boxes.push({label, kind, q, font, current: isCurrent(el)});
   }
   const proj = (q, ax) => { let lo = Infinity, hi = -Infinity;
     for (const p of q) {
@@ -108,23 +144,33 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells, cellTolerance]) => {
   const axes = (q) => [0, 1].map(i => {
     const dx = q[i + 1][0] - q[i][0], dy = q[i + 1][1] - q[i][1];
     const n = Math.hypot(dx, dy) || 1; return [-dy / n, dx / n]; });
-  const overlap = (a, b) => { let least = Infinity;
+  // the gap between two boxes: > 0 apart (the widest separating axis), < 0 overlapping
+  const gap = (a, b) => { let most = -Infinity;
     for (const ax of axes(a.q).concat(axes(b.q))) {
       const [a0, a1] = proj(a.q, ax), [b0, b1] = proj(b.q, ax);
-      least = Math.min(least, Math.min(a1, b1) - Math.max(a0, b0));
-      if (least <= 1.5) return false;
+      most = Math.max(most, Math.max(a0, b0) - Math.min(a1, b1));
+      if (most >= touchPx) return most;
     }
-    return true; };
-  const out = {collision: [], out_of_bounds: [], tiny_text: [], small_cells: [],
-               misplaced_cells: []};
+    return most; };
+  const out = {collision: [], touching: [], cell_text: [], control_label: [], too_wide: [],
+               out_of_bounds: [], tiny_text: [], small_cells: [], misplaced_cells: []};
+  const axisText = (k) => k === 'axis title' || /tick$/.test(k);
   for (let i = 0; i < boxes.length; i++) {
     const a = boxes[i];
     for (let j = i + 1; j < boxes.length; j++) {
       const b = boxes[j];
-      if (a.kind === 'cell text' && b.kind === 'cell text') continue;  // cells tile the grid
       if (a.kind === 'menu' && b.kind === 'menu') continue;  // a button and its own label
       if (a.kind === 'legend key' && b.kind === 'legend key') continue;  // line + marker
-      if (overlap(a, b)) out.collision.push(`${a.kind} "${a.label}" × ${b.kind} "${b.label}"`);
+      const g = gap(a, b);
+      if (g >= touchPx) continue;
+      const pair = `${a.kind} "${a.label}" × ${b.kind} "${b.label}"`;
+      const how = g < -0.05 ? `overlap ${(-g).toFixed(1)} px`
+                            : `${Math.max(g, 0).toFixed(1)} px apart`;
+      if (a.kind === 'cell text' && b.kind === 'cell text') out.cell_text.push(`${pair} (${how})`);
+      else if ((a.current && axisText(b.kind)) || (b.current && axisText(a.kind)))
+        out.control_label.push(`${pair} (${how})`);
+      else if (g < -1.5) out.collision.push(pair);
+      else out.touching.push(`${pair} (${how})`);
     }
     const xs = a.q.map(p => p[0]), ys = a.q.map(p => p[1]);
     if (Math.min(...xs) < frame.left - 1 || Math.max(...xs) > frame.right + 1 ||
@@ -133,7 +179,51 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells, cellTolerance]) => {
     if (a.font < minFont - 0.01)
       out.tiny_text.push(`${a.kind} "${a.label}" ${a.font.toFixed(1)} px`);
   }
-  const fl = gd._fullLayout;
+  // each value written in a heatmap's cells stays in its cell
+  const cellsOf = [];
+  for (const g of gd.querySelectorAll('.heatmaplayer g.hm')) {
+    const cd = g.__data__ && g.__data__[0], t = cd && cd.trace;
+    if (!t || t.visible !== true || !cd.x || !cd.y) continue;
+    const xa = fl[(t.xaxis || 'x').replace('x', 'xaxis')];
+    const ya = fl[(t.yaxis || 'y').replace('y', 'yaxis')];
+    if (!xa || !ya || !xa._length || !ya._length) continue;
+    const edges = (ax, vs, origin) => Array.from(vs, v => origin + ax._offset + ax.c2p(v))
+      .filter(Number.isFinite).sort((p, q) => p - q);
+    cellsOf.push({xs: edges(xa, cd.x, frame.left), ys: edges(ya, cd.y, frame.top)});
+  }
+  const within = (v, es) => { for (let k = 0; k + 1 < es.length; k++)
+    if (v >= es[k] && v < es[k + 1]) return [es[k], es[k + 1]]; return null; };
+  for (const a of boxes) {
+    if (a.kind !== 'cell text') continue;
+    const xs = a.q.map(p => p[0]), ys = a.q.map(p => p[1]);
+    const cx = (Math.min(...xs) + Math.max(...xs)) / 2;
+    const cy = (Math.min(...ys) + Math.max(...ys)) / 2;
+    for (const c of cellsOf) {
+      const bx = within(cx, c.xs), by = within(cy, c.ys);
+      if (!bx || !by) continue;
+      const over = Math.max(bx[0] - Math.min(...xs), Math.max(...xs) - bx[1],
+                            by[0] - Math.min(...ys), Math.max(...ys) - by[1]);
+      if (over > 0.5)
+        out.cell_text.push(`cell text "${a.label}" leaves its ` +
+          `${(bx[1] - bx[0]).toFixed(0)}×${(by[1] - by[0]).toFixed(0)} px cell by ` +
+          `${over.toFixed(1)} px`);
+      break;
+    }
+  }
+  // the figure within its column and the window
+  let host = gd.parentElement;
+  while (host && host !== document.body && !host.matches('.cell_output, .output, article, main'))
+    host = host.parentElement;
+  if (host) {
+    const hr = host.getBoundingClientRect(), cs = getComputedStyle(host);
+    const left = hr.left + parseFloat(cs.paddingLeft);
+    const right = hr.right - parseFloat(cs.paddingRight);
+    const most = Math.min(right, document.documentElement.clientWidth);
+    if (frame.right > most + 1 || frame.left < Math.max(left, 0) - 1)
+      out.too_wide.push(`figure ${frame.width.toFixed(0)} px wide in a column of ` +
+        `${(right - left).toFixed(0)} px (${Math.max(0, left - frame.left).toFixed(0)} px out ` +
+        `on the left, ${Math.max(0, frame.right - most).toFixed(0)} px on the right)`);
+  }
   if (checkCells) {
     for (const t of gd._fullData) {
       if (t.type !== 'heatmap' || t.visible !== true || !t.z || !t.z.length) continue;
@@ -234,6 +324,40 @@ PAGE_JS = r"""([screen]) => {
 }"""
 
 
+# The wide fallback, before any of the page's scripts run: each Latin family of the figures'
+# font stack drawn in DejaVu Sans (a FontFace from the file's bytes is ready at once, so plotly
+# measures its text in it from the first draw).
+FALLBACK_JS = """(() => {
+  const bytes = Uint8Array.from(atob('%s'), c => c.charCodeAt(0));
+  for (const family of %s) document.fonts.add(new FontFace(family, bytes));
+})();"""
+
+# Whether the fallback is in effect: the figures' font stack measures as DejaVu Sans does.
+FONT_PROBE_JS = r"""([stack]) => {
+  const c = document.createElement('canvas').getContext('2d');
+  const width = (family) => { c.font = `12px ${family}`; return c.measureText(
+    'padded length: 8 0.14 key (attended to)').width; };
+  return {stack: width(stack), dejavu: width('"DejaVu Sans"'),
+          serif: width('serif')};
+}"""
+
+_fallback_script: str | None = None
+
+
+def fallback_script() -> str:
+    """The init script of the wide fallback (DejaVu Sans for the figures' Latin families)."""
+    global _fallback_script
+    if _fallback_script is None:
+        import base64
+
+        if not FALLBACK_FILE.exists():
+            raise FileNotFoundError(f"{FALLBACK_FILE} is missing: "
+                                    "apt-get install fonts-dejavu-core")
+        data = base64.b64encode(FALLBACK_FILE.read_bytes()).decode("ascii")
+        _fallback_script = FALLBACK_JS % (data, json.dumps(list(FALLBACK_FAMILIES)))
+    return _fallback_script
+
+
 def steps_to_try(n: int, most: int = MAX_STEPS) -> list[int]:
     """Both ends and evenly spaced steps between, at most ``most`` of ``n``."""
     if n <= most:
@@ -266,7 +390,7 @@ def check_figure(page, fig, width: int) -> tuple[list[dict], int]:
     for state, control in figure_states(page, fig):
         n_states += 1
         found = page.evaluate(STATE_JS, [handle, MIN_FONT_PX, MIN_CELL_PX, width == DESKTOP,
-                                         CELL_TOLERANCE_PX])
+                                         CELL_TOLERANCE_PX, TOUCH_PX])
         if "error" in found:
             findings.append({"kind": "out_of_bounds", "state": state, "what": found["error"]})
             continue
@@ -284,16 +408,28 @@ def check_figure(page, fig, width: int) -> tuple[list[dict], int]:
 
 
 def check_page(browser, path: Path, width: int, shots: Path | None = None,
-               name: str | None = None) -> dict:
-    """Open ``path`` at ``width`` px and run the check on every figure and on the page."""
+               name: str | None = None, font: str = "book") -> dict:
+    """Open ``path`` at ``width`` px and run the check on every figure and on the page, in the
+    book's fonts (``font="book"``) or the wide fallback (``"fallback"``, see FALLBACK_FAMILIES).
+    Each finding names its font."""
+    if font not in FONTS:
+        raise ValueError(f"font must be one of {FONTS}, got {font!r}")
     name = name or path.name
     context = browser.new_context(viewport={"width": width, "height": SCREEN_HEIGHT})
+    if font == "fallback":
+        context.add_init_script(fallback_script())
     page = context.new_page()
     page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(
         ("file://", "data:", "blob:")) else r.abort())
     try:
         page.goto(path.as_uri(), wait_until="load")
         page.evaluate("document.fonts.ready.then(() => 0)")
+        if font == "fallback":
+            from book.face.plotting import FONT_FAMILY
+
+            probe = page.evaluate(FONT_PROBE_JS, [FONT_FAMILY])
+            if abs(probe["stack"] - probe["dejavu"]) > 0.01:
+                raise RuntimeError(f"the fallback font is not in effect on {name}: {probe}")
         findings = []
         figures = page.locator("div.plotly-graph-div")
         n = figures.count()
@@ -307,20 +443,22 @@ def check_page(browser, path: Path, width: int, shots: Path | None = None,
             found, n_states = check_figure(page, fig, width)
             states += n_states
             for f in found:
-                f.update(page=name, figure=f"figure {i} ({fig_id})", width=width)
+                f.update(page=name, figure=f"figure {i} ({fig_id})", width=width, font=font)
             if found and shots is not None:
                 shots.mkdir(parents=True, exist_ok=True)
-                fig.screenshot(path=str(shots / f"{name.replace('/', '_')}-{width}-fig{i}.png"))
+                fig.screenshot(path=str(
+                    shots / f"{name.replace('/', '_')}-{width}-{font}-fig{i}.png"))
             findings += found
         if width == DESKTOP:
             info = page.evaluate(PAGE_JS, [SCREEN_HEIGHT])
             findings += [{"kind": "code_overflow", "page": name, "figure": "-", "state": "-",
-                          "width": width, "what": w} for w in info["wide"]]
+                          "width": width, "font": font, "what": w} for w in info["wide"]]
             if info["screens"] > MAX_SCREENS and "chapters/" in name:
                 findings.append({"kind": "too_long", "page": name, "figure": "-", "state": "-",
-                                 "width": width,
+                                 "width": width, "font": font,
                                  "what": f"{info['screens']:.1f} screens of {SCREEN_HEIGHT} px"})
-        return {"figures": n, "states": states, "findings": findings}
+        return {"figures": n, "states": states, "findings": findings, "width": width,
+                "font": font}
     finally:
         context.close()
 
@@ -334,7 +472,17 @@ def totals(results: list[dict]) -> dict:
 
 
 def describe(f: dict) -> str:
-    return f"{f['page']} @ {f['width']} px, {f['figure']}, {f['state']}: {f['kind']}: {f['what']}"
+    font = f" ({f['font']} font)" if f.get("font", "book") != "book" else ""
+    return (f"{f['page']} @ {f['width']} px{font}, {f['figure']}, {f['state']}: {f['kind']}: "
+            f"{f['what']}")
+
+
+def totals_by(results: list[dict]) -> dict:
+    """Totals per (width, font): {"1280 book": {...}, "390 fallback": {...}, ...}."""
+    groups: dict = {}
+    for r in results:
+        groups.setdefault(f"{r['width']} {r['font']}", []).append(r)
+    return {k: totals(v) for k, v in sorted(groups.items())}
 
 
 def main(argv: list[str]) -> int:
@@ -342,21 +490,29 @@ def main(argv: list[str]) -> int:
 
     paths = [Path(a).resolve() for a in argv if not a.startswith("--")]
     shots = next((Path(a.split("=", 1)[1]) for a in argv if a.startswith("--shots=")), None)
+    fonts = next((a.split("=", 1)[1].split(",") for a in argv if a.startswith("--font=")),
+                 list(FONTS))
+    widths = next(([int(w) for w in a.split("=", 1)[1].split(",")] for a in argv
+                   if a.startswith("--width=")), [DESKTOP, PHONE])
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
                               args=["--no-sandbox", "--disable-gpu"])
         results = []
         for path in paths:
-            for width in (DESKTOP, PHONE):
-                r = check_page(b, path, width, shots, name=f"{path.parent.name}/{path.name}")
-                results.append(r)
-                seen = set()
-                for f in r["findings"]:
-                    key = (f["figure"], f["kind"], f["what"][:40])
-                    if key not in seen:
-                        seen.add(key)
-                        print(describe(f))
+            for width in widths:
+                for font in fonts:
+                    r = check_page(b, path, width, shots, name=f"{path.parent.name}/{path.name}",
+                                   font=font)
+                    results.append(r)
+                    seen = set()
+                    for f in r["findings"]:
+                        key = (f["figure"], f["kind"], f["what"][:40])
+                        if key not in seen:
+                            seen.add(key)
+                            print(describe(f))
         b.close()
+    for group, t in totals_by(results).items():
+        print(group, json.dumps(t))
     print(json.dumps(totals(results)))
     return 0
 

@@ -20,6 +20,10 @@ from book.toy import orders_example
 
 
 
+HEADS_FIRST_PANEL = 0.6   # of the heads explorer's width: room for its keys' labels level
+HEADS_SHORT_LABEL = 8     # columns: query labels this short leave room for a wider first panel
+
+
 def _heads_titles(n_heads: int) -> tuple[list[str], str, dict]:
     """Short panel titles and a figure title that lists what each head links."""
     data = orders_example.heads_data(n_heads)
@@ -61,8 +65,15 @@ def heads_explorer() -> go.Figure:
     labels = orders_example.labels()
     keys = orders_example.labels(short=True)
     panels, title, first = _heads_titles(1)
+    # the first panel wider, with the keys' labels (upright Chinese, book.face.plotting.
+    # level_cjk_ticks); the others share its keys and leave them to the hover text. Where the
+    # query labels carry a gloss ("一碗 (a bowl of)") they take that room: equal panels.
+    short = max(plotting.text_width(s) for s in labels) <= HEADS_SHORT_LABEL
+    wide = HEADS_FIRST_PANEL if short else 1 / orders_example.MAX_HEADS
+    rest = (1 - wide) / (orders_example.MAX_HEADS - 1)
     fig = make_subplots(rows=1, cols=orders_example.MAX_HEADS, horizontal_spacing=0.04,
-                        subplot_titles=panels)
+                        subplot_titles=panels,
+                        column_widths=[wide] + [rest] * (orders_example.MAX_HEADS - 1))
     fig.update_annotations(font_size=11, yshift=4)  # before the steps copy the annotations
     n = len(labels)
     empty = [[None] * n for _ in range(n)]
@@ -75,7 +86,7 @@ def heads_explorer() -> go.Figure:
                                  hovertemplate=_hover()), row=1, col=i + 1)
         fig.update_yaxes(autorange="reversed", showticklabels=i == 0, row=1, col=i + 1)
         fig.update_xaxes(tickangle=-90, tickfont_size=11, title_text=tr("ch01.key"),
-                         row=1, col=i + 1)
+                         showticklabels=i == 0 or not short, row=1, col=i + 1)
     base_annotations = [a.to_plotly_json() for a in fig.layout.annotations]
     steps = []
     for h in range(1, orders_example.MAX_HEADS + 1):

@@ -112,7 +112,8 @@ def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go
         slider_prefix=tr("ch08.slider_head"), slider_pad=85,
         menu={"direction": "up", "y": 0, "yanchor": "top", "pad": {"t": 240}},
         caption={"font": {"size": 11}},
-        key_axis={"title": {"standoff": 28}, "automargin": True}, layout={"margin": {"t": 190}})
+        key_axis={"title": {"standoff": 28}, "automargin": True, "tickfont": {"size": 10}},
+        layout={"margin": {"t": 190}})
 
 
 def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:

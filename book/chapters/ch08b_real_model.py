@@ -150,7 +150,7 @@ def stats_explorer(shares: dict, entropy: dict, start: str = "[CLS]") -> go.Figu
         title={"text": _stat_title(start, shares, entropy), "font": {"size": 13}, "y": 0.97},
         updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True, "x": 0,
                       "xanchor": "left", "y": 1.22, "yanchor": "bottom"}],
-        yaxis={"autorange": "reversed"}, xaxis={"side": "bottom", "tickangle": -45},
+        yaxis={"autorange": "reversed"}, xaxis={"side": "bottom", "tickangle": -90},
         height=400, margin={"l": 70, "r": 20, "t": 120, "b": 60})
     return fig
 
@@ -191,7 +191,7 @@ def relation_figure(accuracy: dict) -> go.Figure:
     fig.update_layout(
         title={"text": tr("ch08b.det_title", n=accuracy["n"], k=f"{k:+d}", base=100 * base,
                           chance=100 * accuracy["chance"]), "font": {"size": 13}},
-        yaxis={"autorange": "reversed"}, xaxis={"tickangle": -45}, height=400,
+        yaxis={"autorange": "reversed"}, xaxis={"tickangle": -90}, height=400,
         margin={"l": 70, "r": 20, "t": 80, "b": 60})
     return fig
 

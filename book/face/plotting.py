@@ -272,7 +272,9 @@ def _tidy_layout(layout: dict, width: int | None = None, title_columns: int = TI
 def tidy(fig_dict: dict) -> dict:
     """Make a figure (as a dict, before it is rendered) legible at phone width, in place:
     titles and subplot titles wrapped into short lines (the steps of its sliders and menus
-    too), no tick label or cell text under 10 px, bar labels hidden rather than shrunk, and a
+    too), no tick label or cell text under 10 px, bar labels hidden rather than shrunk, heatmap
+    cell values that fit their cells (:func:`fit_cell_text`), sliders and menus below the plot
+    clear of its x axis (:func:`clear_controls`), and a
     title with ``automargin`` given a fixed top margin that holds its tallest state (plotly
     misplaces the plot when the title grows the margin, see :func:`_reserve_title_room`)."""
     if not isinstance(fig_dict, dict):
@@ -292,10 +294,317 @@ def tidy(fig_dict: dict) -> dict:
     for trace in fig_dict.get("data", []):
         if trace.get("type") == "heatmap" and trace.get("texttemplate"):
             trace.setdefault("textfont", {}).setdefault("size", 11)
+    fit_cell_text(fig_dict)  # values in cells that fit them on a phone, or hover text only
+    clear_controls(fig_dict)  # slider and menu labels clear of the x axis
+    clear_colorbar_titles(fig_dict)
+    level_cjk_ticks(fig_dict)  # Chinese tick labels level (or upright) where they fit
     for control in (layout.get("sliders") or []) + (layout.get("updatemenus") or []):
         for entry in control.get("steps", []) + control.get("buttons", []):
             for arg in entry.get("args") or []:
                 if isinstance(arg, dict):
                     _tidy_layout(arg, width, columns)
     _reserve_title_room(layout)  # after the wrapping: it counts the lines
+    return fig_dict
+
+
+# --- text in heatmap cells, CJK tick labels and slider labels, fitted to a phone -----------------
+
+PHONE_FIGURE_WIDTH = 358  # px: a figure's width in the book's column on a 390 px wide phone
+_DEFAULT_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}  # plotly's
+COLORBAR_ROOM = 80  # px right of the plot a heatmap's colour bar takes (bar, ticks, title)
+CELL_TEXT_GAP = 3   # px a cell's value keeps clear of its cell's edges, both sides together
+# widths of the characters of a cell value, in ems of DejaVu Sans (the widest fallback a reader
+# is likely to have): digits 0.64, the point 0.32, the signs 0.36–0.84, any other 0.62, wide 1
+_EM = {**dict.fromkeys("0123456789", 0.64), ".": 0.32, ",": 0.32, "-": 0.36, "−": 0.84,
+       "+": 0.84, "%": 0.95, " ": 0.32, "·": 0.32, "✓": 0.84}
+_LEADING_ZERO = re.compile(r"(?<![\d.])0(?=\.\d)")
+
+
+def text_px(text: str, size: float) -> float:
+    """How wide ``text`` (one line, tags stripped) is at font ``size`` px, in DejaVu Sans'
+    widths (a wide character one em): an upper bound for the book's own fonts."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    size = validate.real("size", size, low=0)
+    plain = re.sub(r"<[^>]+>", "", text)
+    return size * sum(1.0 if is_wide(c) else _EM.get(c, 0.62) for c in plain)
+
+
+def _axis_key(ref: str, letter: str) -> str:
+    """``"x2"`` → ``"xaxis2"`` (the layout key of a trace's axis)."""
+    return f"{letter}axis{ref[1:]}" if ref and ref[1:] else f"{letter}axis"
+
+
+def _domain(layout: dict, key: str) -> float:
+    axis = layout.get(key) if isinstance(layout.get(key), dict) else {}
+    d = axis.get("domain") or [0, 1]
+    return float(d[1]) - float(d[0])
+
+
+def _plot_size(layout: dict, data: list, width: float | None = None) -> tuple[float, float]:
+    """The plot area (all subplots with their gaps) of a figure ``width`` px wide (None: as
+    wide as on a phone), less the room a colour bar and the y tick labels take."""
+    width = layout.get("width") or width or PHONE_FIGURE_WIDTH
+    height = layout.get("height") or 450
+    margin = {**_DEFAULT_MARGIN, **(layout.get("margin") or {})}
+    bars = [(t.get("colorbar") or {}).get("thickness") or 30 for t in data
+            if t.get("type") == "heatmap" and t.get("showscale") is not False
+            and not t.get("coloraxis")]
+    # the bar, its tick labels and title right of the plot
+    right = max(margin["r"], max(bars) + COLORBAR_ROOM - 30) if bars else margin["r"]
+    left = margin["l"]
+    labels = [str(v) for t in data if t.get("type") == "heatmap" and t.get("yaxis", "y") == "y"
+              for v in (t.get("y") or [])]
+    if labels:  # automargin: the first y axis' tick labels and title push the left margin
+        axis = layout.get("yaxis") or {}
+        size = (axis.get("tickfont") or {}).get("size") or 12
+        title = 22 if (axis.get("title") or {}) else 0
+        left = max(left, max(text_px(s, size) for s in labels) + 8 + title)
+    return max(width - left - right, 1.0), max(height - margin["t"] - margin["b"], 1.0)
+
+
+def _trace_states(fig_dict: dict, index: int, key: str) -> list:
+    """Every value trace ``index``'s ``key`` takes: its own and each slider step's and menu
+    button's (a restyle cycles a shorter list over the traces, as plotly does)."""
+    layout = fig_dict.get("layout") or {}
+    values = [fig_dict["data"][index].get(key)]
+    for control in (layout.get("sliders") or []) + (layout.get("updatemenus") or []):
+        for entry in control.get("steps", []) + control.get("buttons", []):
+            args = entry.get("args") or []
+            if entry.get("method") not in ("restyle", "update") or not args:
+                continue
+            style = args[0] if isinstance(args[0], dict) else {}
+            targets = args[-1] if entry.get("method") == "restyle" and len(args) > 1 else None
+            if isinstance(targets, int):
+                targets = [targets]
+            value = style.get(key)
+            if not isinstance(value, list) or not value:
+                continue
+            if isinstance(targets, list):
+                if index in targets:
+                    values.append(value[targets.index(index) % len(value)])
+            else:
+                values.append(value[index % len(value)])
+    return [v for v in values if v is not None]
+
+
+def _cell_texts(grid) -> list[str]:
+    return [str(v) for row in (grid or []) for v in (row if isinstance(row, list) else [row])
+            if v is not None and str(v) != ""]
+
+
+def short_value(text: str) -> str:
+    """A cell value without its leading zeros, ``"0.14"`` → ``".14"``, ``"-0.5"`` → ``"-.5"``."""
+    return _LEADING_ZERO.sub("", text)
+
+
+def fit_cell_text(fig_dict: dict, width: float | None = None) -> dict:
+    """Values written in heatmap cells (``texttemplate="%{text}"``) that fit their cells on a
+    phone, in place: kept when the widest value of every state fits its cell with
+    CELL_TEXT_GAP px to spare, written without leading zeros (``.14``) when only that fits,
+    and left to the hover text otherwise (the values stay in ``text`` for it). The cell size is
+    the figure's at ``width`` px (default PHONE_FIGURE_WIDTH), over each slider step and menu
+    button. Other texttemplates are left as written."""
+    if not isinstance(fig_dict, dict):
+        raise TypeError(f"fit_cell_text takes a figure dict, got {type(fig_dict).__name__}")
+    layout = fig_dict.get("layout") or {}
+    data = fig_dict.get("data") or []
+    plot_w, plot_h = _plot_size(layout, data, width)
+    for i, trace in enumerate(data):
+        if trace.get("type") != "heatmap" or trace.get("texttemplate") != "%{text}":
+            continue
+        size = (trace.get("textfont") or {}).get("size") or 12
+        cols = max((len(z[0]) for z in _trace_states(fig_dict, i, "z")
+                    if isinstance(z, list) and z and isinstance(z[0], list)), default=1)
+        rows = max((len(z) for z in _trace_states(fig_dict, i, "z") if isinstance(z, list)),
+                   default=1)
+        cell_w = plot_w * _domain(layout, _axis_key(trace.get("xaxis", "x"), "x")) / cols
+        cell_h = plot_h * _domain(layout, _axis_key(trace.get("yaxis", "y"), "y")) / rows
+        texts = [s for grid in _trace_states(fig_dict, i, "text") for s in _cell_texts(grid)]
+        if not texts:
+            continue
+        lines = max(len(_BR.split(s)) for s in texts)
+        if cell_h < LINE_SPACING * size * (lines - 1) + size + 2:
+            trace["texttemplate"] = ""
+            continue
+        room = cell_w - CELL_TEXT_GAP
+        widest = max(text_px(line, size) for s in texts for line in _BR.split(s))
+        if widest <= room:
+            continue
+        if max(text_px(short_value(line), size) for s in texts for line in _BR.split(s)) <= room:
+            _shorten_texts(fig_dict, i)
+        else:
+            trace["texttemplate"] = ""  # the hover text still has every value
+    return fig_dict
+
+
+def _shorten_texts(fig_dict: dict, index: int) -> None:
+    """Trace ``index``'s cell values, and each control's values for it, without leading zeros
+    (the hover template reads ``%{z}``, which keeps them)."""
+    def short(grid):
+        return [[short_value(v) if isinstance(v, str) else v for v in row]
+                if isinstance(row, list) else row for row in grid]
+
+    trace = fig_dict["data"][index]
+    trace["text"] = short(trace.get("text") or [])
+    layout = fig_dict.get("layout") or {}
+    for control in (layout.get("sliders") or []) + (layout.get("updatemenus") or []):
+        for entry in control.get("steps", []) + control.get("buttons", []):
+            args = entry.get("args") or []
+            style = args[0] if args and isinstance(args[0], dict) else {}
+            value = style.get("text")
+            if not isinstance(value, list) or not value:
+                continue
+            targets = args[-1] if entry.get("method") == "restyle" and len(args) > 1 else None
+            if isinstance(targets, int):
+                targets = [targets]
+            for k in range(len(value)):
+                if (targets is None and k == index % len(value)) or (
+                        isinstance(targets, list) and index in targets
+                        and k == targets.index(index) % len(value)):
+                    value[k] = short(value[k])
+
+
+SLIDER_GAP = 8  # px between the x axis' tick labels and title and a control below the plot
+
+
+def _x_labels(fig_dict: dict, key: str) -> list[str]:
+    """The tick labels x axis ``key`` can show: its ticktext, else its heatmaps' categories
+    over every state, else a number's worth."""
+    axis = (fig_dict.get("layout") or {}).get(key) or {}
+    if axis.get("ticktext"):
+        return [str(t) for t in axis["ticktext"]]
+    ref = "x" + key[5:]
+    out = []
+    for i, t in enumerate(fig_dict.get("data") or []):
+        if t.get("xaxis", "x") == ref:
+            for xs in _trace_states(fig_dict, i, "x"):
+                out += [str(v) for v in xs if isinstance(v, str)] if isinstance(xs, list) else []
+    return out or ["0.00"]
+
+
+def x_axis_depth(fig_dict: dict, key: str = "xaxis") -> float:
+    """How far below its plot x axis ``key`` reaches, in px: its tick labels at their angle
+    (each as wide as :func:`text_px` says, one font size high) and its title."""
+    layout = fig_dict.get("layout") or {}
+    axis = layout.get(key) or {}
+    if axis.get("side") == "top":
+        return 0.0
+    base = (layout.get("font") or {}).get("size") or 12
+    depth = 0.0
+    if axis.get("showticklabels", True):
+        size = (axis.get("tickfont") or {}).get("size") or base
+        angle = math.radians(abs(float(axis.get("tickangle") or 0)))
+        widest = max(text_px(_BR.split(s)[0], size) for s in _x_labels(fig_dict, key))
+        lines = max(len(_BR.split(s)) for s in _x_labels(fig_dict, key))
+        tall = LINE_SPACING * size * lines
+        depth += 6 + widest * math.sin(angle) + tall * math.cos(angle)
+    title = axis.get("title")
+    text = title.get("text") if isinstance(title, dict) else title
+    if isinstance(text, str) and text.strip():
+        size = ((title.get("font") or {}).get("size") if isinstance(title, dict) else None) or 14
+        depth += 10 + LINE_SPACING * size * title_lines(text)
+    return depth
+
+
+def clear_controls(fig_dict: dict) -> dict:
+    """Sliders and menus below the plot (``y`` ≤ 0, anchored at their top) moved down, in
+    place, until their current-value label clears the lowest x axis' tick labels and title by
+    SLIDER_GAP px: their ``pad.t`` grows; the figure keeps its height (plotly takes the room
+    from the plot)."""
+    if not isinstance(fig_dict, dict):
+        raise TypeError(f"clear_controls takes a figure dict, got {type(fig_dict).__name__}")
+    layout = fig_dict.get("layout") or {}
+    keys = [k for k in layout if re.fullmatch(r"xaxis\d*", k)] or ["xaxis"]
+    # the x axes of the bottom row of subplots (lowest domain of the y axis they sit on)
+    def bottom(k):
+        axis = layout.get(k) or {}
+        y_key = _axis_key(axis.get("anchor") or "y" + k[5:], "y")
+        return float(((layout.get(y_key) or {}).get("domain") or [0, 1])[0])
+
+    low = min(bottom(k) for k in keys)
+    depth = max(x_axis_depth(fig_dict, k) for k in keys if bottom(k) <= low + 1e-9)
+    for kind in ("sliders", "updatemenus"):
+        for control in layout.get(kind) or []:
+            default_y = 0 if kind == "sliders" else 1
+            if float(control.get("y", default_y)) > 0 or control.get("yanchor", "top") != "top":
+                continue
+            pad = dict(control.get("pad") or {})
+            pad["t"] = max(pad.get("t", 0), math.ceil(depth + SLIDER_GAP))
+            control["pad"] = pad
+    return fig_dict
+
+
+def clear_colorbar_titles(fig_dict: dict) -> dict:
+    """Each heatmap colour bar with a title above it, in place: its tick labels set below their
+    ticks (``ticklabelposition="outside bottom"``), so that the top one ("1") keeps clear of
+    the title; plotly sets them 0.7 px apart."""
+    if not isinstance(fig_dict, dict):
+        raise TypeError(f"clear_colorbar_titles takes a figure dict, got "
+                        f"{type(fig_dict).__name__}")
+    for trace in fig_dict.get("data") or []:
+        bar = trace.get("colorbar") if trace.get("type") == "heatmap" else None
+        if not isinstance(bar, dict):
+            continue
+        title = bar.get("title")
+        text = title.get("text") if isinstance(title, dict) else title
+        side = title.get("side", "top") if isinstance(title, dict) else "top"
+        if isinstance(text, str) and text.strip() and side == "top":
+            bar.setdefault("ticklabelposition", "outside bottom")
+    return fig_dict
+
+
+_SUBSCRIPTS = set("₀₁₂₃₄₅₆₇₈₉")
+
+
+def _cjk_label(label: str) -> bool:
+    """A tick label of wide (CJK) characters only, subscript digits allowed after them."""
+    return bool(label) and is_wide(label[0]) and all(is_wide(c) or c in _SUBSCRIPTS
+                                                     for c in label)
+
+
+def upright(label: str) -> str:
+    """A CJK label set one character a line, upright (``"牛肉面"`` → ``"牛<br>肉<br>面"``), as
+    Chinese is written top to bottom; a subscript stays with its character."""
+    lines: list[str] = []
+    for c in label:
+        if c in _SUBSCRIPTS and lines:
+            lines[-1] += c
+        else:
+            lines.append(c)
+    return "<br>".join(lines)
+
+
+def level_cjk_ticks(fig_dict: dict, width: float | None = None) -> dict:
+    """Rotated x tick labels that are all Chinese, set level where they fit, in place: level
+    when the widest fits its category's width at ``width`` px (default PHONE_FIGURE_WIDTH),
+    else upright one character a line (:func:`upright`) when one character fits, else left as
+    they are. Only an axis whose labels are the same in every state of the figure's controls
+    (its ticks are written out as ``tickvals`` / ``ticktext``)."""
+    if not isinstance(fig_dict, dict):
+        raise TypeError(f"level_cjk_ticks takes a figure dict, got {type(fig_dict).__name__}")
+    layout = fig_dict.get("layout") or {}
+    data = fig_dict.get("data") or []
+    plot_w, _ = _plot_size(layout, data, width)
+    base = (layout.get("font") or {}).get("size") or 12
+    for key in [k for k in layout if re.fullmatch(r"xaxis\d*", k)]:
+        axis = layout[key]
+        if not isinstance(axis, dict) or abs(float(axis.get("tickangle") or 0)) < 30:
+            continue
+        if axis.get("tickvals") is not None or axis.get("showticklabels") is False:
+            continue
+        ref = "x" + key[5:]
+        states = [tuple(xs) for i, t in enumerate(data) if t.get("xaxis", "x") == ref
+                  for xs in _trace_states(fig_dict, i, "x") if isinstance(xs, list)]
+        if not states or len(set(states)) != 1:
+            continue
+        labels = [str(v) for v in states[0]]
+        if not all(_cjk_label(s) for s in labels):
+            continue
+        size = (axis.get("tickfont") or {}).get("size") or base
+        room = plot_w * _domain(layout, key) / len(labels) - 2
+        if max(text_px(s, size) for s in labels) <= room:
+            axis["tickangle"] = 0
+        elif size <= room:
+            axis.update(tickangle=0, tickvals=labels, ticktext=[upright(s) for s in labels])
     return fig_dict

@@ -148,3 +148,22 @@ def test_heads_explorer_steps_carry_each_head_count():
         assert len(drawn) == h
         np.testing.assert_allclose(np.array(drawn[0], dtype=float),
                                    orders_example.heads_data(h)["z"][0], atol=1e-4)
+
+
+def test_heads_explorer_keys_upright_in_a_wider_first_panel(chinese):
+    """Issue 32: with the short (Chinese) query labels, the first panel is wider and carries
+    the keys' labels, upright one character a line; the other panels leave them to the hover.
+    With the glossed English labels the panels stay equal, every panel labelled."""
+    from book.face.plotting import tidy
+
+    layout = tidy(ch01_intuition.heads_explorer().to_dict())["layout"]
+    first, second = layout["xaxis"], layout["xaxis2"]
+    assert first["domain"][1] - first["domain"][0] > 2 * (second["domain"][1]
+                                                          - second["domain"][0])
+    assert first["tickangle"] == 0 and "牛<br>肉<br>面" in first["ticktext"]
+    assert second["showticklabels"] is False
+    i18n.set_language("en")
+    layout = ch01_intuition.heads_explorer().to_dict()["layout"]
+    widths = [layout[k]["domain"][1] - layout[k]["domain"][0]
+              for k in ("xaxis", "xaxis2", "xaxis3")]
+    assert max(widths) - min(widths) < 1e-9 and layout["xaxis2"]["showticklabels"] is True

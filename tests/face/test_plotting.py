@@ -23,3 +23,121 @@ def test_heatmap_axes_and_labels():
 def test_heatmap_bad_input(weights, labels, msg):
     with pytest.raises(ValueError, match=msg):
         plotting.attention_heatmap(weights, labels)
+
+
+# --- fitted to a phone: cell values, controls, colour bars, Chinese ticks (issue 32) ----------
+
+def _grid(n_cols: int, n_rows: int = 3, fmt: str = "{:.2f}", **layout) -> dict:
+    z = [[(r * n_cols + c) / (n_rows * n_cols) for c in range(n_cols)] for r in range(n_rows)]
+    return {"data": [{"type": "heatmap", "z": z, "text": [[fmt.format(v) for v in row]
+                                                          for row in z],
+                      "texttemplate": "%{text}", "textfont": {"size": 11}}],
+            "layout": {"height": 400, "margin": {"l": 40, "r": 20, "t": 40, "b": 40},
+                       **layout}}
+
+
+def test_text_px_is_an_upper_bound_in_dejavu_widths():
+    assert plotting.text_px("0.14", 10) == pytest.approx(10 * (3 * 0.64 + 0.32))
+    assert plotting.text_px("一碗", 11) == 22
+    assert plotting.text_px("<b>1</b>", 10) == pytest.approx(6.4)
+    with pytest.raises(TypeError):
+        plotting.text_px(1.0, 10)
+
+
+def test_short_value_drops_leading_zeros_only():
+    assert [plotting.short_value(s) for s in ("0.14", "-0.5", "10.25", "0", "1.00", "0.0")] == \
+        [".14", "-.5", "10.25", "0", "1.00", ".0"]
+
+
+def test_fit_cell_text_keeps_values_that_fit():
+    fig = plotting.fit_cell_text(_grid(4))
+    assert fig["data"][0]["texttemplate"] == "%{text}"
+    assert fig["data"][0]["text"][0][1] == "0.08"
+
+
+def test_fit_cell_text_drops_leading_zeros_where_only_that_fits():
+    # 10 columns in (358 - 40 - 80) px: 23.8 px cells, "0.14" needs 24.6 + 3, ".14" 17.6 + 3
+    fig = plotting.fit_cell_text(_grid(10))
+    assert fig["data"][0]["texttemplate"] == "%{text}"
+    assert fig["data"][0]["text"][0][1] == ".03"
+
+
+def test_fit_cell_text_leaves_narrow_cells_to_the_hover():
+    fig = plotting.fit_cell_text(_grid(12))
+    assert fig["data"][0]["texttemplate"] == ""
+    assert fig["data"][0]["text"][0][1] == "0.03"  # still there for a hover template
+
+
+def test_fit_cell_text_decides_over_every_state_of_the_controls():
+    """A slider step with more columns decides for the trace, and its texts shorten too."""
+    fig = _grid(4)
+    wide = _grid(10)["data"][0]
+    fig["layout"]["sliders"] = [{"steps": [
+        {"method": "restyle", "args": [{"z": [fig["data"][0]["z"]],
+                                        "text": [fig["data"][0]["text"]]}]},
+        {"method": "restyle", "args": [{"z": [wide["z"]], "text": [wide["text"]]}]}]}]
+    plotting.fit_cell_text(fig)
+    assert fig["data"][0]["text"][0][1] == ".08"
+    assert fig["layout"]["sliders"][0]["steps"][1]["args"][0]["text"][0][0][1] == ".03"
+
+
+def test_fit_cell_text_bad_input():
+    with pytest.raises(TypeError, match="figure dict"):
+        plotting.fit_cell_text([])
+
+
+def test_clear_controls_moves_a_slider_below_the_x_axis():
+    fig = {"data": [{"type": "heatmap", "z": [[1, 2]], "x": ["一碗", "牛肉面"]}],
+           "layout": {"xaxis": {"title": {"text": "key"}, "tickangle": -90},
+                      "sliders": [{"pad": {"t": 10}, "steps": []}],
+                      "updatemenus": [{"y": 1.1, "yanchor": "bottom", "buttons": []}]}}
+    depth = plotting.x_axis_depth(fig)
+    # the rotated labels (3 characters at 12 px) and a title of 14 px
+    assert depth == pytest.approx(6 + 36 + 10 + 1.3 * 14, abs=0.01)
+    plotting.clear_controls(fig)
+    assert fig["layout"]["sliders"][0]["pad"]["t"] >= depth + plotting.SLIDER_GAP
+    assert "pad" not in fig["layout"]["updatemenus"][0]  # above the plot: left alone
+
+
+def test_clear_colorbar_titles():
+    fig = {"data": [{"type": "heatmap", "z": [[1]], "colorbar": {"title": {"text": "weight"}}},
+                    {"type": "heatmap", "z": [[1]], "colorbar": {"title": {"text": "w",
+                                                                           "side": "right"}}}]}
+    plotting.clear_colorbar_titles(fig)
+    assert fig["data"][0]["colorbar"]["ticklabelposition"] == "outside bottom"
+    assert "ticklabelposition" not in fig["data"][1]["colorbar"]
+
+
+def test_upright_keeps_subscripts_with_their_character():
+    assert plotting.upright("牛肉面") == "牛<br>肉<br>面"
+    assert plotting.upright("，₂") == "，₂"
+
+
+@pytest.mark.parametrize("n_keys,angle,ticktext", [
+    (2, 0, None),                     # level: "牛肉面" fits its 119 px category
+    (8, 0, "牛<br>肉<br>面"),          # one character fits its 29.75 px: upright
+    (40, -90, None),                  # not even one: left rotated
+])
+def test_level_cjk_ticks(n_keys, angle, ticktext):
+    keys = ["牛肉面"] + [f"香{chr(0x4e00 + i)}" for i in range(n_keys - 1)]
+    fig = {"data": [{"type": "heatmap", "z": [[0] * n_keys], "x": keys}],
+           "layout": {"margin": {"l": 40, "r": 20}, "xaxis": {"tickangle": -90}}}
+    plotting.level_cjk_ticks(fig)
+    axis = fig["layout"]["xaxis"]
+    assert axis["tickangle"] == angle
+    assert (axis.get("ticktext") or [None])[0] == ticktext
+
+
+def test_level_cjk_ticks_leaves_latin_and_changing_labels():
+    latin = {"data": [{"type": "heatmap", "z": [[0, 0]], "x": ["pad₁", "一碗"]}],
+             "layout": {"xaxis": {"tickangle": -90}}}
+    assert plotting.level_cjk_ticks(latin)["layout"]["xaxis"] == {"tickangle": -90}
+    changing = {"data": [{"type": "heatmap", "z": [[0, 0]], "x": ["一碗", "辣"]}],
+                "layout": {"xaxis": {"tickangle": -90}, "sliders": [{"steps": [
+                    {"method": "restyle", "args": [{"x": [["香菜", "辣"]]}]}]}]}}
+    assert plotting.level_cjk_ticks(changing)["layout"]["xaxis"] == {"tickangle": -90}
+
+
+def test_tidy_fits_every_heatmap():
+    fig = plotting.tidy(_grid(12))
+    assert fig["data"][0]["texttemplate"] == ""
