@@ -563,7 +563,7 @@ def _cjk_label(label: str) -> bool:
                                                      for c in label)
 
 
-def upright(label: str) -> str:
+def stacked(label: str) -> str:
     """A CJK label set one character a line, upright (``"牛肉面"`` → ``"牛<br>肉<br>面"``), as
     Chinese is written top to bottom; a subscript stays with its character."""
     lines: list[str] = []
@@ -606,5 +606,5 @@ def level_cjk_ticks(fig_dict: dict, width: float | None = None) -> dict:
         if max(text_px(s, size) for s in labels) <= room:
             axis["tickangle"] = 0
         elif size <= room:
-            axis.update(tickangle=0, tickvals=labels, ticktext=[upright(s) for s in labels])
+            axis.update(tickangle=0, tickvals=labels, ticktext=[stacked(s) for s in labels])
     return fig_dict

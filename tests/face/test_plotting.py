@@ -109,8 +109,8 @@ def test_clear_colorbar_titles():
 
 
 def test_upright_keeps_subscripts_with_their_character():
-    assert plotting.upright("牛肉面") == "牛<br>肉<br>面"
-    assert plotting.upright("，₂") == "，₂"
+    assert plotting.stacked("牛肉面") == "牛<br>肉<br>面"
+    assert plotting.stacked("，₂") == "，₂"
 
 
 @pytest.mark.parametrize("n_keys,angle,ticktext", [
