@@ -23,6 +23,7 @@ from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
+from book.kit import i18n
 from book.site import static_figures
 
 logger = logging.getLogger(__name__)
@@ -77,6 +78,17 @@ class StillsForLatex(SphinxPostTransform):
         exporter = getattr(app, "_book_stills", None)
         if exporter is None:
             exporter = app._book_stills = static_figures.Exporter()
+        # the note under a still speaks the edition's language (the Sphinx process itself draws
+        # in English unless told: BOOK_LANG is for the kernels)
+        edition = "zh" if str(self.config.language or "").startswith("zh") else "en"
+        before = i18n.language()
+        i18n.set_language(edition)
+        try:
+            self._replace(app, exporter)
+        finally:
+            i18n.set_language(before)
+
+    def _replace(self, app, exporter) -> None:
         numbers: dict[str, int] = {}
         for node in list(self.document.findall(plotly_still)):
             page = node.get("page") or self.env.docname.replace("/", "-")
