@@ -121,6 +121,11 @@ def _latex_settings(app, config) -> None:
     the PDF's are the same and ``make pdf`` re-reads nothing."""
     elements = dict(config.latex_elements or {})
     elements["preamble"] = elements.get("preamble", "") + CJK_PREAMBLE
+    if not str(config.language or "").startswith("zh"):
+        # xeCJK sets curly quotes, dashes and the ellipsis as full-width CJK punctuation
+        # ("token’ s"); English text keeps them in its own font
+        elements["preamble"] += ('\\xeCJKDeclareCharClass{Default}'
+                                 '{"2014, "2018, "2019, "201C, "201D, "2026}\n')
     # long code lines wrap inside the text width instead of running off the page
     elements.setdefault("sphinxsetup", "verbatimwrapslines=true, verbatimforcewraps=true")
     elements.setdefault("papersize", "a4paper")
