@@ -135,11 +135,26 @@ class Exporter:
 
 # --- make figures -------------------------------------------------------------------------
 
+_PASTE = re.compile(r"```\{glue(?::figure)?\}\s+([A-Za-z_]\w*)")
+
+
 def notebook_figures(path: Path) -> list[dict]:
-    """The plotly figures of an executed notebook, in page order."""
-    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    """The plotly figures of an executed notebook as its page shows them, in page order: each
+    code cell's figure outputs, and the glued figures its markdown pastes (```{glue} name```,
+    kept by the build beside the notebook in ``<page>.glue.json``)."""
+    path = Path(path)
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    glue_file = path.with_suffix(".glue.json")
+    glued = json.loads(glue_file.read_text(encoding="utf-8")) if glue_file.is_file() else {}
     found = []
     for cell in nb.get("cells", []):
+        source = "".join(cell.get("source", ""))
+        if cell.get("cell_type") == "markdown":
+            for name in _PASTE.findall(source):
+                data = (glued.get(name) or {}).get("data") or {}
+                if PLOTLY_MIME in data:
+                    found.append(data[PLOTLY_MIME])
+            continue
         if "remove-output" in (cell.get("metadata", {}).get("tags") or []):
             continue  # a live face: the page does not show it
         for output in cell.get("outputs", []):

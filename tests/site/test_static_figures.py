@@ -57,7 +57,7 @@ def test_figure_names_say_chapter_place_and_title():
     assert static_figures.figure_name("01_intuition", 11, {"data": []}) == "01_intuition-fig11"
 
 
-def test_notebook_figures_in_page_order_without_live_faces(tmp_path):
+def test_notebook_figures_in_page_order_with_pasted_glue_without_live_faces(tmp_path):
     def cell(n, tags=()):
         return {"cell_type": "code", "metadata": {"tags": list(tags)}, "source": "",
                 "outputs": [{"output_type": "display_data",
@@ -65,9 +65,14 @@ def test_notebook_figures_in_page_order_without_live_faces(tmp_path):
                                       "text/html": "<div></div>"}}]}
     nb = {"cells": [cell(1), {"cell_type": "markdown", "metadata": {}, "source": "x"},
                     cell(2, ["remove-output"]), cell(3)], "metadata": {}}
+    nb["cells"][1]["source"] = "text\n```{glue} fig_a\n```\n"
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(nb), encoding="utf-8")
-    assert [f["n"] for f in static_figures.notebook_figures(path)] == [1, 3]
+    glued = {"fig_a": {"data": {static_figures.PLOTLY_MIME: {"data": [], "n": "a"}}},
+             "fig_b": {"data": {static_figures.PLOTLY_MIME: {"data": [], "n": "b"}}}}
+    (tmp_path / "nb.glue.json").write_text(json.dumps(glued), encoding="utf-8")
+    # the glued figure where the markdown pastes it; fig_b is glued but never pasted
+    assert [f["n"] for f in static_figures.notebook_figures(path)] == [1, "a", 3]
 
 
 def test_exporter_refuses_an_unknown_format(tmp_path):
