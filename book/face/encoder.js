@@ -276,22 +276,54 @@
     });
   }
 
-  function caption(res, s) {   // ch08's _caption over attention_roles.order_view_data's marks
-    var zh = s.lang === "zh";
-    var marks = [];
+  function marksLine(res, s) {   // attention_roles.order_view_data's marks, in one line
+    var zh = s.lang === "zh", marks = [];
+    var name = function (label) { return label === "-" ? label : s.label_names[label]; };
     res.tokens.forEach(function (tok, i) {
       var pred = res.labels[i];
       if (pred === "-") return;
       var rule = res.rules ? res.rules[i] : null;
-      var name = function (label) { return label === "-" ? label : s.label_names[label]; };
       var ok = rule === null ? "" : pred === rule ? " \u2713"
         : " \u2717 (" + fill(s.should_be, {label: name(rule)}) + ")";
       marks.push(tok + " \u2192 " + name(pred) + ok);
     });
-    var text = zh ? res.tokens.join(" ") : res.glosses.join(" | ");
-    var line = fill(s.caption_model, {marks: marks.join(zh ? "\uff0c " : ", ")});
-    return wrapped(text, s.width) + '<br><span style="font-style:italic">' +
-      wrapped(line, s.width) + "</span>";
+    return fill(s.caption_model, {marks: marks.join(zh ? "\uff0c " : ", ")});
+  }
+
+  function shortened(lines, keep) {   // the first keep lines, the last one ending in …
+    if (lines.length <= keep) return lines;
+    var out = lines.slice(0, keep), words = out[keep - 1].split(" ");
+    if (words.length > 1) words.pop();
+    out[keep - 1] = words.join(" ") + " \u2026";
+    return out;
+  }
+
+  // ch08's _caption: the order (English: word-by-word glosses; Chinese: the tokens) and the
+  // model's labels, wrapped. Over maxLines lines (the most the figure's own captions take, so
+  // that it stays inside the room the figure keeps for it) both parts are cut with "…"; the
+  // message under the box gives every label.
+  function caption(res, s, maxLines) {
+    var text = s.lang === "zh" ? res.tokens.join(" ") : res.glosses.join(" | ");
+    var gloss = wrapped(text, s.width).split("<br>");
+    var marks = wrapped(marksLine(res, s), s.width).split("<br>");
+    if (maxLines && gloss.length + marks.length > maxLines) {
+      var keepGloss = Math.max(1, Math.min(gloss.length, maxLines - marks.length));
+      gloss = shortened(gloss, keepGloss);
+      marks = shortened(marks, Math.max(1, maxLines - gloss.length));
+    }
+    return gloss.join("<br>") + '<br><span style="font-style:italic">' + marks.join("<br>") +
+      "</span>";
+  }
+
+  function captionRoom(buttons) {   // lines of the tallest caption the menu's entries show
+    var most = 0;
+    buttons.forEach(function (b) {
+      var notes = b.args && b.args[1] && b.args[1].annotations;
+      if (notes && notes.length) {
+        most = Math.max(most, notes[notes.length - 1].text.split("<br>").length);
+      }
+    });
+    return most || null;
   }
 
   function copy(obj) { return JSON.parse(JSON.stringify(obj)); }
@@ -350,7 +382,7 @@
     var trace = data[at];
     trace.x = cols; trace.y = rows; trace.z = sl.steps[active].args[0].z[at];
     var note = copy(layout.annotations[layout.annotations.length - 1]);
-    note.text = caption(res, s);
+    note.text = caption(res, s, captionRoom(um.buttons.slice(0, at)));
     var axes = {"xaxis.categoryarray": cols, "xaxis.range": [-0.5, cols.length - 0.5],
                 "yaxis.categoryarray": rows, "yaxis.range": [rows.length - 0.5, -0.5]};
     var button = um.buttons[at];
@@ -377,7 +409,7 @@
       }
     }
     var notes = copy(layout.annotations);
-    notes[notes.length - 1].text = caption(res, s);
+    notes[notes.length - 1].text = caption(res, s, captionRoom(um.buttons.slice(0, at)));
     um.buttons[at].label = s.menu;
     um.buttons[at].args = [{z: z, x: xs, y: ys}, {annotations: notes}];
     um.active = at;
@@ -422,7 +454,8 @@
     return Promise.all(views.map(function (v) { return v[1](v[0], res, s); })).then(function () {
       var ms = performance.now() - start;
       out.innerHTML = escapeHtml(fill(s.done, {n: res.tokens.length, views: views.length,
-                                                ms: ms.toFixed(0)}));
+                                                ms: ms.toFixed(0)})) + "<br>" +
+        escapeHtml(marksLine(res, s));
       out.className = "book-typed-message";
       out.style.color = "";
       box.setAttribute("data-state", "drawn");
@@ -433,7 +466,8 @@
 
   window.bookEncoder = {run: run, tokenize: function (name, text) {
     return tokenize(model(name), text);
-  }, draw: draw, caption: caption};
+  }, draw: draw, caption: caption,
+    marks: marksLine};
 
   if (typeof document === "undefined") return;   // node (the tests): the engine alone
   document.addEventListener("input", function (event) {
