@@ -26,6 +26,7 @@ from .assign import (
            PARTIAL_MISTAKES,
            ROOT,
            SOURCES,
+           STUDENT_README,
            AssignmentError,
            fake_submissions,
            generate,
@@ -36,5 +37,6 @@ from .sandbox import Limits, SandboxUnavailable, isolation
 from .specs import ASSIGNMENTS
 
 __all__ = ["ASSIGNMENTS", "AssignmentError", "BUILD", "FIELDS", "Limits", "PARTIAL_MISTAKES",
-           "ROOT", "SOURCES", "SandboxUnavailable", "collect", "fake_submissions", "generate",
-           "grade", "inspect", "isolation", "merge", "summary", "sources"]
+           "ROOT", "SOURCES", "STUDENT_README", "SandboxUnavailable", "collect",
+           "fake_submissions", "generate", "grade", "inspect", "isolation", "merge", "summary",
+           "sources"]
