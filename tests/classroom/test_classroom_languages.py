@@ -195,6 +195,36 @@ def test_the_same_outputs_get_the_same_scores_in_both_languages(stem):
 
 
 @pytest.mark.slow
+def test_every_assignment_scores_the_same_answers_the_same_in_both_languages(tmp_path):
+    """The reference solutions (read from the English instructor notebook and from its Chinese
+    twin), their float32 variants and every constant answer of book/classroom/fairness.py, on
+    the same hidden inputs: the same score for every question whatever the language."""
+    from book.classroom import fairness
+
+    chinese = tmp_path / "zh"
+    languages.write_sources(classroom.sources(), chinese)
+    compared = worded = 0
+    for assignment in specs.ASSIGNMENTS.values():
+        stem = assignment.stem
+        answers = {"reference": fairness.reference(stem),
+                   "float32": {**fairness.reference(stem), **fairness.FLOAT32[stem]()},
+                   **fairness.CONSTANTS[stem]()}
+        for kind, functions in answers.items():
+            en = fairness.run_answer(assignment, functions, 11, language="en")
+            zh_functions = fairness.reference(stem, chinese) if kind == "reference" else functions
+            zh = fairness.run_answer(assignment, zh_functions, 11, language="zh")
+            assert [(r["question"], r["score"], r["status"]) for r in en] == [
+                (r["question"], r["score"], r["status"]) for r in zh], (stem, kind)
+            for e, z in zip(en, zh, strict=True):
+                assert bool(e["detail"]) == bool(z["detail"]), (stem, kind, e, z)
+                if e["detail"]:
+                    assert not CJK.search(e["detail"]) and CJK.search(z["detail"]), (e, z)
+                    worded += 1
+            compared += 1
+    assert compared > 7 * 3 and worded > 20, (compared, worded)
+
+
+@pytest.mark.slow
 def test_a_notebook_claiming_a_language_changes_only_its_own_wording(tmp_path):
     """Three copies of one partly wrong English answer, graded in one batch: as handed out,
     claiming Chinese, and claiming a made-up language. The scores are the same; the row that
