@@ -143,15 +143,20 @@ def test_broken_solution_fails_generation(tmp_path):
         classroom.generate(tmp_path / "out", source_dir=src, **OWN_NOTEBOOKS)
 
 
-def test_the_bundle_works_outside_the_repository_and_under_another_name(generated, tmp_path):
-    """A student's copy: the bundle folder elsewhere, the notebook renamed, real otter checks."""
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_bundle_works_outside_the_repository_and_under_another_name(generated, tmp_path,
+                                                                         language):
+    """A student's copy: the bundle folder elsewhere, the notebook renamed, real otter checks;
+    in the Chinese bundle a wrong answer's public check shows the Chinese hint."""
     from nbclient import NotebookClient
 
+    paths = generated["01_attention_numpy"]
+    paths = paths if language == "en" else paths["zh"]
     folder = tmp_path / "my copy"
-    shutil.copytree(generated["01_attention_numpy"]["student"].parent, folder)
+    shutil.copytree(paths["student"].parent, folder)
     (folder / "01_attention_numpy.ipynb").rename(folder / "homework of Ana.ipynb")
     nb = nbformat.read(folder / "homework of Ana.ipynb", as_version=4)
-    solved = nbformat.read(generated["01_attention_numpy"]["solutions"], as_version=4)
+    solved = nbformat.read(paths["solutions"], as_version=4)
     answers = {c.source.split("(")[0]: c.source for c in solved.cells
                if c.cell_type == "code" and c.source.startswith("def ")}
     for cell in nb.cells:
@@ -165,6 +170,17 @@ def test_the_bundle_works_outside_the_repository_and_under_another_name(generate
     for cell in checks_run:
         text = str(cell.outputs)
         assert "passed" in text and "Error" not in text, text
+    if language == "zh":
+        wrong = nbformat.read(folder / "homework of Ana.ipynb", as_version=4)
+        for cell in wrong.cells:
+            if cell.cell_type == "code" and cell.source.split("(")[0] in answers:
+                cell.source = answers[cell.source.split("(")[0]]
+            if cell.source.startswith("def softmax("):
+                cell.source = "def softmax(x):\n    return x\n"
+        NotebookClient(wrong, timeout=60, kernel_name="python3",
+                       resources={"metadata": {"path": str(folder)}}).execute()
+        first = next(c for c in wrong.cells if c.source.startswith("grader.check"))
+        assert "每一行的和必须为 1" in str(first.outputs), first.outputs
 
 
 # (assignment name, function the student writes, book exercise with the same contract)
