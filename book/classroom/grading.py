@@ -189,7 +189,7 @@ def score(assignment: specs.Assignment, cases: list, outcome: sandbox.Outcome,
     first = str(report.get("detail") or "")
     rows = []
     for question in questions:
-        detail = "; ".join(why[question])
+        detail = words(Text("classroom.separator"), language).join(why[question])
         if detail and first:
             detail = words(Text("classroom.first_error", detail=detail, first=first), language)
         rows.append({"question": question, "score": got[question],
