@@ -130,6 +130,9 @@ bench: setup browser-deps
 # on every machine when a class is graded in parts; merge them with python -m book.classroom merge).
 UNSANDBOXED_FLAG = $(if $(filter 1,$(UNSANDBOXED)),--unsandboxed)
 
+# assignments writes the English bundle (build/assignments/student/, student-bundle.zip) and the
+# Chinese one (student-zh/, student-bundle-zh.zip) from locale/zh_CN/assignments/*.po; after
+# editing an assignment's English text, `$(PY) -m book.classroom gettext` and translate.
 assignments: setup
 	$(PY) -m book.classroom assign $(UNSANDBOXED_FLAG)
 

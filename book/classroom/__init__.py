@@ -7,11 +7,17 @@ own sandbox (:mod:`book.classroom.sandbox`, bubblewrap on Linux), only the grade
 outputs come back as JSON, and the teacher's process compares them with the book's reference
 (:mod:`book.classroom.grading`). Usage, from the repository root::
 
-    python -m book.classroom assign             # → build/assignments/{student,solutions,...}
+    python -m book.classroom assign             # → build/assignments/{student,student-zh,...}
     python -m book.classroom grade SUBMISSIONS  # → build/grades.csv (one row per question)
     python -m book.classroom demo               # fake submissions (full, partial, blank), graded
     python -m book.classroom check-sandbox      # hostile attempts from inside a sandbox
     python -m book.classroom merge a.csv b.csv > all.csv   # a class graded in parts, as one
+    python -m book.classroom gettext            # the Chinese assignments' catalogues, updated
+
+The bundle comes in English and in Chinese, the Chinese one generated from the English
+notebooks and ``locale/zh_CN/assignments/*.po`` (:mod:`book.classroom.languages`); a
+submission's feedback is worded in its notebook's language (:mod:`book.classroom.feedback`),
+its score never depends on it.
 
 ``grade`` and ``demo`` run one sandbox per core at a time (``--jobs N``, ``make grade JOBS=N``);
 the CSV is the same whatever the number (rows in file order), but for the ``seconds`` column.
@@ -26,6 +32,7 @@ from .assign import (
            PARTIAL_MISTAKES,
            ROOT,
            SOURCES,
+           STUDENT_README,
            AssignmentError,
            fake_submissions,
            generate,
@@ -36,5 +43,6 @@ from .sandbox import Limits, SandboxUnavailable, isolation
 from .specs import ASSIGNMENTS
 
 __all__ = ["ASSIGNMENTS", "AssignmentError", "BUILD", "FIELDS", "Limits", "PARTIAL_MISTAKES",
-           "ROOT", "SOURCES", "SandboxUnavailable", "collect", "fake_submissions", "generate",
-           "grade", "inspect", "isolation", "merge", "summary", "sources"]
+           "ROOT", "SOURCES", "STUDENT_README", "SandboxUnavailable", "collect",
+           "fake_submissions", "generate", "grade", "inspect", "isolation", "merge", "summary",
+           "sources"]

@@ -1,5 +1,5 @@
-"""``python -m book.classroom assign|grade|demo|check-sandbox|fairness|merge``: see the package
-docstring.
+"""``python -m book.classroom assign|grade|demo|check-sandbox|fairness|merge|gettext``: see the
+package docstring.
 
 Without a working sandbox every command that runs a notebook stops before running one, prints
 why and how to install bubblewrap, and exits with status 3 (:data:`NO_SANDBOX`), unless the
@@ -56,6 +56,8 @@ def main(argv=None) -> int:
     p_merge = sub.add_parser("merge", help="several grades CSVs (a class graded in parts) as "
                                            "one, on standard output; refuses duplicates")
     p_merge.add_argument("csvs", type=Path, nargs="+")
+    sub.add_parser("gettext", help="the Chinese assignments' catalogues "
+                                   "(locale/zh_CN/assignments/*.po) brought up to date")
     for p in (p_assign, p_grade, p_demo, p_check):
         p.add_argument("--unsandboxed", action="store_true",
                        default=os.environ.get("UNSANDBOXED") == "1",
@@ -80,6 +82,13 @@ def main(argv=None) -> int:
         write_csv(rows, sys.stdout)
         print(f"merged {len(args.csvs)} files: {len({r['submission'] for r in rows})} "
               f"submissions, {len(rows)} rows", file=sys.stderr)
+        return 0
+    if args.command == "gettext":  # runs nothing
+        from .assign import STUDENT_README, sources
+        from .languages import update_catalogues
+
+        for path in update_catalogues(sources(), STUDENT_README):
+            print(_shown(path))
         return 0
     if args.command == "fairness":  # runs only our own answers, in this process
         from .fairness import fair, format_table, table
@@ -117,9 +126,12 @@ def _run(args, mode: str) -> int:
         print(f"generated {len(generated)} assignments in {time.perf_counter() - start:.1f} s "
               f"(every solution earns full marks, graded {where})")
         print(f"  hand out {_shown(args.out / 'student')}/ or "
-              f"{_shown(args.out / 'student-bundle.zip')}")
+              f"{_shown(args.out / 'student-bundle.zip')} (English), "
+              f"{_shown(args.out / 'student-zh')}/ or "
+              f"{_shown(args.out / 'student-bundle-zh.zip')} (Chinese)")
         print(f"  keep private: {_shown(args.out / 'solutions')}/, "
-              f"{_shown(args.out / 'otter')}/ and the instructor notebooks")
+              f"{_shown(args.out / 'otter')}/, their -zh twins, "
+              f"{_shown(args.out / 'sources-zh')}/ and the instructor notebooks")
         if args.command == "assign":
             return 0
         args.submissions = args.out / "fake_submissions"

@@ -108,58 +108,86 @@ def sources(folder: Path = SOURCES) -> list[Path]:
 
 
 def generate(out: Path = BUILD, source_dir: Path = SOURCES, *,
-             check_solutions: bool = True, unsandboxed: bool = False
-             ) -> dict[str, dict[str, Path]]:
-    """Run ``otter assign`` on every instructor notebook; write the student bundle.
+             check_solutions: bool = True, unsandboxed: bool = False,
+             languages: tuple[str, ...] = ("en", "zh")) -> dict[str, dict]:
+    """Run ``otter assign`` on every instructor notebook; write the student bundles.
 
-    Layout under ``out``: ``student/`` (the bundle: README, requirements, one folder per
-    assignment with its notebook and public ``tests/``), ``student-bundle.zip`` (the same,
-    zipped), ``solutions/`` and ``otter/`` (private). Raises :class:`AssignmentError` when otter
-    fails or a solution does not earn full marks from the hidden cases. Returns, per
-    assignment, the paths of the student notebook, its tests folder and the solutions notebook.
-    The solutions are graded in the sandbox: without a working one this raises
+    Layout under ``out``, English: ``student/`` (the bundle: README, requirements, one folder
+    per assignment with its notebook and public ``tests/``), ``student-bundle.zip`` (the same,
+    zipped), ``solutions/`` and ``otter/`` (private). Chinese (in ``languages``), the same with
+    ``-zh``: ``student-zh/``, ``student-bundle-zh.zip``, ``solutions-zh/``, ``otter-zh/``, and
+    ``sources-zh/`` (the Chinese instructor notebooks, private), all generated from the English
+    notebooks and the catalogues (:mod:`book.classroom.languages`). Raises
+    :class:`AssignmentError` when otter fails or a solution (of either language) does not earn
+    full marks from the hidden cases. Returns, per assignment, the paths of the English student
+    notebook, its tests folder and the solutions notebook, and under ``"zh"`` the same three
+    for Chinese. The solutions are graded in the sandbox: without a working one this raises
     :class:`~book.classroom.sandbox.SandboxUnavailable` before anything is generated, unless
     ``unsandboxed`` is True (the teacher's explicit permission to grade them without it).
     """
+    from . import languages as lang
     from . import sandbox, specs
 
+    unknown = [code for code in languages if code not in lang.LANGUAGES]
+    if unknown or "en" not in languages:
+        raise ValueError(f"languages={languages!r}: English and any of {lang.LANGUAGES}")
     if check_solutions:
         sandbox.require_sandbox(unsandboxed)  # fail closed before otter's slow work
 
     out = Path(out)
-    student = out / "student"
-    if student.exists():
-        shutil.rmtree(student)
-    for sub in ("student", "solutions"):
-        (out / sub).mkdir(parents=True, exist_ok=True)
     stems = {a.stem for a in specs.ASSIGNMENTS.values()}
-    result = {}
-    for src in sources(source_dir):
+    found = sources(source_dir)
+    for src in found:
         if src.stem not in stems:
             raise AssignmentError(f"{src.name} has no hidden cases in book/classroom/specs.py "
                                   f"(known: {sorted(stems)}); add an Assignment there")
-        work = out / "otter" / src.stem
+    result: dict[str, dict] = {}
+    for code in languages:
+        suffix = "" if code == "en" else f"-{code}"
+        made = found
+        if code != "en":   # the Chinese instructor notebooks, from the English ones
+            made = lang.write_sources(found, out / f"sources{suffix}")
+        readme = STUDENT_README if code == "en" else lang.chinese_readme(STUDENT_README)
+        paths = _assign(made, out, suffix, readme)
+        for stem, entry in paths.items():
+            if code == "en":
+                result[stem] = entry
+            else:
+                result[stem][code] = entry
+    if check_solutions:
+        _check_solutions(result, unsandboxed)
+    return result
+
+
+def _assign(found: list[Path], out: Path, suffix: str, readme: str) -> dict[str, dict]:
+    """otter assign on each of ``found``; the bundle ``student<suffix>/`` and its zip."""
+    student = out / f"student{suffix}"
+    if student.exists():
+        shutil.rmtree(student)
+    for sub in ("student", "solutions"):
+        (out / f"{sub}{suffix}").mkdir(parents=True, exist_ok=True)
+    result = {}
+    for src in found:
+        work = out / f"otter{suffix}" / src.stem
         if work.exists():
             shutil.rmtree(work)
         proc = subprocess.run([sys.executable, "-m", "otter", "assign", str(src), str(work)],
                               capture_output=True, text=True, cwd=src.parent)
         made = work / "student" / src.name
         if proc.returncode != 0 or not made.exists():
-            raise AssignmentError(f"otter assign failed for {src.name} (exit {proc.returncode}); "
+            raise AssignmentError(f"otter assign failed for {src} (exit {proc.returncode}); "
                                   f"is every solution correct?\n{proc.stdout[-3000:]}"
                                   f"\n{proc.stderr[-3000:]}")
         folder = student / src.stem
         shutil.copytree(work / "student", folder)
         _any_file_name(folder / src.name)
         paths = {"student": folder / src.name, "tests": folder / "tests",
-                 "solutions": out / "solutions" / src.name}
+                 "solutions": out / f"solutions{suffix}" / src.name}
         shutil.copy2(work / "autograder" / src.name, paths["solutions"])
         result[src.stem] = paths
     (student / "requirements.txt").write_text(STUDENT_REQUIREMENTS, encoding="utf-8")
-    (student / "README.md").write_text(STUDENT_README, encoding="utf-8")
-    _zip(student, out / "student-bundle.zip")
-    if check_solutions:
-        _check_solutions(result, unsandboxed)
+    (student / "README.md").write_text(readme, encoding="utf-8")
+    _zip(student, out / f"student-bundle{suffix}.zip", f"attention-assignments{suffix}")
     return result
 
 
@@ -176,11 +204,11 @@ def _any_file_name(notebook: Path) -> None:
     nbformat.write(nb, notebook)
 
 
-def _zip(folder: Path, target: Path) -> None:
+def _zip(folder: Path, target: Path, root: str) -> None:
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
         for path in sorted(folder.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
-                z.write(path, Path("attention-assignments") / path.relative_to(folder))
+                z.write(path, Path(root) / path.relative_to(folder))
 
 
 def _check_solutions(generated: dict[str, dict[str, Path]], unsandboxed: bool = False) -> None:
@@ -192,6 +220,8 @@ def _check_solutions(generated: dict[str, dict[str, Path]], unsandboxed: bool = 
     with tempfile.TemporaryDirectory(prefix="solutions-") as tmp:
         for stem, paths in generated.items():
             shutil.copy2(paths["solutions"], Path(tmp) / f"{stem}.ipynb")
+            for code in _other_languages(paths):
+                shutil.copy2(paths[code]["solutions"], Path(tmp) / f"{stem}.{code}.ipynb")
         rows = grade(tmp, None, progress=False, unsandboxed=unsandboxed,
                      jobs=max(1, min(len(generated), os.cpu_count() or 1)))
     wrong = [r for r in rows if r["status"] != "graded" or r["score"] != r["possible"]]
@@ -203,23 +233,36 @@ def _check_solutions(generated: dict[str, dict[str, Path]], unsandboxed: bool = 
 
 
 def fake_submissions(generated: dict[str, dict[str, Path]], out: Path) -> list[Path]:
-    """Three submissions per assignment: the full solution, a partly wrong one, a blank one."""
+    """Three submissions per assignment and language: the full solution, a partly wrong one
+    (the same mistakes in every language), a blank one; Chinese ones are named ``…__zh__…``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     made = []
     for stem, paths in generated.items():
-        full = out / f"{stem}__full.ipynb"
-        shutil.copy2(paths["solutions"], full)
-        blank = out / f"{stem}__blank.ipynb"
-        shutil.copy2(paths["student"], blank)
-        partial = out / f"{stem}__partial.ipynb"
-        nb = nbformat.read(paths["solutions"], as_version=4)
-        for old, new in PARTIAL_MISTAKES.get(stem, []):
-            cells = [c for c in nb.cells if c.cell_type == "code" and old in c.source]
-            if len(cells) != 1:
-                raise ValueError(f"{stem}: the partial-mistake line {old!r} was found in "
-                                 f"{len(cells)} cells, expected 1")
-            cells[0].source = cells[0].source.replace(old, new)
-        nbformat.write(nb, partial)
-        made += [full, partial, blank]
+        made += _fake(stem, paths, out, stem)
+        for code in _other_languages(paths):
+            made += _fake(stem, paths[code], out, f"{stem}__{code}")
+    return made
+
+
+def _other_languages(paths: dict) -> list[str]:
+    return [code for code, entry in paths.items() if isinstance(entry, dict)]
+
+
+def _fake(stem: str, paths: dict, out: Path, prefix: str) -> list[Path]:
+    made = []
+    full = out / f"{prefix}__full.ipynb"
+    shutil.copy2(paths["solutions"], full)
+    blank = out / f"{prefix}__blank.ipynb"
+    shutil.copy2(paths["student"], blank)
+    partial = out / f"{prefix}__partial.ipynb"
+    nb = nbformat.read(paths["solutions"], as_version=4)
+    for old, new in PARTIAL_MISTAKES.get(stem, []):
+        cells = [c for c in nb.cells if c.cell_type == "code" and old in c.source]
+        if len(cells) != 1:
+            raise ValueError(f"{stem}: the partial-mistake line {old!r} was found in "
+                             f"{len(cells)} cells, expected 1")
+        cells[0].source = cells[0].source.replace(old, new)
+    nbformat.write(nb, partial)
+    made += [full, partial, blank]
     return made

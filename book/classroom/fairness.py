@@ -423,9 +423,10 @@ def reference(stem: str, source_dir: Path = SOURCES) -> dict[str, object]:
 # ---- scoring an answer like a submission -------------------------------------------------------
 
 def run_answer(assignment: specs.Assignment, functions: dict, seed: int,
-               case_seconds: float = 5.0) -> list[dict]:
+               case_seconds: float = 5.0, language: str = "en") -> list[dict]:
     """The grader's rows for a notebook that defines ``functions``: the kernel harness calls
-    them on this seed's cases (here, not in a sandbox) and :func:`grading.score` scores it."""
+    them on this seed's cases (here, not in a sandbox) and :func:`grading.score` scores it,
+    worded in ``language``."""
     cases = assignment.cases(seed)
     wire = [c.wire(i, case_seconds) for i, c in enumerate(cases)]
     namespace = dict(functions)
@@ -438,7 +439,7 @@ def run_answer(assignment: specs.Assignment, functions: dict, seed: int,
         results = json.loads(Path(results_path).read_text(encoding="utf-8"))
     outcome = sandbox.Outcome({"status": "ok", "detail": "", "results": results}, "", 0.0,
                               "in-process")
-    return grading.score(assignment, cases, outcome)
+    return grading.score(assignment, cases, outcome, language)
 
 
 def scores(assignment: specs.Assignment, functions: dict, seed: int) -> dict[str, float]:

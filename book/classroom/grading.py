@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import runner, sandbox, specs
+from .feedback import Text, words
+from .languages import language_of
 
 FIELDS = ["submission", "assignment", "question", "score", "possible", "status", "detail",
           "seconds", "isolation"]
@@ -124,7 +126,7 @@ def inspect(data: bytes) -> tuple[specs.Assignment, bytes, str]:
     note = ""
     kernel = nb.metadata.get("kernelspec", {}).get("name")
     if kernel != "python3":
-        note = f"kernel {str(kernel)[:40]!r} replaced by python3"
+        note = Text("classroom.kernel_replaced", kernel=repr(str(kernel)[:40]))
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     for cell in nb.cells:  # stale outputs are neither needed nor trusted
@@ -133,8 +135,11 @@ def inspect(data: bytes) -> tuple[specs.Assignment, bytes, str]:
     return specs.ASSIGNMENTS[name], nbformat.writes(nb).encode("utf-8"), note
 
 
-def score(assignment: specs.Assignment, cases: list, outcome: sandbox.Outcome) -> list[dict]:
-    """Rows for one run: compare each returned output with the reference, here."""
+def score(assignment: specs.Assignment, cases: list, outcome: sandbox.Outcome,
+          language: str = "en") -> list[dict]:
+    """Rows for one run: compare each returned output with the reference, here. ``language``
+    words the details (the student's, :func:`~book.classroom.languages.language_of`); the
+    scores never depend on it."""
     questions = {}
     for case in cases:
         questions[case.question] = questions.get(case.question, 0) + case.points
@@ -145,7 +150,7 @@ def score(assignment: specs.Assignment, cases: list, outcome: sandbox.Outcome) -
         reason = outcome.reason or (f"{report.get('status')}: {report.get('detail')}"
                                     if isinstance(report, dict) else "crash: no report")
         return [{"question": "", "score": 0, "possible": total, "status": "error",
-                 "detail": str(reason)[:300]}]
+                 "detail": words(reason, language)[:300]}]
     returned = {}
     for entry in report["results"][: len(cases)]:
         if isinstance(entry, dict) and isinstance(entry.get("id"), int):
@@ -154,14 +159,14 @@ def score(assignment: specs.Assignment, cases: list, outcome: sandbox.Outcome) -
     for index, case in enumerate(cases):
         entry = returned.get(index)
         if entry is None:
-            problem = "no output"
+            problem = Text("classroom.no_output")
         elif entry.get("ok") is not True:
             problem = str(entry.get("error", "failed"))[:120]
         else:
             try:
                 problem = case.check(runner.decode(entry.get("value")))
             except runner.BadData as bad:
-                problem = f"returned data rejected: {bad}"
+                problem = Text("classroom.data_rejected", reason=str(bad))
         problems.append(problem)
     groups: dict[tuple[str, str], list[int]] = {}
     for index, case in enumerate(cases):
@@ -175,16 +180,18 @@ def score(assignment: specs.Assignment, cases: list, outcome: sandbox.Outcome) -
         if not wrong:
             got[case.question] += case.points
         elif problems[index] is not None:
-            why[case.question].append(f"{case.name}: {problems[index]}")
+            why[case.question].append(words(Text("classroom.case_problem", case=case.name,
+                                                 problem=problems[index]), language))
         elif case.points:  # right, but its group is not: a guessable case came with it
-            why[case.question].append(f"{case.name}: right, but scored together with "
-                                      f"{', '.join(wrong)}, so 0 of {case.points:g}")
+            together = Text("classroom.scored_together", case=case.name, points=case.points,
+                            wrong=", ".join(words(w, language) for w in wrong))
+            why[case.question].append(words(together, language))
     first = str(report.get("detail") or "")
     rows = []
     for question in questions:
-        detail = "; ".join(why[question])
+        detail = words(Text("classroom.separator"), language).join(why[question])
         if detail and first:
-            detail += f" (first error in the notebook: {first})"
+            detail = words(Text("classroom.first_error", detail=detail, first=first), language)
         rows.append({"question": question, "score": got[question],
                      "possible": questions[question], "status": "graded",
                      "detail": detail[:400]})
@@ -204,15 +211,17 @@ def grade_one(item: Item, seed: int, limits: sandbox.Limits,
     except ValueError as error:
         return [{**base, "question": "", "score": 0, "possible": "", "status": "error",
                  "detail": str(error)}], 0.0
+    language = language_of(item.data)   # wording only: the cases and scores never read it
     cases = assignment.cases(seed)
     wire = [c.wire(i, limits.case_seconds) for i, c in enumerate(cases)]
     outcome = sandbox.run_submission(data, f"{assignment.stem}.ipynb", wire, limits,
                                      unsandboxed=unsandboxed)
-    rows = score(assignment, cases, outcome)
+    rows = score(assignment, cases, outcome, language)
     for row in rows:
         row.update(submission=item.label, assignment=assignment.name,
                    isolation=outcome.isolation)
         if note:
+            note = words(note, language)
             row["detail"] = f"{note}; {row['detail']}" if row["detail"] else note
     return rows, outcome.seconds
 

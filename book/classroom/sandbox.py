@@ -33,6 +33,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .feedback import Text
+
 RUNNER = Path(__file__).with_name("runner.py")
 INSIDE_IN = "/grading/in"
 INSIDE_WORK = "/grading/work"
@@ -294,7 +296,7 @@ def run_submission(notebook: bytes, name: str, cases: list, limits: Limits = Lim
         try:
             proc.wait(timeout=limits.wall_seconds)
         except subprocess.TimeoutExpired:
-            reason = f"timeout: still running after {limits.wall_seconds:g} s (wall clock)"
+            reason = Text("classroom.timeout", seconds=limits.wall_seconds)
             _kill(proc)
         for thread in readers:
             thread.join(timeout=5)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .feedback import Text as say
 from .runner import encode
 
 
@@ -83,14 +84,21 @@ class Assignment:
 
 # ---- comparisons (trusted side) --------------------------------------------------------------
 
-def _array(output, shape=None, what="the output"):
+OUTPUT = say("classroom.what_output")
+BYTES = say("classroom.what_bytes")
+MASK = say("classroom.what_mask")
+
+
+def _array(output, shape=None, what=OUTPUT):
     if isinstance(output, list):
-        raise _Wrong(f"{what} is a sequence of {len(output)} values, not one array")
+        raise _Wrong(say("classroom.sequence_not_array", what=what, n=len(output)))
     if output is None or isinstance(output, str):
-        raise _Wrong(f"{what} is {'None' if output is None else 'a string'}, not an array")
+        raise _Wrong(say("classroom.none_not_array" if output is None
+                         else "classroom.string_not_array", what=what))
     arr = np.asarray(output)
     if shape is not None and arr.shape != tuple(shape):
-        raise _Wrong(f"{what} has shape {arr.shape}, expected {tuple(shape)}")
+        raise _Wrong(say("classroom.wrong_shape", what=what, got=arr.shape,
+                          expected=tuple(shape)))
     return arr
 
 
@@ -103,9 +111,9 @@ def _checker(body: Callable[[object], None]) -> Callable[[object], str | None]:
         try:
             body(output)
         except _Wrong as wrong:
-            return str(wrong)
+            return wrong.args[0]
         except (TypeError, ValueError) as error:
-            return f"the output could not be compared ({error})"
+            return say("classroom.not_comparable", error=str(error))
         return None
     return check
 
@@ -120,37 +128,38 @@ FLOAT32_ATOL = 1e-5
 
 
 def close_to(expected, *, rtol: float = FLOAT32_RTOL, atol: float = FLOAT32_ATOL,
-             what: str = "the output"):
+             what: str = OUTPUT):
     expected = np.asarray(expected)
 
     def body(output):
         arr = _array(output, expected.shape, what)
         if not np.all(np.isfinite(arr.astype(float))):
-            raise _Wrong(f"{what} holds inf or NaN")
+            raise _Wrong(say("classroom.not_finite", what=what))
         if not np.allclose(arr.astype(float), expected.astype(float), rtol=rtol, atol=atol):
             largest = np.max(np.abs(arr.astype(float) - expected.astype(float)))
-            raise _Wrong(f"{what} differs from the reference (by up to {largest:.2g}; float32 "
-                         f"precision is accepted: rtol {rtol:g}, atol {atol:g})")
+            raise _Wrong(say("classroom.differs_by", what=what, largest=largest, rtol=rtol,
+                             atol=atol))
     return _checker(body)
 
 
-def equal_to(expected, what: str = "the output"):
+def equal_to(expected, what: str = OUTPUT):
     expected = np.asarray(expected)
 
     def body(output):
         arr = _array(output, expected.shape, what)
         if expected.dtype == bool and arr.dtype != bool:
-            raise _Wrong(f"{what} has dtype {arr.dtype}, expected bool")
+            raise _Wrong(say("classroom.dtype_not_bool", what=what, dtype=str(arr.dtype)))
         if not np.array_equal(arr, expected):
-            raise _Wrong(f"{what} differs from the reference")
+            raise _Wrong(say("classroom.differs", what=what))
     return _checker(body)
 
 
-def shaped(shape, dtype=None, what: str = "the output"):
+def shaped(shape, dtype=None, what: str = OUTPUT):
     def body(output):
         arr = _array(output, shape, what)
         if dtype is not None and arr.dtype != dtype:
-            raise _Wrong(f"{what} has dtype {arr.dtype}, expected {np.dtype(dtype)}")
+            raise _Wrong(say("classroom.wrong_dtype", what=what, dtype=str(arr.dtype),
+                             expected=str(np.dtype(dtype))))
     return _checker(body)
 
 
@@ -158,7 +167,7 @@ def pair(first, second):
     """Both parts of a returned ``(output, weights)`` pair must pass their checks."""
     def check(output):
         if not isinstance(output, list) or len(output) != 2:
-            return "expected a pair (output, weights)"
+            return say("classroom.expected_pair")
         return first(output[0]) or second(output[1])
     return check
 
@@ -178,30 +187,32 @@ def _assignment_1(rng: np.random.Generator) -> list[Case]:
     cases = []
     q = "q1_softmax"
     x0 = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
-    cases.append(Case(q, "rows sum to one (public)", 1, True, "softmax", [x0],
+    cases.append(Case(q, say("classroom.case_rows_sum"), 1, True, "softmax", [x0],
                       close_to(softmax(x0), atol=1e-6)))
     x1 = rng.normal(scale=5.0, size=(3, 4, 7))
-    cases.append(Case(q, "3-d input", 5, False, "softmax", [x1], close_to(softmax(x1))))
+    cases.append(Case(q, say("classroom.case_3d_input"),
+                      5, False, "softmax", [x1], close_to(softmax(x1))))
     x2 = np.array([[1000.0, 999.0, -1000.0]]) + rng.normal(size=(2, 3))
-    cases.append(Case(q, "large scores", 4, False, "softmax", [x2], close_to(softmax(x2))))
+    cases.append(Case(q, say("classroom.case_large_scores"),
+                      4, False, "softmax", [x2], close_to(softmax(x2))))
 
     q = "q2_attention"
     Q, K, V = rng.normal(size=(2, 4)), rng.normal(size=(3, 4)), rng.normal(size=(3, 5))
-    cases.append(Case(q, "shapes (public)", 1, True, "attention", [Q, K, V],
+    cases.append(Case(q, say("classroom.case_shapes"), 1, True, "attention", [Q, K, V],
                       pair(shaped((2, 5)), shaped((2, 3)))))
     Q, K, V = rng.normal(size=(4, 8)), rng.normal(size=(6, 8)), rng.normal(size=(6, 3))
     out, w = scaled_dot_product_attention(Q, K, V)
-    cases.append(Case(q, "no mask", 4, False, "attention", [Q, K, V],
-                      pair(close_to(out), close_to(w, what="the weights"))))
+    cases.append(Case(q, say("classroom.case_no_mask"), 4, False, "attention", [Q, K, V],
+                      pair(close_to(out), close_to(w, what=say("classroom.what_weights")))))
     n = int(rng.integers(4, 8))
     Q, K, V = rng.normal(size=(n, 4)), rng.normal(size=(n, 4)), rng.normal(size=(n, 2))
     mask = causal_mask(n).numpy()
     out, w = scaled_dot_product_attention(Q, K, V, mask)
-    cases.append(Case(q, "causal mask", 5, False, "attention", [Q, K, V, mask],
-                      pair(close_to(out), close_to(w, what="the weights"))))
+    cases.append(Case(q, say("classroom.case_causal_mask"), 5, False, "attention", [Q, K, V, mask],
+                      pair(close_to(out), close_to(w, what=say("classroom.what_weights")))))
 
     q = "q3_causal_mask"
-    cases.append(Case(q, "3 × 3 boolean (public)", 1, True, "causal_mask", [3],
+    cases.append(Case(q, say("classroom.case_3x3_boolean"), 1, True, "causal_mask", [3],
                       shaped((3, 3), bool)))
     # n = 1 is right for any True: it only counts together with a drawn size
     for points, n, group in ((0, 1, "small"), (4, int(rng.integers(4, 9)), "small"),
@@ -222,16 +233,18 @@ def _assignment_2(rng: np.random.Generator) -> list[Case]:
 
     cases = []
     q = "q1_split_heads"
-    cases.append(Case(q, "shape (public)", 1, True, "split_heads", [np.zeros((2, 5, 8)), 4],
+    cases.append(Case(q, say("classroom.case_shape"),
+                      1, True, "split_heads", [np.zeros((2, 5, 8)), 4],
                       shaped((2, 4, 5, 2)), tensor_args=True))
     for points, (b, t, d, h) in zip((5, 4), ((2, 3, 8, 4), (3, 5, 12, 3)), strict=True):
         x = rng.normal(size=(b, t, d))
         expected = MultiHeadSelfAttention(d, h).split_heads(torch.from_numpy(x)).numpy()
-        cases.append(Case(q, f"{b}×{t}×{d} into {h} heads", points, False, "split_heads",
+        cases.append(Case(q, say("classroom.case_split", b=b, t=t, d=d, h=h),
+                          points, False, "split_heads",
                           [x, h], close_to(expected), tensor_args=True))
 
     q = "q2_module"
-    cases.append(Case(q, "output shape (public)", 1, True, "MultiHeadAttention",
+    cases.append(Case(q, say("classroom.case_output_shape"), 1, True, "MultiHeadAttention",
                       [rng.normal(size=(2, 4, 8))], shaped((2, 4, 8)), recipe="module",
                       init=[8, 2], state=_random_state(rng, 8), tensor_args=True))
     for points, (h, t, masked) in zip((4, 5), ((2, 5, False), (4, 6, True)), strict=True):
@@ -246,8 +259,8 @@ def _assignment_2(rng: np.random.Generator) -> list[Case]:
         xt = torch.from_numpy(x)
         with torch.no_grad():
             expected = reference(xt, xt, xt, attn_mask=attn, need_weights=False)[0].numpy()
-        cases.append(Case(q, f"{h} heads" + (", causal mask" if masked else ""), points, False,
-                          "MultiHeadAttention", args, close_to(expected),
+        name = say("classroom.case_heads_causal" if masked else "classroom.case_heads", h=h)
+        cases.append(Case(q, name, points, False, "MultiHeadAttention", args, close_to(expected),
                           recipe="module", init=[8, h], state=state, tensor_args=True))
     return cases
 
@@ -267,19 +280,20 @@ def _assignment_3(rng: np.random.Generator) -> list[Case]:
 
     cases = []
     q = "q1_attend"
-    cases.append(Case(q, "shape (public)", 1, True, "attend",
+    cases.append(Case(q, say("classroom.case_shape"), 1, True, "attend",
                       [np.ones(4), np.ones((3, 4)), np.ones((3, 2))], shaped((2,))))
     cache = KVCache(4, 3)
     for _ in range(6):
         cache.append(rng.normal(size=4), rng.normal(size=3))
     query = rng.normal(size=4) * 10
-    cases.append(Case(q, "large query over 6 cached tokens", 9, False, "attend",
+    cases.append(Case(q, say("classroom.case_large_query"), 9, False, "attend",
                       [query, cache.keys.copy(), cache.values.copy()],
                       close_to(cache.attend(query))))
 
     q = "q2_decode"
     W = [rng.normal(size=(6, 4)), rng.normal(size=(6, 4)), rng.normal(size=(6, 3))]
-    cases.append(Case(q, "shape (public)", 1, True, "decode", [rng.normal(size=(5, 6)), *W],
+    cases.append(Case(q, say("classroom.case_shape"),
+                      1, True, "decode", [rng.normal(size=(5, 6)), *W],
                       shaped((5, 3))))
     # weights of scale 1/sqrt(d_model): scores of order 1, attention far from one-hot, so
     # answers that ignore the scores (the values alone, their running mean) are wrong
@@ -287,12 +301,12 @@ def _assignment_3(rng: np.random.Generator) -> list[Case]:
     for points, n, group in ((0, 1, "short"), (4, 2, "short"),
                              (5, int(rng.integers(12, 20)), "")):
         X = rng.normal(size=(n, 6))
-        cases.append(Case(q, f"{n} tokens", points, False, "decode", [X, *W],
+        cases.append(Case(q, say("classroom.case_tokens", n=n), points, False, "decode", [X, *W],
                           close_to(causal_self_attention(X, *W)), group=group,
                           predictable=n == 1))
 
     q = "q3_cache_bytes"
-    cases.append(Case(q, "one number (public)", 1, True, "cache_bytes", [1, 1, 1, 1],
+    cases.append(Case(q, say("classroom.case_one_number"), 1, True, "cache_bytes", [1, 1, 1, 1],
                       _number(2)))
 
     def drawn():
@@ -308,13 +322,13 @@ def _assignment_3(rng: np.random.Generator) -> list[Case]:
     return cases
 
 
-def _number(expected: int, what: str = "the number of bytes"):
+def _number(expected: int, what: str = BYTES):
     def body(output):
         if isinstance(output, (list, str)) or output is None:
-            raise _Wrong("expected a number")
+            raise _Wrong(say("classroom.expected_number"))
         value = np.asarray(output)
         if value.shape != () or value != expected:
-            raise _Wrong(f"{what} differs from the reference")
+            raise _Wrong(say("classroom.differs", what=what))
     return _checker(body)
 
 
@@ -337,7 +351,8 @@ def _assignment_4(rng: np.random.Generator) -> list[Case]:
 
     cases = []
     q = "q1_kv_head"
-    cases.append(Case(q, "in range (public)", 1, True, "kv_head", [5, 8, 2], _in_range(2)))
+    cases.append(Case(q, say("classroom.case_in_range"),
+                      1, True, "kv_head", [5, 8, 2], _in_range(2)))
     # (0, 4, 4) and (7, 8, 1) are right for `return 0` (and the first for `return query_head`):
     # they count only with a drawn head whose answer is neither. The drawn heads of group "b"
     # have different answers, none 0, none n_kv_heads - 1, none the head itself.
@@ -347,8 +362,8 @@ def _assignment_4(rng: np.random.Generator) -> list[Case]:
                (int(rng.integers(4, 12)), 12, 3, "a", False),  # answer 1 or 2
                (h_b1, 32, 8, "b", False), (h_b2, 32, 4, "b", False)]
     for points, (h, n, g, group, predictable) in zip((0, 0, 4, 3, 2), triples, strict=True):
-        cases.append(Case(q, f"head {h} of {n}, {g} key/value heads", points, False, "kv_head",
-                          [h, n, g], _number(kv_head_of(h, n, g), "the head index"),
+        cases.append(Case(q, say("classroom.case_head_of", h=h, n=n, g=g), points, False, "kv_head",
+                          [h, n, g], _number(kv_head_of(h, n, g), say("classroom.what_head_index")),
                           group=group, predictable=predictable))
 
     def qkv(n_heads, n_kv, T, d):
@@ -356,30 +371,30 @@ def _assignment_4(rng: np.random.Generator) -> list[Case]:
                 rng.normal(size=(n_kv, T, d)))
 
     q = "q2_gqa_attention"
-    cases.append(Case(q, "shape (public)", 1, True, "gqa_attention",
+    cases.append(Case(q, say("classroom.case_shape"), 1, True, "gqa_attention",
                       [np.ones((4, 3, 2)), np.ones((2, 3, 2)), np.ones((2, 3, 2))],
                       shaped((4, 3, 2))))
     for points, (h, g, T, causal) in zip((2, 2, 3, 2), ((4, 4, 5, False), (4, 1, 6, False),
                                                         (8, 2, 7, True), (6, 3, 4, True)),
                                          strict=True):
         args = qkv(h, g, T, 4)
-        cases.append(Case(q, f"{h} query heads, {g} key/value heads"
-                          + (", causal" if causal else ""), points, False, "gqa_attention",
+        cases.append(Case(q, say("classroom.case_gqa_causal" if causal else "classroom.case_gqa",
+                              h=h, g=g), points, False, "gqa_attention",
                           [*args, causal], close_to(_gqa_reference(*args, causal))))
 
     q = "q3_decode"
-    cases.append(Case(q, "shape (public)", 1, True, "decode",
+    cases.append(Case(q, say("classroom.case_shape"), 1, True, "decode",
                       list(qkv(4, 2, 5, 2)), shaped((4, 5, 2))))
     # one token: the values themselves are right; it counts only with the 6-token case
     shapes = ((2, 2, 1, "short"), (4, 1, 6, "short"), (8, 2, int(rng.integers(9, 16)), ""))
     for points, (h, g, T, group) in zip((0, 5, 4), shapes, strict=True):
         args = qkv(h, g, T, 4)
-        cases.append(Case(q, f"{T} tokens, {h} query heads, {g} key/value heads", points, False,
+        cases.append(Case(q, say("classroom.case_gqa_decode", T=T, h=h, g=g), points, False,
                           "decode", list(args), close_to(_gqa_reference(*args, True)),
                           group=group, predictable=T == 1))
 
     q = "q4_cache_bytes"
-    cases.append(Case(q, "one number (public)", 1, True, "cache_bytes", [1, 1, 1, 1, 1],
+    cases.append(Case(q, say("classroom.case_one_number"), 1, True, "cache_bytes", [1, 1, 1, 1, 1],
                       _number(2)))
 
     def drawn():
@@ -401,10 +416,10 @@ def _assignment_4(rng: np.random.Generator) -> list[Case]:
 def _in_range(n_kv_heads: int):
     def body(output):
         if isinstance(output, (list, str, bool)) or output is None:
-            raise _Wrong("expected an integer")
+            raise _Wrong(say("classroom.expected_integer"))
         value = np.asarray(output)
         if value.shape != () or not 0 <= value < n_kv_heads:
-            raise _Wrong(f"expected an index between 0 and {n_kv_heads - 1}")
+            raise _Wrong(say("classroom.index_range", last=n_kv_heads - 1))
     return _checker(body)
 
 
@@ -424,35 +439,39 @@ def _assignment_5(rng: np.random.Generator) -> list[Case]:
 
     cases = []
     q = "q1_variance"
-    cases.append(Case(q, "numbers (public)", 1, True, "dot_variance",
+    cases.append(Case(q, say("classroom.case_numbers"), 1, True, "dot_variance",
                       [np.ones((3, 4)), np.ones((3, 4))], _scalar()))
     # entries of standard deviation ≠ 1: an answer that returns d_k (the unit-variance rule)
     # is wrong; the variance divides by n (numpy's default), as the question says
     for points, n in zip((3, 2), (40, int(rng.integers(60, 120))), strict=True):
         d_k, sq, sk = int(rng.integers(8, 64)), rng.uniform(0.3, 0.8), rng.uniform(1.3, 2.5)
         Q, K = rng.normal(scale=sq, size=(n, d_k)), rng.normal(scale=sk, size=(n, d_k))
-        cases.append(Case(q, f"{n} pairs, d_k={d_k}", points, False, "dot_variance", [Q, K],
-                          close_to(np.sum(Q * K, axis=-1).var(), what="the variance")))
+        cases.append(Case(q, say("classroom.case_pairs", n=n, d_k=d_k),
+                          points, False, "dot_variance", [Q, K],
+                          close_to(np.sum(Q * K, axis=-1).var(),
+                                   what=say("classroom.what_variance"))))
     for points in (2, 2):
         d_k, sq, sk = int(rng.integers(2, 512)), rng.uniform(0.2, 0.9), rng.uniform(1.1, 3.0)
-        cases.append(Case(q, f"predicted, d_k={d_k}", points, False, "predicted_variance",
+        cases.append(Case(q, say("classroom.case_predicted", d_k=d_k),
+                          points, False, "predicted_variance",
                           [d_k, float(sq), float(sk)], close_to(d_k * sq**2 * sk**2,
-                                                                 what="the variance")))
+
+                                                                          what=say("classroom.what_variance"))))
 
     q = "q2_scores"
-    cases.append(Case(q, "shape (public)", 1, True, "scaled_scores",
+    cases.append(Case(q, say("classroom.case_shape"), 1, True, "scaled_scores",
                       [np.ones((2, 3, 4)), np.ones((2, 4, 5))], shaped((2, 3, 5))))
     # d_k differs from n_k, so dividing by the wrong axis's size is wrong
     for points, (h, n_q, d_k, n_k) in zip((4, 5), ((2, 3, 16, 5), (4, 6, 8, 11)), strict=True):
         q_, k = rng.normal(size=(h, n_q, d_k)), rng.normal(size=(h, n_k, d_k))
         expected = (torch.from_numpy(q_) @ torch.from_numpy(k).transpose(-2, -1)
                     / np.sqrt(d_k)).numpy()
-        cases.append(Case(q, f"{h} heads, d_k={d_k}, {n_k} keys", points, False,
+        cases.append(Case(q, say("classroom.case_scores", h=h, d_k=d_k, n_k=n_k), points, False,
                           "scaled_scores", [q_, np.ascontiguousarray(k.transpose(0, 2, 1))],
                           close_to(expected)))
 
     q = "q3_saturation"
-    cases.append(Case(q, "shapes (public)", 1, True, "saturation", [np.zeros((2, 3, 4))],
+    cases.append(Case(q, say("classroom.case_shapes"), 1, True, "saturation", [np.zeros((2, 3, 4))],
                       pair(shaped((2, 3)), shaped((2, 3)))))
     moderate = rng.normal(scale=2.0, size=(3, 5, 8))
     # large scores (exp overflows without subtracting the row's maximum) and masked keys
@@ -460,31 +479,34 @@ def _assignment_5(rng: np.random.Generator) -> list[Case]:
     large = rng.normal(scale=3.0, size=(6, 9)) + offset
     large[rng.random(size=large.shape) < 0.3] = -np.inf
     large[:, int(rng.integers(9))] = offset[:, 0]           # never a whole row masked
-    for points, scores, name in ((4, moderate, "3-d scores"),
-                                 (5, large, "large scores, masked keys")):
+    for points, scores, name in ((4, moderate, say("classroom.case_3d_scores")),
+                                 (5, large, say("classroom.case_large_masked"))):
         p = softmax(scores)
         cases.append(Case(q, name, points, False, "saturation", [scores],
-                          pair(close_to(p.max(axis=-1), what="the largest weights"),
-                               close_to(entropy(p) / np.log(2), what="the entropies"))))
+                          pair(close_to(p.max(axis=-1), what=say("classroom.what_largest")),
+                               close_to(entropy(p) / np.log(2),
+                                        what=say("classroom.what_entropies")))))
 
     q = "q4_backward"
-    cases.append(Case(q, "shape (public)", 1, True, "softmax_backward",
+    cases.append(Case(q, say("classroom.case_shape"), 1, True, "softmax_backward",
                       [np.zeros((3, 4)), np.ones((3, 4))], shaped((3, 4))))
     for points, shape in zip((4, 5), ((5, 7), (2, 4, 6)), strict=True):
         z, g = rng.normal(scale=1.5, size=shape), rng.normal(size=shape)
         zt = torch.from_numpy(z).requires_grad_(True)
         torch.softmax(zt, -1).backward(torch.from_numpy(g))   # autograd, here
-        cases.append(Case(q, f"shape {shape}", points, False, "softmax_backward", [z, g],
+        cases.append(Case(q, say("classroom.case_shape_of", shape=shape),
+                          points, False, "softmax_backward", [z, g],
                           close_to(zt.grad.numpy())))
     return cases
 
 
-def _scalar(what: str = "the output"):
+def _scalar(what: str = OUTPUT):
     def body(output):
         if isinstance(output, (list, str)) or output is None:
-            raise _Wrong(f"{what} is not one number")
+            raise _Wrong(say("classroom.not_one_number", what=what))
         if np.asarray(output).shape != ():
-            raise _Wrong(f"{what} has shape {np.asarray(output).shape}, expected one number")
+            raise _Wrong(say("classroom.shape_not_number", what=what,
+                             got=np.asarray(output).shape))
     return _checker(body)
 
 
@@ -539,15 +561,17 @@ def _assignment_6(rng: np.random.Generator) -> list[Case]:
 
     cases = []
     q = "q1_collapse"
-    cases.append(Case(q, "shape (public)", 1, True, "collapse_steps", [np.ones((5, 3)), 0.5],
+    cases.append(Case(q, say("classroom.case_shape"),
+                      1, True, "collapse_steps", [np.ones((5, 3)), 0.5],
                       shaped((3,)), tensor_args=True))
     for points, (n_steps, n_layers, fraction) in zip(
             (3, 3, 3), ((30, 4, 0.1), (int(rng.integers(40, 80)), 6, 0.05), (50, 8, 0.3)),
             strict=True):
         norms = _stuck_run(rng, n_steps, n_layers)
-        cases.append(Case(q, f"{n_steps} steps, {n_layers} layers, fraction {fraction}",
+        cases.append(Case(q, say("classroom.case_collapse", n_steps=n_steps, n_layers=n_layers,
+                              fraction=fraction),
                           points, False, "collapse_steps", [norms, fraction],
-                          equal_to(_collapse_steps(norms, fraction), "the steps"),
+                          equal_to(_collapse_steps(norms, fraction), say("classroom.what_steps")),
                           tensor_args=True))
 
     def weights(d, h, layers=None, std=None):
@@ -557,7 +581,7 @@ def _assignment_6(rng: np.random.Generator) -> list[Case]:
                 rng.normal(scale=std, size=(*lead, h, d)), rng.uniform(0.5, 1.5, size=(*lead, d)))
 
     q = "q2_blocks"
-    cases.append(Case(q, "shapes (public)", 1, True, "pre_norm_block",
+    cases.append(Case(q, say("classroom.case_shapes"), 1, True, "pre_norm_block",
                       [np.ones((2, 3, 4)), np.ones((4, 6)), np.ones((6, 4)), np.ones(4)],
                       shaped((2, 3, 4)), tensor_args=True))
     x = rng.normal(loc=0.5, scale=2.0, size=(3, 5, 8))
@@ -569,12 +593,13 @@ def _assignment_6(rng: np.random.Generator) -> list[Case]:
         x = rng.normal(loc=0.3, size=(4, 6, 8))
         W1, W2, gain = weights(8, 12)
         expected = _block(*(torch.from_numpy(a) for a in (x, W1, W2, gain)), pre).numpy()
-        cases.append(Case(q, "Pre-norm" if pre else "Post-norm", points, False,
+        cases.append(Case(q, say("classroom.case_pre_norm" if pre else "classroom.case_post_norm"),
+                          points, False,
                           "pre_norm_block" if pre else "post_norm_block", [x, W1, W2, gain],
                           close_to(expected), tensor_args=True))
 
     q = "q3_gradients"
-    cases.append(Case(q, "shape (public)", 1, True, "layer_gradient_norms",
+    cases.append(Case(q, say("classroom.case_shape"), 1, True, "layer_gradient_norms",
                       [np.ones((5, 4)), np.zeros((5, 4)), np.ones((3, 4, 6)) / 10,
                        np.ones((3, 6, 4)) / 10, np.ones((3, 4)), True],
                       shaped((3,)), tensor_args=True))
@@ -584,10 +609,11 @@ def _assignment_6(rng: np.random.Generator) -> list[Case]:
         x, target = rng.normal(size=(16, 8)), rng.normal(size=(16, 8))
         W1, W2, gain = weights(8, 12, layers, std)
         expected = _gradient_norms(x, target, W1, W2, gain, pre)
-        cases.append(Case(q, f"{layers} {'Pre' if pre else 'Post'}-norm layers"
-                          + (", large weights" if std else ""), points, False,
+        cases.append(Case(q, say(f"classroom.case_{'pre' if pre else 'post'}_layers"
+                              + ("_large" if std else ""), layers=layers), points, False,
                           "layer_gradient_norms", [x, target, W1, W2, gain, pre],
-                          close_to(expected, what="the gradient norms"), tensor_args=True))
+                          close_to(expected,
+                                   what=say("classroom.what_gradient_norms")), tensor_args=True))
     return cases
 
 
@@ -598,11 +624,11 @@ def _additive(allowed: np.ndarray):
     allowed = np.asarray(allowed, dtype=bool)
 
     def body(output):
-        arr = _array(output, allowed.shape, "the mask").astype(float)
+        arr = _array(output, allowed.shape, MASK).astype(float)
         if not np.all((arr == 0) | np.isneginf(arr)):
-            raise _Wrong("the mask holds values other than 0.0 and -inf")
+            raise _Wrong(say("classroom.mask_values"))
         if not np.array_equal(arr == 0, allowed):
-            raise _Wrong("the mask allows or blocks the wrong entries")
+            raise _Wrong(say("classroom.mask_entries"))
     return _checker(body)
 
 
@@ -634,19 +660,20 @@ def _assignment_7(rng: np.random.Generator) -> list[Case]:
 
     cases = []
     q = "q1_padding"
-    cases.append(Case(q, "shape (public)", 1, True, "key_padding_blocked",
+    cases.append(Case(q, say("classroom.case_shape"), 1, True, "key_padding_blocked",
                       [np.array([2, 3]), 4, 3], shaped((2, 4, 3), bool)))
     for points, (batch, n_q, n_k) in zip((3, 3, 3), ((3, 2, 6), (4, 5, 3),
                                                      (int(rng.integers(5, 9)), 1, 10)),
                                          strict=True):
         lengths = rng.integers(1, n_k, size=batch)
         lengths[0] = n_k                             # one sequence without padding
-        cases.append(Case(q, f"{batch} sequences, {n_q} queries, {n_k} keys", points, False,
+        cases.append(Case(q, say("classroom.case_padding", batch=batch, n_q=n_q, n_k=n_k),
+                          points, False,
                           "key_padding_blocked", [lengths, n_q, n_k],
-                          equal_to(blocked(lengths, n_q, n_k), "the mask")))
+                          equal_to(blocked(lengths, n_q, n_k), MASK)))
 
     q = "q2_causal"
-    cases.append(Case(q, "values (public)", 1, True, "causal_additive", [2, 3],
+    cases.append(Case(q, say("classroom.case_values"), 1, True, "causal_additive", [2, 3],
                       shaped((2, 3))))
     # one query at the end sees every key: all zeros, guessable; it counts only together
     # with a drawn chunk
@@ -654,24 +681,26 @@ def _assignment_7(rng: np.random.Generator) -> list[Case]:
     for points, (n_q, n_k_, group) in zip((0, 4, 5), ((1, 5, "a"), (3, n_k, "a"),
                                                      (int(rng.integers(2, 6)), 14, "")),
                                           strict=True):
-        cases.append(Case(q, f"{n_q} queries, {n_k_} keys", points, False, "causal_additive",
+        cases.append(Case(q, say("classroom.case_queries_keys", n_q=n_q, n_k=n_k_),
+                          points, False, "causal_additive",
                           [n_q, n_k_], _additive(causal_allowed(n_q, n_k_)), group=group,
                           predictable=n_q == 1))
-    cases.append(Case(q, "square", 0, False, "causal_additive", [6, 6],
+    cases.append(Case(q, say("classroom.case_square"), 0, False, "causal_additive", [6, 6],
                       _additive(causal_allowed(6, 6)), group="a", predictable=True))
 
     q = "q3_combine"
-    cases.append(Case(q, "shape (public)", 1, True, "combine_masks",
+    cases.append(Case(q, say("classroom.case_shape"), 1, True, "combine_masks",
                       [np.zeros((2, 3)), np.zeros((4, 2, 3), dtype=bool)], shaped((4, 2, 3))))
     for points, (batch, n_q, n_k) in zip((4, 5), ((2, 3, 5), (3, 4, 7)), strict=True):
         additive = np.where(causal_allowed(n_q, n_k), 0.0, -np.inf)
         block = rng.random(size=(batch, n_q, n_k)) < 0.4
         allowed = causal_allowed(n_q, n_k)[None] & ~block
-        cases.append(Case(q, f"{batch} sequences, {n_q} × {n_k}", points, False,
+        cases.append(Case(q, say("classroom.case_combine", batch=batch, n_q=n_q, n_k=n_k),
+                          points, False,
                           "combine_masks", [additive, block], _additive(allowed)))
 
     q = "q4_attention"
-    cases.append(Case(q, "shapes (public)", 1, True, "masked_attention",
+    cases.append(Case(q, say("classroom.case_shapes"), 1, True, "masked_attention",
                       [np.ones((2, 3, 4)), np.ones((2, 5, 4)), np.ones((2, 5, 6)),
                        np.zeros((2, 3, 5))], pair(shaped((2, 3, 6)), shaped((2, 3, 5)))))
     for points, (batch, n_q, n_k, empty) in zip((4, 5), ((2, 3, 6, False), (3, 4, 7, True)),
@@ -683,10 +712,11 @@ def _assignment_7(rng: np.random.Generator) -> list[Case]:
         Q, K = rng.normal(size=(batch, n_q, 4)), rng.normal(size=(batch, n_k, 4))
         V = rng.normal(size=(batch, n_k, 3))
         out, w = _masked_reference(Q, K, V, allowed)
-        cases.append(Case(q, f"{batch} sequences" + (", rows with no key" if empty else ""),
-                          points, False, "masked_attention",
+        name = say("classroom.case_sequences_empty" if empty else "classroom.case_sequences",
+                   batch=batch)
+        cases.append(Case(q, name, points, False, "masked_attention",
                           [Q, K, V, np.where(allowed, 0.0, -np.inf)],
-                          pair(close_to(out), close_to(w, what="the weights"))))
+                          pair(close_to(out), close_to(w, what=say("classroom.what_weights")))))
     return cases
 
 

@@ -227,25 +227,28 @@ def shown_listings(page: str) -> list[str]:
 def update_code_catalogues() -> list[Path]:
     """``locale/zh_CN/code/<page>.po`` brought up to date with the pages' comments: new ones
     empty, gone ones dropped, translations kept."""
+    return [write_catalogue(CODE_DIR / f"{Path(page).name}.po", code_comments(page),
+                            "attention-book code comments")
+            for page in chapter_pages()]
+
+
+def write_catalogue(path: Path, messages: list[str], project: str) -> Path:
+    """``path`` (a .po file) holding exactly ``messages``, in order: new ones empty, gone ones
+    dropped, existing translations kept (also used for the assignments, book/classroom)."""
     from babel.messages.catalog import Catalog
     from babel.messages.pofile import read_po, write_po
 
-    written = []
-    for page in chapter_pages():
-        path = CODE_DIR / f"{Path(page).name}.po"
-        old = {}
-        if path.is_file():
-            with path.open("rb") as handle:
-                old = {m.id: m.string for m in read_po(handle) if m.id}
-        catalogue = Catalog(locale="zh_CN", project="attention-book code comments",
-                            fuzzy=False)
-        for text in code_comments(page):
-            catalogue.add(text, old.get(text, ""))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as handle:
-            write_po(handle, catalogue, width=0, omit_header=True)
-        written.append(path)
-    return written
+    old = {}
+    if path.is_file():
+        with path.open("rb") as handle:
+            old = {m.id: m.string for m in read_po(handle) if m.id}
+    catalogue = Catalog(locale="zh_CN", project=project, fuzzy=False)
+    for text in messages:
+        catalogue.add(text, old.get(text, ""))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as handle:
+        write_po(handle, catalogue, width=0, omit_header=True)
+    return path
 
 
 # --- notebooks ----------------------------------------------------------------------------

@@ -62,16 +62,24 @@ def test_every_assignment_and_the_bundle_are_generated(generated):
     for paths in generated.values():
         assert paths["student"].is_file() and paths["solutions"].is_file()
         assert sorted(p.stem for p in paths["tests"].glob("q*.py"))
-    bundle = next(iter(generated.values()))["student"].parents[1]
-    with zipfile.ZipFile(bundle.parent / "student-bundle.zip") as z:
-        names = set(z.namelist())
-    for stem in STEMS:
-        assert f"attention-assignments/{stem}/{stem}.ipynb" in names
-    assert {"attention-assignments/README.md", "attention-assignments/requirements.txt"} <= names
+        zh = paths["zh"]   # the Chinese bundle: the same questions and public tests
+        assert zh["student"].is_file() and zh["solutions"].is_file()
+        assert (sorted(p.name for p in zh["tests"].glob("q*.py"))
+                == sorted(p.name for p in paths["tests"].glob("q*.py")))
+    for suffix in ("", "-zh"):
+        bundle = next(iter(generated.values()))["student"].parents[1]
+        with zipfile.ZipFile(bundle.parent / f"student-bundle{suffix}.zip") as z:
+            names = set(z.namelist())
+        root = f"attention-assignments{suffix}"
+        for stem in STEMS:
+            assert f"{root}/{stem}/{stem}.ipynb" in names
+        assert {f"{root}/README.md", f"{root}/requirements.txt"} <= names
 
 
-def test_the_bundle_holds_no_solution_no_hidden_case_and_no_book_code(generated):
-    bundle = next(iter(generated.values()))["student"].parents[1]
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_bundle_holds_no_solution_no_hidden_case_and_no_book_code(generated, language):
+    first = next(iter(generated.values()))
+    bundle = (first if language == "en" else first["zh"])["student"].parents[1]
     text = {p: p.read_text(encoding="utf-8") for p in bundle.rglob("*") if p.is_file()
             and "__pycache__" not in p.parts}
     everything = "\n".join(text.values())
@@ -89,20 +97,35 @@ def test_the_bundle_holds_no_solution_no_hidden_case_and_no_book_code(generated)
 
 
 def test_full_partial_blank_scores(graded):
+    """The same answers in the English and the Chinese notebook get the same scores, question
+    by question (one batch, one seed: the same hidden inputs); only the wording differs."""
     rows, csv_path = graded
-    totals = {}
+    totals, scores, details = {}, {}, {}
     for r in rows:
         assert r["status"] == "graded", r
         assert r["isolation"] == sandbox.isolation(), r
-        stem, kind = r["submission"].removesuffix(".ipynb").split("__")
-        s = totals.setdefault((stem, kind), [0.0, 0.0])
+        stem, *language, kind = r["submission"].removesuffix(".ipynb").split("__")
+        language = language[0] if language else "en"
+        s = totals.setdefault((stem, language, kind), [0.0, 0.0])
         s[0] += r["score"]
         s[1] += r["possible"]
+        scores[(stem, language, kind, r["question"])] = (r["score"], r["possible"])
+        details[(stem, language, kind, r["question"])] = r["detail"]
     for stem in STEMS:
-        full, partial, blank = (totals[(stem, k)] for k in ("full", "partial", "blank"))
-        assert full[0] == full[1] > 0, (stem, full)
-        assert 0 < partial[0] < partial[1], (stem, partial)
-        assert blank[0] == 0, (stem, blank)
+        for language in ("en", "zh"):
+            full, partial, blank = (totals[(stem, language, k)]
+                                    for k in ("full", "partial", "blank"))
+            assert full[0] == full[1] > 0, (stem, language, full)
+            assert 0 < partial[0] < partial[1], (stem, language, partial)
+            assert blank[0] == 0, (stem, language, blank)
+    english = {key[:1] + key[2:]: v for key, v in scores.items() if key[1] == "en"}
+    chinese = {key[:1] + key[2:]: v for key, v in scores.items() if key[1] == "zh"}
+    assert english and english.keys() == chinese.keys() and english == chinese
+    worded = [(k, d) for k, d in details.items() if d and k[2] == "partial"]
+    assert worded, "no partial submission had a detail to compare"
+    for key, detail in worded:
+        cjk = re.search(r"[\u4e00-\u9fff]", detail)
+        assert bool(cjk) == (key[1] == "zh"), (key, detail)
     with csv_path.open(encoding="utf-8") as f:
         assert len(list(csv.DictReader(f))) == len(rows)
 
@@ -120,15 +143,20 @@ def test_broken_solution_fails_generation(tmp_path):
         classroom.generate(tmp_path / "out", source_dir=src, **OWN_NOTEBOOKS)
 
 
-def test_the_bundle_works_outside_the_repository_and_under_another_name(generated, tmp_path):
-    """A student's copy: the bundle folder elsewhere, the notebook renamed, real otter checks."""
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_bundle_works_outside_the_repository_and_under_another_name(generated, tmp_path,
+                                                                         language):
+    """A student's copy: the bundle folder elsewhere, the notebook renamed, real otter checks;
+    in the Chinese bundle a wrong answer's public check shows the Chinese hint."""
     from nbclient import NotebookClient
 
+    paths = generated["01_attention_numpy"]
+    paths = paths if language == "en" else paths["zh"]
     folder = tmp_path / "my copy"
-    shutil.copytree(generated["01_attention_numpy"]["student"].parent, folder)
+    shutil.copytree(paths["student"].parent, folder)
     (folder / "01_attention_numpy.ipynb").rename(folder / "homework of Ana.ipynb")
     nb = nbformat.read(folder / "homework of Ana.ipynb", as_version=4)
-    solved = nbformat.read(generated["01_attention_numpy"]["solutions"], as_version=4)
+    solved = nbformat.read(paths["solutions"], as_version=4)
     answers = {c.source.split("(")[0]: c.source for c in solved.cells
                if c.cell_type == "code" and c.source.startswith("def ")}
     for cell in nb.cells:
@@ -142,6 +170,17 @@ def test_the_bundle_works_outside_the_repository_and_under_another_name(generate
     for cell in checks_run:
         text = str(cell.outputs)
         assert "passed" in text and "Error" not in text, text
+    if language == "zh":
+        wrong = nbformat.read(folder / "homework of Ana.ipynb", as_version=4)
+        for cell in wrong.cells:
+            if cell.cell_type == "code" and cell.source.split("(")[0] in answers:
+                cell.source = answers[cell.source.split("(")[0]]
+            if cell.source.startswith("def softmax("):
+                cell.source = "def softmax(x):\n    return x\n"
+        NotebookClient(wrong, timeout=60, kernel_name="python3",
+                       resources={"metadata": {"path": str(folder)}}).execute()
+        first = next(c for c in wrong.cells if c.source.startswith("grader.check"))
+        assert "每一行的和必须为 1" in str(first.outputs), first.outputs
 
 
 # (assignment name, function the student writes, book exercise with the same contract)
@@ -234,14 +273,14 @@ def test_grading_in_parallel_gives_the_same_csv(generated, tmp_path):
     folder = tmp_path / "subs"
     made = classroom.fake_submissions({s: generated[s] for s in ("01_attention_numpy",
                                                                   "07_masks")}, folder)
-    assert len(made) == 6
+    assert len(made) == 12   # full, partial, blank; English and Chinese
     texts = {}
     for jobs in (1, 2):
         csv_path = tmp_path / f"grades_{jobs}.csv"
         classroom.grade(folder, csv_path, seed=31, jobs=jobs, progress=False, **OWN_NOTEBOOKS)
         with csv_path.open(encoding="utf-8", newline="") as f:
             rows = list(csv.DictReader(f))
-        assert len({r["submission"] for r in rows}) == 6
+        assert len({r["submission"] for r in rows}) == 12
         texts[jobs] = [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
     assert texts[1] == texts[2]
     assert [r["submission"] for r in texts[2]] == sorted(r["submission"] for r in texts[2])
