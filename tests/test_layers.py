@@ -23,7 +23,7 @@ MAY_IMPORT = {
     "real": {"ideas", "kit"},
     "site": {"kit"},
     "studies": {"toy", "real", "ideas", "kit"},
-    "classroom": {"ideas", "kit"},
+    "classroom": {"site", "ideas", "kit"},   # site: the catalogue machinery of the Chinese bundle
     "chapters": {"studies", "toy", "real", "ideas", "face", "kit"},
     "": {"face", "kit"},   # book/__init__.py
 }
