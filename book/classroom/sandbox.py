@@ -380,4 +380,16 @@ def self_check(root: Path | None = None, others: tuple = (), *,
                              unsandboxed=unsandboxed)
     if outcome.report is None:
         return f"the probe did not run: {outcome.reason}"
-    return f"isolation: {outcome.isolation}\n" + str(outcome.report.get("outputs", ""))
+    printed = str(outcome.report.get("outputs", ""))
+    # Judged from outside: with the checkout under /tmp, the sandbox's own private /tmp holds
+    # an empty folder of that name (the parent of the read-only venv mount), so the write
+    # "succeeds" there while the teacher's real folder is untouched.
+    escape = root / "SANDBOX_ESCAPE.txt"
+    if not escape.exists():
+        printed = "\n".join(
+            line.replace("ALLOWED  write into the teacher's folder",
+                         "blocked  write into the teacher's folder (the real folder is "
+                         "untouched; the write stayed in the sandbox's private space)")
+            if line.startswith("ALLOWED  write into the teacher's folder") else line
+            for line in printed.splitlines())
+    return f"isolation: {outcome.isolation}\n" + printed
