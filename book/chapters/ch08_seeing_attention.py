@@ -10,10 +10,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from book.chapters import typed_orders
-from book.face import questions, typed, views
+from book.face import questions, views
 from book.face.checks import NotAnswered, call, exercise
-from book.face.display import in_build, table
+from book.face.display import table
 from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, italic, rounded, text_width, wrap
 from book.kit import i18n, timing, validate
@@ -369,36 +368,6 @@ def attention_live(model=None, text: str | None = None) -> LiveExplorer:
     explorer.widget = widgets.VBox([*explorer.control_rows, message, explorer.figure])
     explorer.update()
     return explorer
-
-
-# --- the typed order of the HTML book (book/face/encoder.js runs the model in the page) ----------
-
-def typed_order_strings() -> dict:
-    """What the page's engine writes, from the string table in the book's language."""
-    max_len = train.pretrained().config.max_len
-    return {"empty": tr("ch08.empty_order", example=attention_roles.EXAMPLE),
-            "unknown": tr("ch08.typed_unknown", word="{word}", at="{at}", words="{words}"),
-            "long": tr("ch08.long_order", n="{n}", max_len=max_len),
-            "done": tr("ch08.typed_done", n="{n}", views="{views}", ms="{ms}"),
-            "menu": tr("ch08.typed_menu"),
-            "caption_model": tr("ch08.caption_model", marks="{marks}"),
-            "should_be": tr("ch08.should_be", label="{label}"),
-            "label_names": {lab: attention_roles.label_name(lab) for lab in orders.LABELS},
-            "vocabulary": " ".join(orders.WORDS), "lang": i18n.language(),
-            "width": CAPTION_WIDTH, "digits": 3}
-
-
-def typed_order() -> typed.Control:
-    """The HTML book's text box under the views: the reader types an order, and the shipped
-    model (``_static/book-orders-model.js``, :mod:`book.chapters.typed_orders`) runs in the
-    page and redraws the head view and the model view, with its labels. In Jupyter, one line
-    (the live view, :func:`attention_live`, does it there)."""
-    note = tr("ch08.typed_jupyter")
-    if not in_build():
-        return typed.Control(f"<p>{html.escape(note)}</p>", note)
-    return typed.Control(typed.control_html(typed_orders.MODEL, typed_order_strings(),
-                                            placeholder=attention_roles.EXAMPLE,
-                                            label=tr("ch08.typed_box")), note)
 
 
 # --- exercises (registered with book.face.checks)
