@@ -111,7 +111,7 @@ def test_every_html_figure_is_an_image_in_the_pdf(pdf):
         marker = i18n.tr("common.still_varies", controls="@@").split("@@")[1].lstrip(".。 ")
     finally:
         i18n.set_language("en")
-    counts, total = {}, 0
+    counts, total, stills = {}, 0, []
     for page in PAGES:
         html = (pdf["html"] / "chapters" / f"{page}.html").read_text(encoding="utf-8")
         in_html = html.count('class="plotly-graph-div')
@@ -120,11 +120,10 @@ def test_every_html_figure_is_an_image_in_the_pdf(pdf):
         figures = static_figures.notebook_figures(pdf["executed"] / "chapters" / f"{page}.ipynb")
         counts[page] = (in_html, in_pdf)
         total += in_pdf
+        stills += figures
         assert in_pdf == in_html, f"{page}: {in_html} figures in the HTML, {in_pdf} in the PDF"
         assert len(figures) == in_html, f"{page}: the executed notebook has {len(figures)}"
     print(f"{pdf['edition']}: figures per chapter (HTML, PDF): {json.dumps(counts)}")
-    stills = [f for page in PAGES for f in static_figures.notebook_figures(
-        pdf["executed"] / "chapters" / f"{page}.ipynb")]
     expected_notes = sum(bool(static_figures.still(f)[1]) for f in stills)
     assert tex.count(marker.replace("_", r"\_")) == expected_notes
     images = subprocess.run(["pdfimages", "-list", str(pdf["pdf"])], capture_output=True,
