@@ -234,6 +234,26 @@ def test_phases() -> None:
                           lambda line: print(f"  {line}"))
 
 
+def legibility_totals() -> None:
+    """The legibility check's totals of the last browser test run (tests/test_browser.py keeps
+    them, per edition: every kind summed, per width and font, and per page)."""
+    path = ROOT / "_build" / "legibility-totals.json"
+    print("\nlegibility findings, the last browser test run (both widths, both fonts)")
+    if not path.exists():
+        print(f"  none recorded in {path.relative_to(ROOT)}: run the browser test first")
+        return
+    for build, record in json.loads(path.read_text(encoding="utf-8")).items():
+        found = {k: v for k, v in record["totals"].items()
+                 if k not in ("figures", "states") and v}
+        print(f"  {build}: {record['totals']['figures']} figures, {record['totals']['states']}"
+              f" states; findings {json.dumps(found) if found else 'none'}")
+        for group, t in record["groups"].items():
+            found = {k: v for k, v in t.items() if k not in ("figures", "states") and v}
+            print(f"    {group:14} {json.dumps(found) if found else 'none'}")
+        for page, kinds in record["pages"].items():
+            print(f"    {page:40} {json.dumps(kinds)}")
+
+
 def notebooks() -> None:
     print("\nnotebook execution, clean kernel (budget 30 s)")
     for name, secs in notebook_times().items():
@@ -436,6 +456,7 @@ def main(argv: list[str]) -> None:
         bench_layers.main([])
     if "--phases" in chosen:
         test_phases()
+        legibility_totals()
     if "--notebooks" in chosen:
         notebooks()
     if "--live" in chosen:

@@ -458,7 +458,7 @@ def check_page(browser, path: Path, width: int, shots: Path | None = None,
                                  "width": width, "font": font,
                                  "what": f"{info['screens']:.1f} screens of {SCREEN_HEIGHT} px"})
         return {"figures": n, "states": states, "findings": findings, "width": width,
-                "font": font}
+                "font": font, "page": name}
     finally:
         context.close()
 
@@ -483,6 +483,17 @@ def totals_by(results: list[dict]) -> dict:
     for r in results:
         groups.setdefault(f"{r['width']} {r['font']}", []).append(r)
     return {k: totals(v) for k, v in sorted(groups.items())}
+
+
+def totals_by_page(results: list[dict]) -> dict:
+    """The kinds found on each page (every width and font together), pages without any left
+    out: {"chapters/04_pytorch.html": {"cell_text": 3}, ...}."""
+    pages: dict = {}
+    for r in results:
+        for f in r["findings"]:
+            kinds = pages.setdefault(r["page"], {})
+            kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
+    return dict(sorted(pages.items()))
 
 
 def main(argv: list[str]) -> int:

@@ -19,6 +19,7 @@ from pathlib import Path
 import legibility
 import page_checks
 import pytest
+from conftest import ROOT
 from test_build import pages
 
 pytestmark = pytest.mark.slow
@@ -26,6 +27,7 @@ pytestmark = pytest.mark.slow
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+LEGIBILITY_TOTALS = ROOT / "_build" / "legibility-totals.json"  # the last run's, per edition
 SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS")  # a folder: save a full-page PNG of each page
 
 # What a figure draws now, as plotly.js sees it: each trace's data and visibility, the titles.
@@ -201,9 +203,17 @@ def test_every_figure_is_legible(request, build, browser, tmp_path):
                 results.append(legibility.check_page(browser, html_root / rel, width, shots, rel,
                                                      font=font))
     totals = legibility.totals(results)
+    by_group = legibility.totals_by(results)
     print(f"\nlegibility ({build}): {json.dumps(totals)}")
-    for group, t in legibility.totals_by(results).items():
+    for group, t in by_group.items():
         print(f"  {group}: {json.dumps(t)}")
+    # pytest shows a passing test's output to nobody: the totals stay for `make bench`
+    LEGIBILITY_TOTALS.parent.mkdir(parents=True, exist_ok=True)
+    recorded = (json.loads(LEGIBILITY_TOTALS.read_text(encoding="utf-8"))
+                if LEGIBILITY_TOTALS.is_file() else {})
+    recorded[build] = {"totals": totals, "groups": by_group,
+                       "pages": legibility.totals_by_page(results)}
+    LEGIBILITY_TOTALS.write_text(json.dumps(recorded, indent=1), encoding="utf-8")
     findings = [f for r in results for f in r["findings"]]
     for f in findings:
         print(legibility.describe(f))
