@@ -46,6 +46,10 @@ SELECTED = CHAPTERS if os.environ.get("BOOK_JUPYTER_ALL") == "1" else \
 # chapter 4b runs in its place.)
 ZH_CHAPTERS = ("01_intuition", "03_walkthrough", "04b_toy_model")
 CASES = [(p, "en") for p in SELECTED] + [(p, "zh") for p in CHAPTERS if p.stem in ZH_CHAPTERS]
+# the Chinese cases are `make test-all`'s (marker extended), the English ones `make test`'s
+PARAMS = [pytest.param(p, e, id=p.stem if e == "en" else f"zh-{p.stem}",
+                       marks=[pytest.mark.extended] if e == "zh" else [])
+          for p, e in CASES]
 CJK = re.compile("[\u4e00-\u9fff]")
 RUN_ALL_TIMEOUT_S = 240
 RAW = re.compile(r"\{glue|\{eval\}|:::\{|```\{|book\.glued\(")
@@ -297,8 +301,7 @@ def _answer_questions(page) -> tuple[int, list[str]]:
     return len(boxes), problems
 
 
-@pytest.mark.parametrize(("path", "edition"), CASES,
-                         ids=[p.stem if e == "en" else f"zh-{p.stem}" for p, e in CASES])
+@pytest.mark.parametrize(("path", "edition"), PARAMS)
 def test_chapter_in_jupyterlab(path, edition, lab, browser):
     url, root = lab
     where = path.name if edition == "en" else f"zh/chapters/{path.name}"

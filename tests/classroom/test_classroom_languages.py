@@ -195,6 +195,7 @@ def test_the_same_outputs_get_the_same_scores_in_both_languages(stem):
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_every_assignment_scores_the_same_answers_the_same_in_both_languages(tmp_path):
     """The reference solutions (read from the English instructor notebook and from its Chinese
     twin), their float32 variants and every constant answer of book/classroom/fairness.py, on
@@ -225,6 +226,7 @@ def test_every_assignment_scores_the_same_answers_the_same_in_both_languages(tmp
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_a_notebook_claiming_a_language_changes_only_its_own_wording(tmp_path):
     """Three copies of one partly wrong English answer, graded in one batch: as handed out,
     claiming Chinese, and claiming a made-up language. The scores are the same; the row that

@@ -25,7 +25,7 @@ from conftest import CHAPTERS
 from book.kit import i18n
 from book.site import static_figures
 
-pytestmark = [pytest.mark.slow,
+pytestmark = [pytest.mark.slow, pytest.mark.extended,
               pytest.mark.skipif(shutil.which("xelatex") is None or shutil.which("pdffonts")
                                  is None, reason="make pdf's tools are not installed: run "
                                  "make pdf-deps (TeX Live's xelatex, poppler-utils)")]

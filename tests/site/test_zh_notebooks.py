@@ -124,6 +124,7 @@ def test_english_prose_detector():
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 @pytest.mark.parametrize("page", ["01_intuition", "02_scaling", "03_walkthrough"])
 def test_three_chinese_notebooks_run(written, page, monkeypatch):
     """The generated notebook runs from a clean kernel and draws in Chinese."""
