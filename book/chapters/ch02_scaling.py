@@ -184,7 +184,8 @@ def exam_figure(d_k: int = 100, n_students: int = 8, seed: int = 5) -> go.Figure
                   row=1, col=2)
     fig.update_yaxes(title_text=tr("ch02.softmax_weight"), range=[0, 1], row=1, col=1)
     fig.update_yaxes(range=[0, 1], row=1, col=2)
-    fig.update_xaxes(tickangle=-45)
+    # on end: at 45° the eight labels of a phone-wide panel touch their neighbours
+    fig.update_xaxes(tickangle=-90)
     fig.update_layout(showlegend=False, height=420, margin={"t": 90, **PANEL_MARGIN})
     fig.update_annotations(font_size=12, yshift=8)
     return fig

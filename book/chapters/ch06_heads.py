@@ -57,7 +57,7 @@ def heads_sweep_figure(runs) -> go.Figure:
     fig.update_yaxes(range=[0, 1.2 * max(loss)], row=1, col=2)
     fig.update_annotations(font_size=12)
     # two lines a label: at 10 px five of them fit a phone's panel on end, and a desktop's level
-    fig.update_xaxes(tickfont_size=10)
+    fig.update_xaxes(tickfont_size=10, ticklabelstandoff=4)  # and clear of the y axis' "0"
     fig.update_layout(height=400, showlegend=False,
                       margin={"l": 50, "r": 20, "t": 50, "b": 40})
     return fig
