@@ -11,13 +11,17 @@ from book.face import questions
 from book.face.checks import call, close_number, exercise
 from book.face.display import table
 from book.face.live import LiveExplorer
-from book.face.plotting import SCALE_COLORS, make_slider, rounded
+from book.face.plotting import SCALE_COLORS, make_slider, rounded, wrap
 from book.ideas import scaling
 from book.ideas.attention import softmax
 from book.kit import validate
 from book.kit.i18n import tr
 
 LIVE_MAX_D_K = 512  # the live sliders' top: every redraw stays under 50 ms on 2 CPU cores
+# Side margins of the two-panel figures: plotly's 80 px each side leave two 90 px panels on a
+# phone, too narrow for the panel titles; this is room for the y axis title and tick labels.
+PANEL_MARGIN = {"l": 64, "r": 16}
+JACOBIAN_Y_COLUMNS = 26  # the jacobian figure's y title in lines this long: it fits the axis
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
@@ -66,7 +70,7 @@ def dk_explorer(d_ks=None) -> go.Figure:
     fig.update_yaxes(title_text=tr("ch02.density"), range=[0, top_raw], row=1, col=1)
     fig.update_yaxes(range=[0, top_scaled], row=1, col=2)
     fig.update_layout(sliders=[make_slider(steps, "d_k = ")], showlegend=False, bargap=0.05,
-                      height=480, margin={"t": 90, "b": 40})
+                      height=480, margin={"t": 90, "b": 40, **PANEL_MARGIN})
     return fig
 
 
@@ -88,7 +92,9 @@ def softmax_row_explorer(d_ks=None, n_keys: int = 16) -> go.Figure:
     fig.update_layout(sliders=[make_slider(steps, "d_k = ")], barmode="group",
                       title=_row_title(first, d_ks[0]), height=420,
                       yaxis={"title": tr("ch02.attention_weight"), "range": [0, 1]},
-                      xaxis={"title": tr("ch02.key")}, legend={"orientation": "h", "y": 1.12})
+                      # the labels a little below the axis: "k1" clear of the y axis' "0"
+                      xaxis={"title": tr("ch02.key"), "ticklabelstandoff": 4},
+                      legend={"orientation": "h", "y": 1.12})
     return fig
 
 
@@ -137,7 +143,10 @@ def saturation_figure(sweep: dict) -> go.Figure:
     fig.update_xaxes(**_log2_axis(d_ks))
     fig.update_yaxes(title_text=tr("ch02.weight"), range=[0, 1.02], row=1, col=1)
     fig.update_yaxes(title_text=tr("ch02.nats"), row=1, col=2)
-    fig.update_layout(height=400, legend={"orientation": "h", "y": -0.3})
+    # the legend at the foot of the figure: plotly keeps the plot and its x axes above it
+    fig.update_layout(height=400, legend={"orientation": "h", "yref": "container", "y": 0,
+                                          "yanchor": "bottom"},
+                      margin={"b": 10, **PANEL_MARGIN})
     return fig
 
 
@@ -147,9 +156,15 @@ def jacobian_figure(sweep: dict) -> go.Figure:
     fig = go.Figure([go.Scatter(x=d_ks, y=rounded(sweep["jacobian"][s], 6), mode="lines+markers",
                                 name=scale_name(s), line={"color": SCALE_COLORS[s]})
                      for s in scaling.SCALES])
+    # the legend under the plot (beside it, it took half a phone's width) and the y title in
+    # two lines: in one it ran past the plot's top into the title
     fig.update_layout(xaxis=_log2_axis(d_ks),
-                      yaxis={"title": tr("ch02.jacobian_y"), "rangemode": "tozero"},
-                      height=380, title=tr("ch02.jacobian_title"))
+                      yaxis={"title": wrap(tr("ch02.jacobian_y"), JACOBIAN_Y_COLUMNS),
+                             "rangemode": "tozero"},
+                      legend={"orientation": "h", "yref": "container", "y": 0,
+                              "yanchor": "bottom"},
+                      height=420, title=tr("ch02.jacobian_title"),
+                      margin={"l": 80, "r": 16, "b": 10})
     return fig
 
 
@@ -169,8 +184,9 @@ def exam_figure(d_k: int = 100, n_students: int = 8, seed: int = 5) -> go.Figure
                   row=1, col=2)
     fig.update_yaxes(title_text=tr("ch02.softmax_weight"), range=[0, 1], row=1, col=1)
     fig.update_yaxes(range=[0, 1], row=1, col=2)
-    fig.update_xaxes(tickangle=-45)
-    fig.update_layout(showlegend=False, height=420, margin={"t": 90})
+    # on end: at 45° the eight labels of a phone-wide panel touch their neighbours
+    fig.update_xaxes(tickangle=-90)
+    fig.update_layout(showlegend=False, height=420, margin={"t": 90, **PANEL_MARGIN})
     fig.update_annotations(font_size=12, yshift=8)
     return fig
 

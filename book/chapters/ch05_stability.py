@@ -12,13 +12,19 @@ from torch import nn
 from book.face import questions
 from book.face.checks import NotAnswered, close_number, exercise, number
 from book.face.live import LiveExplorer
-from book.face.plotting import RUN_COLORS, RUN_DASHES, italic, rounded
+from book.face.plotting import RUN_COLORS, RUN_DASHES, italic, panel_title_width, rounded, wrap
 from book.kit import i18n, validate
 from book.studies import stability
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
 LOG_TICKS = 5  # at most about this many labelled decades on a log axis (phone-wide figures)
+EXPLORER_MARGIN = {"l": 60, "r": 20, "t": 150, "b": 60}
+EXPLORER_SPACING = 0.16  # between the explorer's two lower panels
+EXPLORER_MENU_GAP = 46   # px from the menu to the plot: room for a two-line panel title
+# the legend at the foot of the figure: plotly keeps the plot and its x axes' labels above it,
+# however many rows the legend takes on a phone
+FOOT_LEGEND = {"orientation": "h", "x": 0, "yref": "container", "y": 0, "yanchor": "bottom"}
 
 
 def _parts(layers) -> list[str]:
@@ -66,10 +72,13 @@ def stability_explorer(runs, start: int = 0) -> go.Figure:
     start = validate.integer("start", start, low=0, high=len(runs) - 1)
     datas = [stability.stability_data(r) for r in runs]
     first = _stability_restyle(datas[start])
+    # the lower panels' titles in lines that fit their panels on a phone
+    columns = panel_title_width(2, EXPLORER_SPACING, EXPLORER_MARGIN["l"], EXPLORER_MARGIN["r"],
+                                size=12)
     fig = make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]],
-                        vertical_spacing=0.24, horizontal_spacing=0.16,
-                        subplot_titles=[i18n.tr(f"ch05.explorer_{k}")
-                                        for k in ("loss", "act", "grad")])
+                        vertical_spacing=0.24, horizontal_spacing=EXPLORER_SPACING,
+                        subplot_titles=[i18n.tr("ch05.explorer_loss")]
+                        + [wrap(i18n.tr(f"ch05.explorer_{k}"), columns) for k in ("act", "grad")])
     styles = [("#1a56a8", "solid", "lines"), ("#7a7a7a", "dash", "lines+markers"),
               ("#b3261e", "solid", "lines+markers"), ("#7a7a7a", "dash", "lines+markers"),
               ("#b3261e", "solid", "lines+markers")]
@@ -100,9 +109,9 @@ def stability_explorer(runs, start: int = 0) -> go.Figure:
         # its own row, above the first panel's title: never over the title or the panel
         updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True,
                       "active": start, "x": 0, "xanchor": "left", "y": 1.0,
-                      "yanchor": "bottom", "pad": {"b": 30}}],
+                      "yanchor": "bottom", "pad": {"b": EXPLORER_MENU_GAP}}],
         legend={"orientation": "h", "x": 0, "y": -0.2},
-        margin={"l": 60, "r": 20, "t": 150, "b": 60})
+        margin=dict(EXPLORER_MARGIN))
     return fig
 
 
@@ -159,8 +168,8 @@ def layer_norms_figure(runs, when: str = "first", title: str = "") -> go.Figure:
     fig.update_layout(height=420 + 10 * len(runs),
                       title={"text": title, "font": {"size": 14}, "x": 0.02, "xanchor": "left",
                              "yref": "container", "y": 0.97, "yanchor": "top"},
-                      legend={"orientation": "h", "y": -0.3, "x": 0, "font": {"size": 12}},
-                      margin={"l": 50, "r": 20, "t": 80, "b": 40})
+                      legend={**FOOT_LEGEND, "font": {"size": 12}},
+                      margin={"l": 50, "r": 20, "t": 80, "b": 10})
     return fig
 
 

@@ -10,7 +10,7 @@ from plotly.subplots import make_subplots
 from book.face import questions
 from book.face.checks import call, exercise, number
 from book.face.live import LiveExplorer
-from book.face.plotting import COLORSCALE, RUN_COLORS, make_slider, rounded
+from book.face.plotting import COLORSCALE, RUN_COLORS, make_slider, rounded, wrap
 from book.kit import i18n, timing, validate
 from book.studies import heads
 
@@ -18,6 +18,7 @@ from book.studies import heads
 
 HEAD_GRID = (4, 4)   # the head-maps explorer shows up to 16 heads
 MAX_GRID_HEADS = HEAD_GRID[0] * HEAD_GRID[1]
+REDUNDANCY_Y_COLUMNS = 24  # the redundancy figure's y title in lines this long: it fits the axis
 assert MAX_GRID_HEADS == heads.MAX_MAP_HEADS, "the grid must hold every head the data allows"
 
 
@@ -55,6 +56,8 @@ def heads_sweep_figure(runs) -> go.Figure:
     fig.update_yaxes(range=[0, 108], row=1, col=1)
     fig.update_yaxes(range=[0, 1.2 * max(loss)], row=1, col=2)
     fig.update_annotations(font_size=12)
+    # two lines a label: at 10 px five of them fit a phone's panel on end, and a desktop's level
+    fig.update_xaxes(tickfont_size=10, ticklabelstandoff=4)  # and clear of the y axis' "0"
     fig.update_layout(height=400, showlegend=False,
                       margin={"l": 50, "r": 20, "t": 50, "b": 40})
     return fig
@@ -76,13 +79,15 @@ def _head_grid(n_heads: int) -> tuple[int, int]:
 
 def _head_maps_update(data: dict) -> dict:
     """z, x, y of the 16 panels; the panels of heads the model does not have are empty. With
-    two columns or fewer the query axis shows each token with its English gloss."""
+    one column (one head) the query axis shows each token with its English gloss; with two the
+    glosses would take the room the keys' labels need on a phone, and stay in the hover text
+    (``customdata``: each cell's key with its gloss)."""
     used = range(data["n_heads"])
-    rows = data["glossed"] if _head_grid(data["n_heads"])[1] <= 2 else data["labels"]
+    rows = data["glossed"] if _head_grid(data["n_heads"])[1] == 1 else data["labels"]
     return {"z": [rounded(data["maps"][h], 3) if h in used else [] for h in range(MAX_GRID_HEADS)],
             "x": [data["labels"] if h in used else [] for h in range(MAX_GRID_HEADS)],
             "y": [rows if h in used else [] for h in range(MAX_GRID_HEADS)],
-            "customdata": [[[g] * len(rows) for g in data["glossed"]] if h in used else []
+            "customdata": [[list(data["glossed"]) for _ in rows] if h in used else []
                            for h in range(MAX_GRID_HEADS)]}
 
 
@@ -152,7 +157,7 @@ def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go
             # the title names the scale and the hover gives each weight
             zmin=0, zmax=1, colorscale=COLORSCALE, showscale=False,
             hovertemplate=_tr("maps_hover", h=h, query="%{y}", weight="%{z:.3f}",
-                              key=i18n.pick("%{x} (%{customdata})", "%{x}"))
+                              key=i18n.pick("%{customdata}", "%{x}"))
             + "<extra></extra>"),
             row=h // cols + 1, col=h % cols + 1)
     fig.update_yaxes(autorange="reversed", showticklabels=False, tickfont_size=11,
@@ -251,10 +256,11 @@ def redundancy_figure(trained: dict, untrained: dict | None = None) -> go.Figure
                   annotation_position="bottom left", annotation_font_size=11)
     fig.update_layout(height=400, xaxis={"title": _tr("redundancy_x"),
                                          "type": "category"},
-                      yaxis={"title": _tr("redundancy_y"),
+                      # in two lines: in one it is longer than the axis on a phone
+                      yaxis={"title": wrap(_tr("redundancy_y"), REDUNDANCY_Y_COLUMNS),
                              "range": [0, 0.75]},
                       legend={"orientation": "h", "y": -0.25, "x": 0, "font": {"size": 12}},
-                      margin={"l": 60, "r": 20, "t": 30, "b": 40})
+                      margin={"l": 76, "r": 20, "t": 30, "b": 40})
     return fig
 
 

@@ -203,6 +203,26 @@ def title_width(size: float = 17, x: float = 0.05, xanchor: str = "auto",
     return max(8, int((room - EDGE_PX) // (COLUMN_EM * size)))
 
 
+def panel_title_width(n_panels: int, spacing: float, margin_l: float = 80,
+                      margin_r: float = 80, size: float = 16,
+                      figure_px: float = PHONE_FIGURE_PX) -> int:
+    """Columns (:func:`text_width`) per line of a subplot title of font ``size`` px over one of
+    ``n_panels`` equal panels side by side (``spacing``: make_subplots' horizontal_spacing),
+    ``EDGE_PX`` short of the panel's width at the narrowest page the book supports. ``tidy``
+    wraps subplot titles at one width for a whole row (46 columns shared); a title wrapped at
+    this width first keeps to its own panel."""
+    n_panels = validate.integer("n_panels", n_panels, low=1)
+    for name, value in (("spacing", spacing), ("margin_l", margin_l), ("margin_r", margin_r),
+                        ("size", size), ("figure_px", figure_px)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not 0 <= spacing < 1 or size <= 0:
+        raise ValueError(f"spacing must be in [0, 1) and size positive, got {spacing} and {size}")
+    plot = max(figure_px - margin_l - margin_r, 0)
+    panel = plot * (1 - spacing * (n_panels - 1)) / n_panels
+    return max(8, int((panel - EDGE_PX) // (COLUMN_EM * size)))
+
+
 def _title_width_of(layout: dict) -> int:
     """:func:`title_width` for ``layout``'s main title (plotly's defaults where unset)."""
     title = layout.get("title") if isinstance(layout.get("title"), dict) else {}
@@ -563,12 +583,13 @@ def _cjk_label(label: str) -> bool:
                                                      for c in label)
 
 
-def stacked(label: str) -> str:
+def stacked(label: str, subscripts_apart: bool = False) -> str:
     """A CJK label set one character a line, upright (``"牛肉面"`` → ``"牛<br>肉<br>面"``), as
-    Chinese is written top to bottom; a subscript stays with its character."""
+    Chinese is written top to bottom; a subscript stays with its character, or takes a line of
+    its own below it with ``subscripts_apart`` (``"，₁"`` → ``"，<br>₁"``: one character wide)."""
     lines: list[str] = []
     for c in label:
-        if c in _SUBSCRIPTS and lines:
+        if c in _SUBSCRIPTS and lines and not (subscripts_apart and is_wide(lines[-1][-1])):
             lines[-1] += c
         else:
             lines.append(c)
@@ -578,9 +599,10 @@ def stacked(label: str) -> str:
 def level_cjk_ticks(fig_dict: dict, width: float | None = None) -> dict:
     """Rotated x tick labels that are all Chinese, set level where they fit, in place: level
     when the widest fits its category's width at ``width`` px (default PHONE_FIGURE_WIDTH),
-    else upright one character a line (:func:`upright`) when one character fits, else left as
-    they are. Only an axis whose labels are the same in every state of the figure's controls
-    (its ticks are written out as ``tickvals`` / ``ticktext``)."""
+    else upright one character a line (:func:`stacked`) when one character fits (a subscript
+    on a line of its own where it would not fit beside its character), else left as they
+    are. Only an axis whose labels are the same in every state of the figure's controls (its
+    ticks are written out as ``tickvals`` / ``ticktext``)."""
     if not isinstance(fig_dict, dict):
         raise TypeError(f"level_cjk_ticks takes a figure dict, got {type(fig_dict).__name__}")
     layout = fig_dict.get("layout") or {}
@@ -606,5 +628,9 @@ def level_cjk_ticks(fig_dict: dict, width: float | None = None) -> dict:
         if max(text_px(s, size) for s in labels) <= room:
             axis["tickangle"] = 0
         elif size <= room:
-            axis.update(tickangle=0, tickvals=labels, ticktext=[stacked(s) for s in labels])
+            # a subscript beside its character where every such line fits, else below it
+            apart = max(text_px(line, size) for s in labels
+                        for line in _BR.split(stacked(s))) > room
+            axis.update(tickangle=0, tickvals=labels,
+                        ticktext=[stacked(s, subscripts_apart=apart) for s in labels])
     return fig_dict

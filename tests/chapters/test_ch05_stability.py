@@ -176,3 +176,15 @@ def test_chapter6_direction_verdict_reads_the_held_out_loss():
     no_loss = {h: Run(accuracy=a) for h, a in acc.items()}
     assert ch06_heads.sweep_verdicts(no_loss, Run(accuracy=0.58))[
         "direction_verdict"].startswith("Not even the direction")
+
+
+def test_stability_explorer_panel_titles_fit_their_panels(runs):
+    from book.face import plotting
+    fig = ch05_stability.stability_explorer(runs)
+    columns = plotting.panel_title_width(2, ch05_stability.EXPLORER_SPACING,
+                                         ch05_stability.EXPLORER_MARGIN["l"],
+                                         ch05_stability.EXPLORER_MARGIN["r"], size=12)
+    lower = [a.text for a in fig.layout.annotations[1:3]]
+    assert all(plotting.text_width(line) <= columns for t in lower for line in t.split("<br>"))
+    assert "<br>" in lower[0]  # "activation RMS per layer" is longer than a panel on a phone
+    assert fig.layout.updatemenus[0].pad.b == ch05_stability.EXPLORER_MENU_GAP

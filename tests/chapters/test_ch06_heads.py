@@ -171,3 +171,16 @@ def test_chapter6_verdicts_follow_the_numbers():
     assert "more so in layer 0" in ch06_heads.js_verdict([0.20, 0.40], [0.30, 0.40])
     with pytest.raises(ValueError, match="same layers"):
         ch06_heads.js_verdict([0.2], [0.2, 0.3])
+
+
+def test_head_maps_gloss_the_queries_with_one_head_and_every_key_in_the_hover(models):
+    fig = ch06_heads.head_maps_explorer(models, ch06_heads.HEAD_MAPS_ORDER)
+    one, four = fig.layout.sliders[0].steps[0].args[0], fig.layout.sliders[0].steps[2].args[0]
+    glossed = one["y"][0]
+    assert any("(" in label for label in glossed)
+    # with two columns the query labels are the bare tokens: the glosses took the keys' room
+    assert four["y"][0] == four["x"][0] and not any("(" in label for label in four["y"][0])
+    # each cell's hover names its key (column) with its gloss, whatever its row
+    for step in (one, four):
+        assert all(row == glossed for row in step["customdata"][0])
+    assert "%{customdata}" in fig.data[0].hovertemplate

@@ -128,6 +128,51 @@ def test_level_cjk_ticks(n_keys, angle, ticktext):
     assert (axis.get("ticktext") or [None])[0] == ticktext
 
 
+def test_stacked_sets_subscripts_apart_on_request():
+    assert plotting.stacked("，₁", subscripts_apart=True) == "，<br>₁"
+    assert plotting.stacked("香菜₂", subscripts_apart=True) == "香<br>菜<br>₂"
+    assert plotting.stacked("牛肉面", subscripts_apart=True) == "牛<br>肉<br>面"
+
+
+@pytest.mark.parametrize("n_keys,first", [
+    (8, "，₁"),         # 27.75 px of room: "，₁" (19.4 px at 12 px) fits beside its comma
+    (15, "，<br>₁"),    # 13.9 px: one character fits, the comma and its subscript do not
+])
+def test_level_cjk_ticks_sets_a_subscript_below_where_beside_does_not_fit(n_keys, first):
+    keys = ["，₁"] + [f"牛肉{chr(0x4e00 + i)}" for i in range(n_keys - 1)]  # too wide level
+    fig = {"data": [{"type": "heatmap", "z": [[0] * n_keys], "x": keys}],
+           "layout": {"margin": {"l": 40, "r": 20}, "xaxis": {"tickangle": -90}}}
+    axis = plotting.level_cjk_ticks(fig)["layout"]["xaxis"]
+    assert axis["tickangle"] == 0 and axis["tickvals"] == keys
+    assert axis["ticktext"][0] == first
+    lines = [line for t in axis["ticktext"] for line in t.split("<br>")]
+    room = (plotting.PHONE_FIGURE_WIDTH - 40 - 80) / n_keys - 2  # less the colour bar's 80 px
+    assert max(plotting.text_px(line, 12) for line in lines) <= room
+
+
+def test_panel_title_width_fits_one_panel_of_a_row():
+    # chapter 5's explorer: two panels under 60 + 20 px of margins, 0.16 apart, 12 px titles
+    columns = plotting.panel_title_width(2, 0.16, 60, 20, size=12)
+    panel = (plotting.PHONE_FIGURE_PX - 80) * 0.84 / 2
+    assert columns == 16
+    assert columns * plotting.COLUMN_EM * 12 <= panel - plotting.EDGE_PX
+    assert (columns + 1) * plotting.COLUMN_EM * 12 > panel - plotting.EDGE_PX
+    assert plotting.panel_title_width(1, 0, 60, 20, size=12) > 2 * columns
+    assert plotting.panel_title_width(3, 0.1, size=16) == 8  # plotly's margins: the floor
+    lines = plotting.wrap("gradient norm per layer", columns).split("<br>")
+    assert len(lines) == 2 and max(plotting.text_width(line) for line in lines) <= columns
+
+
+@pytest.mark.parametrize("kwargs,error", [
+    ({"n_panels": 0, "spacing": 0.1}, ValueError), ({"n_panels": 2, "spacing": 1}, ValueError),
+    ({"n_panels": 2, "spacing": "0.1"}, TypeError), ({"n_panels": 2, "spacing": 0.1, "size": 0},
+                                                    ValueError),
+])
+def test_panel_title_width_bad_input(kwargs, error):
+    with pytest.raises(error):
+        plotting.panel_title_width(**kwargs)
+
+
 def test_level_cjk_ticks_leaves_latin_and_changing_labels():
     latin = {"data": [{"type": "heatmap", "z": [[0, 0]], "x": ["pad₁", "一碗"]}],
              "layout": {"xaxis": {"tickangle": -90}}}
