@@ -12,7 +12,6 @@ any sentence a reader types. The numbers come from :mod:`book.real.pretrained` a
 from __future__ import annotations
 
 import html
-import textwrap
 
 import ipywidgets as widgets
 import numpy as np
@@ -23,6 +22,7 @@ from book.face import questions, views
 from book.face.checks import NotAnswered, exercise
 from book.face.display import table
 from book.face.live import LiveExplorer
+from book.face.plotting import wrap
 from book.kit import validate
 from book.kit.i18n import tr
 from book.real import head_stats, pretrained
@@ -30,6 +30,7 @@ from book.real import head_stats, pretrained
 COLORSCALE = "Blues"  # light = low weight, dark = high: reads the same in greyscale
 GRID = (3, 4)  # the model view's 12 heads
 MODEL_VIEW_TOKENS = 12  # longer sentences would draw cells under 12 px in a 1280 px page
+CAPTION_WIDTH = 36  # columns (book.face.plotting.text_width) per line of the sentence caption
 KIND_COLORS = {"[CLS]": "#1f3b73", "[SEP]": "#b3261e", "periods and commas": "#c77700",
                "previous token": "#2e7d32", "next token": "#7a4fa0", "same token": "#7a7a7a"}
 
@@ -64,8 +65,10 @@ def _views(model, texts, names):
 
 def _caption(text: str) -> str:
     """The sentence above the maps, wrapped to fit a phone screen (in a <span>, which
-    book.face.plotting.tidy leaves as written: it would wrap it to a panel title's width)."""
-    lines = "<br>".join(html.escape(line) for line in textwrap.wrap(text, 46))
+    book.face.plotting.tidy leaves as written: it would wrap it to a panel title's width).
+    CAPTION_WIDTH columns at 12 px stay inside a 358 px figure in DejaVu Sans, the widest
+    fallback font, from where the plot starts."""
+    lines = "<br>".join(html.escape(line) for line in wrap(text, CAPTION_WIDTH).split("<br>"))
     return f"<span>{lines}</span>"
 
 
@@ -81,8 +84,10 @@ def head_view(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.F
     """One head on one sentence (:func:`book.face.views.head_view`): the dropdown picks the
     sentence, the slider the head (all 72, layer by layer). Rows = queries, columns = keys."""
     sentences, names = _sentences(model, texts, names)
+    # the menu a little higher than the views' default: a caption of three lines (a long
+    # sentence at CAPTION_WIDTH) fits between it and the map
     return views.head_view(sentences, names, start=start,
-                           slider_prefix=tr("ch08b.slider_head"))
+                           slider_prefix=tr("ch08b.slider_head"), menu={"y": 1.19})
 
 
 def model_view(model, texts, names=None, layer: int = 0,
@@ -168,8 +173,12 @@ def layer_profile(shares: dict) -> go.Figure:
     fig.add_trace(go.Scatter(x=x, y=[round(shares["[CLS]"]["even"], 3)] * len(x),
                              name=tr("ch08b.even_one"), mode="lines",
                              line={"color": "#7a7a7a", "dash": "dot"}))
+    # the ticks are the layers' numbers under an axis title: "layer 0" at the first one ran
+    # into the y axis' "0" on a phone (the hover text keeps "layer 0")
     fig.update_layout(height=400, yaxis={"title": tr("ch08b.mean_share"), "range": [0, 1]},
-                      legend={"orientation": "h", "y": -0.2, "x": 0, "font": {"size": 12}},
+                      xaxis={"title": tr("ch08b.layer_axis"), "tickvals": x,
+                             "ticktext": [str(i) for i in range(len(x))]},
+                      legend={"orientation": "h", "y": -0.25, "x": 0, "font": {"size": 12}},
                       margin={"l": 60, "r": 20, "t": 30, "b": 40})
     return fig
 
@@ -186,13 +195,19 @@ def relation_figure(accuracy: dict) -> go.Figure:
         zmin=0, zmax=100, colorscale=COLORSCALE,
         x=[tr("ch08.head", head=h) for h in range(n_heads)],
         y=[tr("common.layer", layer=lay) for lay in range(n_layers)],
-        colorbar={"title": {"text": tr("ch08b.accuracy")}},
+        # the bar's title beside it, not above: above, "accuracy (%)" widened the bar's room
+        # and left the cells too narrow for their numbers on a phone
+        colorbar={"title": {"text": tr("ch08b.accuracy"), "side": "right"}, "thickness": 16},
         hovertemplate="%{y}, %{x}: %{z:.0f} %<extra></extra>"))
     fig.update_layout(
         title={"text": tr("ch08b.det_title", n=accuracy["n"], k=f"{k:+d}", base=100 * base,
-                          chance=100 * accuracy["chance"]), "font": {"size": 13}},
+                          chance=100 * accuracy["chance"]), "font": {"size": 13},
+               # anchored at the figure's top (book.face.plotting.tidy reserves the room): a
+               # title of several lines otherwise grows down from its first line, into the plot
+               "automargin": True},
         yaxis={"autorange": "reversed"}, xaxis={"tickangle": -90}, height=400,
-        margin={"l": 70, "r": 20, "t": 80, "b": 60})
+        # room for the title's four lines (on a phone) above the bar's top label
+        margin={"l": 70, "r": 20, "t": 96, "b": 60})
     return fig
 
 
@@ -211,8 +226,10 @@ def sink_figure(sink: dict) -> go.Figure:
     fig.update_yaxes(range=[0, 1.15 * max(v["mass"] for v in sink.values())], row=1, col=1)
     fig.update_yaxes(range=[0, 1.25 * max(v["change"] for v in sink.values())], row=1, col=2)
     fig.update_xaxes(tickangle=-30)
-    fig.update_annotations(font_size=12)
-    fig.update_layout(height=380, margin={"l": 50, "r": 20, "t": 70, "b": 60})
+    # the panels' titles a little higher: the top tick label ("0.06") reaches half a line
+    # above its panel, into a title as wide as the panel
+    fig.update_annotations(font_size=12, yshift=8)
+    fig.update_layout(height=380, margin={"l": 50, "r": 20, "t": 78, "b": 60})
     return fig
 
 

@@ -96,7 +96,8 @@ def block_share_figure(rows: list[dict]) -> go.Figure:
                       title={"text": tr("ch09.block_title"), "font": {"size": 14}},
                       yaxis={"title": tr("ch09.block_yaxis"), "range": [0, 100]},
                       legend={"orientation": "h", "y": -0.15, "x": 0, "font": {"size": 12}},
-                      margin={"l": 60, "r": 20, "t": 50, "b": 40})
+                      # room for a title of two lines above the top tick label ("100")
+                      margin={"l": 60, "r": 20, "t": 64, "b": 40})
     return fig
 
 
@@ -133,6 +134,9 @@ def window_explorer(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.14, row_heights=[0.78, 0.22],
                         subplot_titles=_window_titles(first))
     fig.update_annotations(font_size=12)  # before the steps copy the annotations
+    # the cost panel's title a little higher: its top tick label ("1B") reaches half a line
+    # above the panel, into a title as wide as the panel
+    fig.layout.annotations[1].yshift = 8
     fig.add_trace(go.Heatmap(
         z=first["levels"].tolist(), x=positions, y=positions, zmin=0, zmax=2,
         colorscale=WINDOW_COLORSCALE, xgap=1, ygap=1, showscale=False,

@@ -89,9 +89,13 @@ def variant_cost_figure(ns, curves: dict[str, list[float]], *, unit: str,
     fig = go.Figure([go.Scatter(x=list(ns), y=rounded(v, 9), mode="lines+markers",
                                 name=kind_label(name), line={"color": palette.get(name)})
                      for name, v in curves.items()])
+    # the legend under the plot: at its right it took a third of a phone's width, and the
+    # last two lengths' ticks ("1024", "2048") ran together
     fig.update_layout(xaxis={"type": "log", "title": _tr("cost_x"), "tickvals": list(ns),
                              "ticktext": [str(n) for n in ns]},
-                      yaxis={"type": "log", "title": unit}, title=title, height=400)
+                      yaxis={"type": "log", "title": unit}, title=title, height=440,
+                      legend={"orientation": "h", "x": 0, "y": -0.3, "font": {"size": 12}},
+                      margin={"l": 60, "r": 20, "t": 60, "b": 60})
     return fig
 
 

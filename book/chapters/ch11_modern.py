@@ -275,7 +275,8 @@ def flash_explorer(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS,
     data = flash_step_data(tile, n_keys, seed)
     keys = list(range(n_keys))
     d_v = len(data["exact"])
-    fig = make_subplots(rows=3, cols=1, vertical_spacing=0.11,
+    # gaps that hold the keys' labels, their title and the next panel's title on a phone
+    fig = make_subplots(rows=3, cols=1, vertical_spacing=0.13,
                         subplot_titles=[text("flash_p1"), text("flash_p2"),
                                         text("flash_p3")])
     first = _flash_traces(data, 0)

@@ -5,6 +5,8 @@ is "todo"."""
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pytest
 from conftest import ENGLISH_PHRASE, check_exercise, figure_texts
@@ -15,6 +17,7 @@ from book.chapters import ch08b_real_model
 from book.chapters import ch08b_real_model as ch
 from book.face import checks
 from book.kit import i18n
+from book.kit.text import text_width
 from book.real import head_stats, pretrained
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -173,3 +176,26 @@ def test_word_map_accepts_an_equivalent_loop():
         ...
 
     assert checks.check("ch8b.word_map", blank).status == "todo"
+
+
+def test_figures_fit_a_phone(model):
+    """The captions stay within CAPTION_WIDTH columns (a 358 px figure in DejaVu Sans), in both
+    languages; the layer profile numbers its layers under one axis title."""
+    try:
+        for language in ("en", "zh"):
+            i18n.set_language(language)
+            fig = ch.head_view(model, [TEXTS[0], "The animal didn't cross the street because "
+                                              "it was too tired."], ["a", "b"])
+            captions = [fig.layout.annotations[0].text] + [
+                b.args[1]["annotations"][0]["text"] for b in fig.layout.updatemenus[0].buttons]
+            for caption in captions:
+                lines = caption.removeprefix("<span>").removesuffix("</span>").split("<br>")
+                widest = max(text_width(html.unescape(line)) for line in lines)
+                assert widest <= ch.CAPTION_WIDTH, caption
+            assert len(captions[2].split("<br>")) == 3   # the long sentence is wrapped
+    finally:
+        i18n.set_language("en")
+    shares = head_stats.token_shares(head_stats.all_maps(model, head_stats.SENTENCES[:2]))
+    axis = ch.layer_profile(shares).layout.xaxis
+    assert list(axis.ticktext) == [str(i) for i in range(len(axis.tickvals))]
+    assert axis.title.text == "layer"
