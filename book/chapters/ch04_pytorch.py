@@ -8,13 +8,14 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from book.face import questions
+from book.face import inpage, questions
 from book.face.checks import NotAnswered, exercise
 from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, MASK_COLORSCALE, make_slider, rounded
 from book.ideas import masks, mha
 from book.kit import i18n, validate
 from book.studies import masktraps
+from book.toy import orders_example
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
@@ -156,6 +157,63 @@ def mask_explorer_live() -> LiveExplorer:
                                          pad=masktraps.MASK_MAX_PAD))
     explorer.update()
     return explorer
+
+
+# --- in-page explorer (the book's HTML: book/face/inpage.js recomputes it, no kernel) ---------
+
+MIN_CELL_PX = 12  # the smallest heatmap cell the book draws (tests/legibility.py checks it)
+
+
+def _mask_text_modes() -> list:
+    """For each padded length n, how the book's renderer writes the two panels' cell values
+    (``book.face.plotting.tidy``): "full", "short" (no leading zero) or "none" (hover only)."""
+    from book.face.plotting import tidy
+
+    modes: list = [None]  # no sequence of length 0
+    for n in range(1, masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD + 1):
+        fig = mask_explorer(1, [n], ["none"]).to_dict()
+        before = [t.get("text") for t in fig["data"]]
+        tidy(fig)
+        modes.append(["none" if not t.get("texttemplate") else
+                      "short" if t.get("text") != b else "full"
+                      for t, b in zip(fig["data"], before, strict=True)])
+    return modes
+
+
+def mask_explorer_inpage() -> inpage.InPage:
+    """The mask explorer in the book's page: the live explorer's controls and first state; the
+    page masks and normalises the seeded layer's scores itself (its projected q and k of every
+    position come with the page)."""
+    live = mask_explorer_live()
+    layer, x = masktraps.seeded_layer(4, masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD)
+    if layer.n_heads != 1:
+        raise ValueError("the page's mask explorer draws one head")
+    with torch.no_grad():
+        q, k = layer.w_q(x)[0], layer.w_k(x)[0]
+    kinds = {}
+    for kind in masktraps.MASK_KINDS:
+        allowed, weights = _mask_titles(kind)
+        titles = inpage.templates(live.figure, {"annotations[0]": allowed,
+                                                "annotations[1]": weights})
+        kinds[kind] = {"causal": "causal" in kind, "padding": "padding" in kind,
+                       "titles": [titles["annotations[0]"], titles["annotations[1]"]]}
+    longest = masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD
+    title = inpage.templates(live.figure, {"title": ("ch04.figure_title", {
+        "length": str(masktraps.MASK_MAX_REAL), "seq_len": str(longest)})})["title"]
+    # the figure grows with the padded length, so that every cell keeps MIN_CELL_PX rows
+    layout = live.figure.layout
+    domain = layout.yaxis.domain
+    spec = {"height": layout.height, "margin": layout.margin.t + layout.margin.b,
+            "panel_share": domain[1] - domain[0], "cell_px": MIN_CELL_PX + 1,
+            "q": q.double().tolist(), "k": k.double().tolist(), "kinds": kinds,
+            "tokens": list(orders_example.TOKENS), "pad": "pad", "title": title,
+            "text_up_to": MASK_TEXT_UP_TO, "text_modes": _mask_text_modes()}
+    return inpage.from_live("mask", live, spec)
+
+
+def mask_explorer_interactive():
+    """The mask explorer: recomputed in the book's page, the live explorer in Jupyter."""
+    return inpage.either(mask_explorer_live, mask_explorer_inpage)
 
 
 # --- exercises (registered with book.face.checks)
