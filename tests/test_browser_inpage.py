@@ -23,7 +23,10 @@ from pathlib import Path
 import legibility
 import numpy as np
 import pytest
-from test_browser import ARGS, CHROMIUM, open_page
+import test_browser
+from test_browser import open_page
+
+browser = test_browser.browser  # the fixture: one Chromium per module, as there
 
 pytestmark = pytest.mark.slow
 
@@ -56,18 +59,6 @@ STATE_JS = """el => ({values: el.bookInpage.values(), last: el.bookInpage.last()
              .map(a => a.text)},
   layout: (l => ({x: l.xaxis.range, y: l.yaxis.range, y2: l.yaxis2 && l.yaxis2.range,
                   height: l.height}))(el.querySelector('.plotly-graph-div').layout)})"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed: run `apt-get install -y chromium` (make test does)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield b
-        b.close()
 
 
 def _plain(text: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
@@ -164,19 +166,24 @@ def mask_explorer_live() -> LiveExplorer:
 MIN_CELL_PX = 12  # the smallest heatmap cell the book draws (tests/legibility.py checks it)
 
 
-def _mask_text_modes() -> list:
-    """For each padded length n, how the book's renderer writes the two panels' cell values
-    (``book.face.plotting.tidy``): "full", "short" (no leading zero) or "none" (hover only)."""
+def _mask_text_modes(figure) -> list:
+    """For each padded length n, how the book's renderer (``book.face.plotting.tidy``) writes
+    the cell values of ``figure``'s two panels (the mask explorer's) when they hold n
+    positions: "full", "short" (no leading zero) or "none" (hover only)."""
     from book.face.plotting import tidy
 
+    base = figure.to_dict()
     modes: list = [None]  # no sequence of length 0
     for n in range(1, masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD + 1):
-        fig = mask_explorer(1, [n], ["none"]).to_dict()
-        before = [t.get("text") for t in fig["data"]]
+        fig = copy.deepcopy(base)
+        traces = _mask_traces(masktraps.mask_data("none", 1, n))
+        for i, trace in enumerate(fig["data"]):
+            trace.update(x=traces["x"][i], y=traces["y"][i], z=traces["z"][i],
+                         text=traces["text"][i], texttemplate="%{text}")
         tidy(fig)
-        modes.append(["none" if not t.get("texttemplate") else
-                      "short" if t.get("text") != b else "full"
-                      for t, b in zip(fig["data"], before, strict=True)])
+        modes.append(["none" if not t["texttemplate"] else
+                      "short" if t["text"] != traces["text"][i] else "full"
+                      for i, t in enumerate(fig["data"])])
     return modes
 
 
@@ -207,7 +214,7 @@ def mask_explorer_inpage() -> inpage.InPage:
             "panel_share": domain[1] - domain[0], "cell_px": MIN_CELL_PX + 1,
             "q": q.double().tolist(), "k": k.double().tolist(), "kinds": kinds,
             "tokens": list(orders_example.TOKENS), "pad": "pad", "title": title,
-            "text_up_to": MASK_TEXT_UP_TO, "text_modes": _mask_text_modes()}
+            "text_up_to": MASK_TEXT_UP_TO, "text_modes": _mask_text_modes(live.figure)}
     return inpage.from_live("mask", live, spec)
 
 
