@@ -320,6 +320,8 @@
       state.chain = state.chain.then(function () {
         state.queued = false;
         return draw();
+      }).then(null, function (error) {  // said on the console; the next change draws again
+        console.error("book-inpage (" + root.getAttribute("data-explorer") + "):", error);
       });
     }
 
