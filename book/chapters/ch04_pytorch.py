@@ -167,23 +167,31 @@ MIN_CELL_PX = 12  # the smallest heatmap cell the book draws (tests/legibility.p
 
 
 def _mask_text_modes(figure) -> list:
-    """For each padded length n, how the book's renderer (``book.face.plotting.tidy``) writes
-    the cell values of ``figure``'s two panels (the mask explorer's) when they hold n
-    positions: "full", "short" (no leading zero) or "none" (hover only)."""
+    """How the book's renderer (``book.face.plotting.tidy``) writes the cell values of
+    ``figure``'s two panels (the mask explorer's) when they hold n positions: for each n, a
+    pair of modes per panel, "full", "short" (no leading zero) or "none" (hover only), the
+    first for weights written "0.xx" only, the second for a grid that holds a "1.00" too (a
+    one-hot row: "1.00" has no leading zero to drop, so it may not fit where ".xx" does)."""
     from book.face.plotting import tidy
 
     base = figure.to_dict()
     modes: list = [None]  # no sequence of length 0
     for n in range(1, masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD + 1):
-        fig = copy.deepcopy(base)
         traces = _mask_traces(masktraps.mask_data("none", 1, n))
-        for i, trace in enumerate(fig["data"]):
-            trace.update(x=traces["x"][i], y=traces["y"][i], z=traces["z"][i],
-                         text=traces["text"][i], texttemplate="%{text}")
-        tidy(fig)
-        modes.append(["none" if not t["texttemplate"] else
-                      "short" if t["text"] != traces["text"][i] else "full"
-                      for i, t in enumerate(fig["data"])])
+        pair = []
+        for one_hot in (False, True):
+            texts = copy.deepcopy(traces["text"])
+            if one_hot and texts[1][0][0]:
+                texts[1][0][0] = "1.00"
+            fig = copy.deepcopy(base)
+            for i, trace in enumerate(fig["data"]):
+                trace.update(x=traces["x"][i], y=traces["y"][i], z=traces["z"][i],
+                             text=texts[i], texttemplate="%{text}")
+            tidy(fig)
+            pair.append(["none" if not t["texttemplate"] else
+                         "short" if t["text"] != texts[i] else "full"
+                         for i, t in enumerate(fig["data"])])
+        modes.append(pair)
     return modes
 
 
@@ -207,11 +215,14 @@ def mask_explorer_inpage() -> inpage.InPage:
     longest = masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD
     title = inpage.templates(live.figure, {"title": ("ch04.figure_title", {
         "length": str(masktraps.MASK_MAX_REAL), "seq_len": str(longest)})})["title"]
-    # the figure grows with the padded length, so that every cell keeps MIN_CELL_PX rows
+    # the figure grows with the padded length, so that every row keeps room for its tick label
+    # (a 12 px cell is the least; 16 rows of 12 px labels touch on a phone); past the static
+    # explorer's longest sequence the key labels stand upright, clear of each other on a phone
     layout = live.figure.layout
     domain = layout.yaxis.domain
     spec = {"height": layout.height, "margin": layout.margin.t + layout.margin.b,
-            "panel_share": domain[1] - domain[0], "cell_px": MIN_CELL_PX + 1,
+            "panel_share": domain[1] - domain[0], "cell_px": MIN_CELL_PX + 4,
+            "angled_up_to": masktraps.MASK_MAX_REAL, "tickangle": layout.xaxis.tickangle,
             "q": q.double().tolist(), "k": k.double().tolist(), "kinds": kinds,
             "tokens": list(orders_example.TOKENS), "pad": "pad", "title": title,
             "text_up_to": MASK_TEXT_UP_TO, "text_modes": _mask_text_modes(live.figure)}

@@ -219,13 +219,16 @@
       allowed.push(row);
       weights.push(softmax(scores));
     }
-    var show = n <= spec.text_up_to, modes = spec.text_modes[n];
+    var show = n <= spec.text_up_to;
     var maskText = allowed.map(function (r) {
       return r.map(function (a) { return show ? (a ? "✓" : "·") : ""; });
     });
     var weightText = weights.map(function (r) {
       return r.map(function (w) { return show ? (w ? w.toFixed(2) : "0") : ""; });
     });
+    // how the renderer writes the values at this length: a "1.00" may not fit where ".xx" does
+    var oneHot = weightText.some(function (r) { return r.indexOf("1.00") >= 0; });
+    var modes = spec.text_modes[n][oneHot ? 1 : 0];
     var texts = [maskText, weightText].map(function (grid, t) {
       return modes[t] === "short" ? grid.map(function (r) { return r.map(shortValue); }) : grid;
     });
@@ -239,7 +242,9 @@
       layout: {"annotations[0].text": kind.titles[0], "annotations[1].text": kind.titles[1],
                "title.text": fill(spec.title, {length: length, seq_len: n}),
                height: Math.max(spec.height,
-                                Math.ceil(spec.margin + n * spec.cell_px / spec.panel_share))},
+                                Math.ceil(spec.margin + n * spec.cell_px / spec.panel_share)),
+               "xaxis.tickangle": n > spec.angled_up_to ? -90 : spec.tickangle,
+               "xaxis2.tickangle": n > spec.angled_up_to ? -90 : spec.tickangle},
       exposed: {labels: labels, allowed: allowed, weights: weights, text: texts}};
   };
 

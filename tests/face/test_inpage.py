@@ -212,16 +212,13 @@ def test_the_mask_cell_text_modes_follow_the_renderer():
     figure = ch04_pytorch.mask_explorer_live().figure
     modes = ch04_pytorch._mask_text_modes(figure)
     assert modes[0] is None and len(modes) == 17
-    assert all(m in ("full", "short", "none") for row in modes[1:] for m in row)
-    # each agrees with the renderer's own figure of that length (chapter 4's static face)
-    for n in (1, 7, 8, 10):
-        fig = tidy(ch04_pytorch.mask_explorer(1, [n], ["none"]).to_dict())
-        assert modes[n][1] == ("none" if not fig["data"][1]["texttemplate"] else "short" if any(
-            str(t).startswith(".") for row in fig["data"][1]["text"] for t in row) else "full")
-    # at the first state (7 positions) the renderer writes the weights as the live figure does
-    live = figure.to_dict()
-    tidy(live)
-    shown = "none" if not live["data"][1].get("texttemplate") else (
-        "short" if any(str(t).startswith(".") for row in live["data"][1]["text"] for t in row)
-        else "full")
-    assert modes[7][1] == shown
+    assert all(m in ("full", "short", "none") for pair in modes[1:] for row in pair for m in row)
+    # each agrees with the renderer's own figure of that state (chapter 4's static face)
+    for kind, length, n in (("none", 1, 1), ("none", 1, 7), ("none", 2, 8), ("causal", 3, 8),
+                            ("padding", 1, 9), ("none", 4, 10)):
+        fig = tidy(ch04_pytorch.mask_explorer(length, [n], [kind]).to_dict())
+        texts = fig["data"][1]["text"]
+        one_hot = any(t == "1.00" for row in texts for t in row)
+        shown = ("none" if not fig["data"][1]["texttemplate"] else "short" if any(
+            str(t).startswith(".") for row in texts for t in row) else "full")
+        assert modes[n][one_hot][1] == shown, (kind, length, n)
