@@ -222,3 +222,13 @@ def test_the_mask_cell_text_modes_follow_the_renderer():
         shown = ("none" if not fig["data"][1]["texttemplate"] else "short" if any(
             str(t).startswith(".") for row in texts for t in row) else "full")
         assert modes[n][one_hot][1] == shown, (kind, length, n)
+
+
+def test_the_build_ships_the_script():
+    """book.site.sphinxext copies this module's script to _static and loads it on the pages
+    whose HTML holds an in-page cell (the class the cell's HTML starts with)."""
+    from book.site import sphinxext
+
+    assert sphinxext.inpage_js_path() == inpage.SCRIPT and inpage.SCRIPT.is_file()
+    cell = inpage.InPage("dk", _figure(), [inpage.slider("a", "a", 0, 1, 0)], {}, "x")
+    assert 'class="book-inpage"' in cell.html()
