@@ -177,7 +177,10 @@
     var none = softmax(scores), sqrt = softmax(scores.map(function (x) { return x / root; }));
     return {
       traces: [0, 1], data: {x: [keys, keys], y: [none, sqrt]},
-      layout: {"title.text": fill(spec.title, {d_k: d_k, none: largest(none), sqrt: largest(sqrt)})},
+      // the key labels a tick's length below the axis: on a phone, upright, "k1" would
+      // otherwise touch the weight axis' "0"
+      layout: {"title.text": fill(spec.title, {d_k: d_k, none: largest(none), sqrt: largest(sqrt)}),
+               "xaxis.ticks": "outside", "xaxis.ticklen": 6},
       exposed: {q: q, k: K, scores: scores, none: none, sqrt: sqrt}};
   };
 
