@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from book.face import questions
+from book.face import inpage, questions
 from book.face.checks import call, close_number, exercise
 from book.face.display import table
 from book.face.live import LiveExplorer
@@ -247,6 +247,43 @@ def softmax_row_live() -> LiveExplorer:
     fig = softmax_row_explorer([64])
     fig.layout.sliders = []
     return LiveExplorer(fig, controls, redraw, adds=tr("ch02.live_adds_row"))
+
+
+# --- in-page explorers (the book's HTML: book/face/inpage.js recomputes them, no kernel) -------
+
+def dk_explorer_inpage() -> inpage.InPage:
+    """The d_k sampler in the book's page: the live explorer's controls and first state, d_k up
+    to 4096; the page draws the q, k pairs from its own seeded generator."""
+    live = dk_explorer_live()
+    titles = inpage.templates(live.figure, {
+        "annotations[0]": ("ch02.dk_raw_title", {"d_k": str(scaling.MAX_D_K), "var": "99999.9"}),
+        "annotations[1]": ("ch02.dk_scaled_title", {"var": "99.99"})})
+    layout = live.figure.layout
+    spec = {"seed": 0, "bins": len(live.figure.data[0].x), "redraw_at_load": True,
+            "reach": scaling.raw_range(LIVE_MAX_D_K),
+            "top": [layout.yaxis.range[1], layout.yaxis2.range[1]],
+            "titles": [titles["annotations[0]"], titles["annotations[1]"]]}
+    return inpage.from_live("dk", live, spec, highs={"d_k": scaling.MAX_D_K})
+
+
+def softmax_row_inpage() -> inpage.InPage:
+    """One softmax row in the book's page: the live explorer's controls and first state, d_k up
+    to 4096; the page draws the query and keys from its own seeded generator."""
+    live = softmax_row_live()
+    title = inpage.templates(live.figure, {"title": ("ch02.row_title", {
+        "d_k": str(scaling.MAX_D_K), "none": "1.00", "sqrt": "1.00"})})["title"]
+    spec = {"title": title, "key": "k", "salt": 1, "redraw_at_load": True}
+    return inpage.from_live("softmax_row", live, spec, highs={"d_k": scaling.MAX_D_K})
+
+
+def dk_explorer_interactive():
+    """The d_k sampler: recomputed in the book's page, the live explorer in Jupyter."""
+    return inpage.either(dk_explorer_live, dk_explorer_inpage)
+
+
+def softmax_row_interactive():
+    """One softmax row: recomputed in the book's page, the live explorer in Jupyter."""
+    return inpage.either(softmax_row_live, softmax_row_inpage)
 
 
 # --- exercises (registered with book.face.checks)

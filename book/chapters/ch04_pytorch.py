@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import copy
+
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from book.face import questions
+from book.face import inpage, questions
 from book.face.checks import NotAnswered, exercise
 from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, MASK_COLORSCALE, make_slider, rounded
 from book.ideas import masks, mha
 from book.kit import i18n, validate
 from book.studies import masktraps
+from book.toy import orders_example
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
@@ -156,6 +159,79 @@ def mask_explorer_live() -> LiveExplorer:
                                          pad=masktraps.MASK_MAX_PAD))
     explorer.update()
     return explorer
+
+
+# --- in-page explorer (the book's HTML: book/face/inpage.js recomputes it, no kernel) ---------
+
+MIN_CELL_PX = 12  # the smallest heatmap cell the book draws (tests/legibility.py checks it)
+
+
+def _mask_text_modes(figure) -> list:
+    """How the book's renderer (``book.face.plotting.tidy``) writes the cell values of
+    ``figure``'s two panels (the mask explorer's) when they hold n positions: for each n, a
+    pair of modes per panel, "full", "short" (no leading zero) or "none" (hover only), the
+    first for weights written "0.xx" only, the second for a grid that holds a "1.00" too (a
+    one-hot row: "1.00" has no leading zero to drop, so it may not fit where ".xx" does)."""
+    from book.face.plotting import tidy
+
+    base = figure.to_dict()
+    modes: list = [None]  # no sequence of length 0
+    for n in range(1, masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD + 1):
+        traces = _mask_traces(masktraps.mask_data("none", 1, n))
+        pair = []
+        for one_hot in (False, True):
+            texts = copy.deepcopy(traces["text"])
+            if one_hot and texts[1][0][0]:
+                texts[1][0][0] = "1.00"
+            fig = copy.deepcopy(base)
+            for i, trace in enumerate(fig["data"]):
+                trace.update(x=traces["x"][i], y=traces["y"][i], z=traces["z"][i],
+                             text=texts[i], texttemplate="%{text}")
+            tidy(fig)
+            pair.append(["none" if not t["texttemplate"] else
+                         "short" if t["text"] != texts[i] else "full"
+                         for i, t in enumerate(fig["data"])])
+        modes.append(pair)
+    return modes
+
+
+def mask_explorer_inpage() -> inpage.InPage:
+    """The mask explorer in the book's page: the live explorer's controls and first state; the
+    page masks and normalises the seeded layer's scores itself (its projected q and k of every
+    position come with the page)."""
+    live = mask_explorer_live()
+    layer, x = masktraps.seeded_layer(4, masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD)
+    if layer.n_heads != 1:
+        raise ValueError("the page's mask explorer draws one head")
+    with torch.no_grad():
+        q, k = layer.w_q(x)[0], layer.w_k(x)[0]
+    kinds = {}
+    for kind in masktraps.MASK_KINDS:
+        allowed, weights = _mask_titles(kind)
+        titles = inpage.templates(live.figure, {"annotations[0]": allowed,
+                                                "annotations[1]": weights})
+        kinds[kind] = {"causal": "causal" in kind, "padding": "padding" in kind,
+                       "titles": [titles["annotations[0]"], titles["annotations[1]"]]}
+    longest = masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD
+    title = inpage.templates(live.figure, {"title": ("ch04.figure_title", {
+        "length": str(masktraps.MASK_MAX_REAL), "seq_len": str(longest)})})["title"]
+    # the figure grows with the padded length, so that every row keeps room for its tick label
+    # (a 12 px cell is the least; 16 rows of 12 px labels touch on a phone); past the static
+    # explorer's longest sequence the key labels stand upright, clear of each other on a phone
+    layout = live.figure.layout
+    domain = layout.yaxis.domain
+    spec = {"height": layout.height, "margin": layout.margin.t + layout.margin.b,
+            "panel_share": domain[1] - domain[0], "cell_px": MIN_CELL_PX + 4,
+            "angled_up_to": masktraps.MASK_MAX_REAL, "tickangle": layout.xaxis.tickangle,
+            "q": q.double().tolist(), "k": k.double().tolist(), "kinds": kinds,
+            "tokens": list(orders_example.TOKENS), "pad": "pad", "title": title,
+            "text_up_to": MASK_TEXT_UP_TO, "text_modes": _mask_text_modes(live.figure)}
+    return inpage.from_live("mask", live, spec)
+
+
+def mask_explorer_interactive():
+    """The mask explorer: recomputed in the book's page, the live explorer in Jupyter."""
+    return inpage.either(mask_explorer_live, mask_explorer_inpage)
 
 
 # --- exercises (registered with book.face.checks)

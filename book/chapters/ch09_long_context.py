@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from book.face import diagrams, questions
+from book.face import diagrams, inpage, questions
 from book.face.checks import call, exercise, number
 from book.face.live import LiveExplorer
 from book.face.plotting import make_slider, rounded
@@ -213,6 +213,30 @@ def window_explorer_live() -> LiveExplorer:
                                     n=WINDOW_LIVE_MAX_N))
     explorer.update()
     return explorer
+
+
+# --- in-page explorer (the book's HTML: book/face/inpage.js recomputes it, no kernel) ---------
+
+def window_explorer_inpage() -> inpage.InPage:
+    """The window explorer in the book's page: the live explorer's controls and first state. The
+    grid shows at most WINDOW_PATTERN_N positions at a time (cells stay legible), dragged to pan."""
+    live = window_explorer_live()
+    last = longctx.WINDOW_COST_NS[-1]
+    titles = inpage.templates(live.figure, {
+        "annotations[0]": ("ch09.window_title_pattern", {
+            "window": str(WINDOW_LIVE_MAX_W), "keys": str(WINDOW_LIVE_MAX_N),
+            "n": str(WINDOW_LIVE_MAX_N)}),
+        "annotations[1]": ("ch09.window_title_cost", {"ratio": str(last), "n": str(last)})})
+    live.figure.layout.dragmode = "pan"
+    spec = {"cost_ns": list(longctx.WINDOW_COST_NS), "view": WINDOW_PATTERN_N,
+            "titles": [titles["annotations[0]"], titles["annotations[1]"]],
+            "status": tr("ch09.inpage_window_shown", shown="{shown}", n="{n}")}
+    return inpage.from_live("window", live, spec)
+
+
+def window_explorer_interactive():
+    """The window explorer: recomputed in the book's page, the live explorer in Jupyter."""
+    return inpage.either(window_explorer_live, window_explorer_inpage)
 
 
 # --- exercises (registered with book.face.checks)

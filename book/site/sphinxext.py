@@ -24,7 +24,9 @@
   tree still rebuilds in seconds.
 
 * concept questions: ``book/face/questions.js`` is copied to ``_static/book-questions.js`` and
-  loaded on the pages that hold a question (book/face/questions.py);
+  loaded on the pages that hold a question (book/face/questions.py); in-page explorers:
+  ``book/face/inpage.js`` to ``_static/book-inpage.js``, loaded on the pages that hold one
+  (book/face/inpage.py);
 * the page itself: ``book-page.js`` (assets/static) lists search results from ``file://``
   without the excerpts a browser refuses to fetch there, and scales figures to the paper when
   printing; the theme's search field and MyST-NB's hidden-cell toggles are named by the text
@@ -134,11 +136,26 @@ def _add_questions(app, pagename, templatename, context, doctree):
         app.builder.add_js_file(QUESTIONS_JS)
 
 
+# In-page explorers (book/face/inpage.py): the script that recomputes their figures from their
+# controls, copied from the package the same way, loaded only on pages that hold one.
+INPAGE_JS = "book-inpage.js"
+
+
+def inpage_js_path() -> Path:
+    return Path(__file__).resolve().parents[1] / "face" / "inpage.js"
+
+
+def _add_inpage(app, pagename, templatename, context, doctree):
+    if app.builder.format == "html" and 'class="book-inpage"' in (context.get("body") or ""):
+        app.builder.add_js_file(INPAGE_JS)
+
+
 def _copy_questions_js(app, exception):
     if exception is None and app.builder.format == "html":
         static = Path(app.outdir) / "_static"
         static.mkdir(parents=True, exist_ok=True)
         shutil.copy2(questions_js_path(), static / QUESTIONS_JS)
+        shutil.copy2(inpage_js_path(), static / INPAGE_JS)
 
 
 def _is_thebe(asset) -> bool:
@@ -583,6 +600,7 @@ def setup(app):
     execution.install(app)
     app.connect("html-page-context", _add_plotly)
     app.connect("html-page-context", _add_questions)
+    app.connect("html-page-context", _add_inpage)
     app.connect("build-finished", _copy_questions_js)
     app.connect("html-page-context", _drop_thebe, priority=900)
     app.connect("html-page-context", _mathjax_only_with_math, priority=900)

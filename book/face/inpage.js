@@ -1,0 +1,368 @@
+/* In-page explorers of the HTML book (book/face/inpage.py): each `.book-inpage` cell holds its
+ * controls, a plotly figure (its first state, drawn by Python) and a JSON spec. This script
+ * recomputes the figure's data from the controls in plain JavaScript and redraws it with
+ * Plotly.update (one restyle + relayout). No kernel, no request: it works from file://.
+ *
+ * The deterministic explorers (mask, window) compute what their Python twins compute, value for
+ * value (tests/test_browser_inpage.py compares them). The random ones (the d_k sampler, the
+ * softmax row) draw from a seeded generator of their own (mulberry32 and a ziggurat): the
+ * numbers differ from numpy's, the same controls always give the same drawing, and the page
+ * redraws them once at load so that every state the reader sees comes from this generator.
+ *
+ * A cell's element carries `bookInpage` (compute, values, last, drawn) for the tests.
+ */
+(function () {
+  "use strict";
+
+  // --- seeded random numbers -------------------------------------------------------------------
+  function seedFrom(parts) {
+    var h = 0x9e3779b9;
+    for (var i = 0; i < parts.length; i++) {
+      h = Math.imul(h ^ (parts[i] >>> 0), 0x85ebca6b);
+      h ^= h >>> 13;
+      h = Math.imul(h, 0xc2b2ae35);
+      h ^= h >>> 16;
+    }
+    return h >>> 0;
+  }
+
+  // N(0, 1) by Marsaglia and Tsang's ziggurat (2000, 128 layers) over mulberry32: about one
+  // 32-bit draw per normal, so the d_k sampler's 2 · 4096 · 3000 normals take a fraction of a
+  // second (Box-Muller's log, sqrt and sine per pair took seconds).
+  var ZIG = (function () {
+    var kn = new Float64Array(128), wn = new Float64Array(128), fn = new Float64Array(128);
+    var dn = 3.442619855899, tn = dn, vn = 9.91256303526217e-3, m1 = 2147483648.0;
+    var q = vn / Math.exp(-0.5 * dn * dn);
+    kn[0] = Math.floor((dn / q) * m1);
+    kn[1] = 0;
+    wn[0] = q / m1;
+    wn[127] = dn / m1;
+    fn[0] = 1.0;
+    fn[127] = Math.exp(-0.5 * dn * dn);
+    for (var i = 126; i >= 1; i--) {
+      dn = Math.sqrt(-2 * Math.log(vn / dn + Math.exp(-0.5 * dn * dn)));
+      kn[i + 1] = Math.floor((dn / tn) * m1);
+      tn = dn;
+      fn[i] = Math.exp(-0.5 * dn * dn);
+      wn[i] = dn / m1;
+    }
+    return {kn: kn, wn: wn, fn: fn, r: 3.442619855899};
+  })();
+
+  function normals(seed) {
+    var a = seed | 0, kn = ZIG.kn, wn = ZIG.wn, fn = ZIG.fn;
+    function next() {  // mulberry32: a signed 32-bit integer
+      a = (a + 0x6d2b79f5) | 0;
+      var t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return t ^ (t >>> 14);
+    }
+    function uniform() { return ((next() >>> 0) + 0.5) / 4294967296; }  // in (0, 1)
+    function tail(hz, iz) {
+      for (;;) {
+        var x = hz * wn[iz];
+        if (iz === 0) {  // the base layer's tail beyond r
+          var y;
+          do { x = -Math.log(uniform()) / ZIG.r; y = -Math.log(uniform()); } while (y + y < x * x);
+          return hz > 0 ? ZIG.r + x : -ZIG.r - x;
+        }
+        if (fn[iz] + uniform() * (fn[iz - 1] - fn[iz]) < Math.exp(-0.5 * x * x)) return x;
+        hz = next();
+        iz = (next() >>> 0) & 127;  // the layer from a draw of its own
+        if (Math.abs(hz) < kn[iz]) return hz * wn[iz];
+      }
+    }
+    return function () {
+      var hz = next(), iz = hz & 127;
+      if (Math.abs(hz) < kn[iz]) return hz * wn[iz];
+      return tail(hz, iz);
+    };
+  }
+
+  // --- small numerics ----------------------------------------------------------------------------
+  function softmax(scores) {  // -Infinity (a blocked pair) gets exactly 0
+    var top = -Infinity, i, out = new Array(scores.length), sum = 0;
+    for (i = 0; i < scores.length; i++) if (scores[i] > top) top = scores[i];
+    for (i = 0; i < scores.length; i++) {
+      out[i] = scores[i] === -Infinity ? 0 : Math.exp(scores[i] - top);
+      sum += out[i];
+    }
+    for (i = 0; i < out.length; i++) out[i] /= sum;
+    return out;
+  }
+
+  function histogram(values, lo, hi, bins) {
+    // numpy's histogram(clip(values, lo, hi), bins, (lo, hi), density=True): bin centres, densities
+    var step = (hi - lo) / bins, edges = new Array(bins + 1), counts = new Array(bins), i;
+    for (i = 0; i <= bins; i++) edges[i] = lo + i * step;
+    edges[bins] = hi;
+    for (i = 0; i < bins; i++) counts[i] = 0;
+    for (i = 0; i < values.length; i++) {
+      var v = Math.min(Math.max(values[i], lo), hi);
+      var b = Math.min(Math.max(Math.floor((v - lo) / step), 0), bins - 1);
+      if (v < edges[b]) b -= 1;
+      else if (b < bins - 1 && v >= edges[b + 1]) b += 1;
+      counts[b] += 1;
+    }
+    var x = new Array(bins), y = new Array(bins);
+    for (i = 0; i < bins; i++) {
+      x[i] = (edges[i] + edges[i + 1]) / 2;
+      y[i] = counts[i] / (values.length * (edges[i + 1] - edges[i]));
+    }
+    return {x: x, y: y, counts: counts};
+  }
+
+  function variance(values) {
+    var mean = 0, i, s = 0;
+    for (i = 0; i < values.length; i++) mean += values[i];
+    mean /= values.length;
+    for (i = 0; i < values.length; i++) s += (values[i] - mean) * (values[i] - mean);
+    return s / values.length;
+  }
+
+  function largest(values) { return values.reduce(function (a, b) { return Math.max(a, b); }); }
+
+  function round4(v) { return Math.round(v * 1e4) / 1e4; }
+
+  // A string-table template's {name} and {name:.Nf} fields filled (Python's str.format for the
+  // book's titles: integers as they are, .Nf to N decimals).
+  function fill(template, values) {
+    return template.replace(/\{(\w+)(?::\.(\d+)f)?\}/g, function (all, name, digits) {
+      if (!(name in values)) throw new Error("no value for {" + name + "} in " + template);
+      var v = values[name];
+      return digits === undefined ? String(v) : Number(v).toFixed(Number(digits));
+    });
+  }
+
+  function range(n) { var out = new Array(n); for (var i = 0; i < n; i++) out[i] = i; return out; }
+
+  // --- the explorers: spec + control values -> what to redraw --------------------------------
+  var EXPLORERS = {};
+
+  // Chapter 2: n pairs of random q, k in R^d_k; histograms of q·k and q·k / √d_k.
+  EXPLORERS.dk = function (spec, v) {
+    var d_k = v.d_k, n = v.n, g = normals(seedFrom([spec.seed, d_k, n]));
+    var raw = new Array(n), scaled = new Array(n), root = Math.sqrt(d_k), i, j;
+    for (i = 0; i < n; i++) {
+      var s = 0;
+      for (j = 0; j < d_k; j++) s += g() * g();
+      raw[i] = s;
+      scaled[i] = s / root;
+    }
+    var r = 4 * root, hr = histogram(raw, -r, r, spec.bins), hs = histogram(scaled, -4, 4, spec.bins);
+    var rawVar = variance(raw), scaledVar = variance(scaled), reach = Math.max(spec.reach, r);
+    return {
+      traces: [0, 1], data: {x: [hr.x, hs.x], y: [hr.y, hs.y]},
+      layout: {"annotations[0].text": fill(spec.titles[0], {d_k: d_k, "var": rawVar}),
+               "annotations[1].text": fill(spec.titles[1], {"var": scaledVar}),
+               "xaxis.range": [-reach, reach],
+               "yaxis.range": [0, Math.max(spec.top[0], 1.05 * largest(hr.y))],
+               "yaxis2.range": [0, Math.max(spec.top[1], 1.05 * largest(hs.y))]},
+      exposed: {raw: raw, raw_var: rawVar, scaled_var: scaledVar, counts: [hr.counts, hs.counts]}};
+  };
+
+  // Chapter 2: one query against n_keys random keys; its softmax row, unscaled and ÷√d_k.
+  EXPLORERS.softmax_row = function (spec, v) {
+    var d_k = v.d_k, n = v.n_keys, g = normals(seedFrom([v.seed, d_k, n, spec.salt]));
+    var q = new Array(d_k), K = new Array(n), scores = new Array(n), root = Math.sqrt(d_k);
+    var i, j, keys = new Array(n);
+    for (i = 0; i < d_k; i++) q[i] = g();
+    for (j = 0; j < n; j++) {
+      K[j] = new Array(d_k);
+      var s = 0;
+      for (i = 0; i < d_k; i++) { K[j][i] = g(); s += K[j][i] * q[i]; }
+      scores[j] = s;
+      keys[j] = spec.key + (j + 1);
+    }
+    var none = softmax(scores), sqrt = softmax(scores.map(function (x) { return x / root; }));
+    return {
+      traces: [0, 1], data: {x: [keys, keys], y: [none, sqrt]},
+      // the key labels a tick's length below the axis: on a phone, upright, "k1" would
+      // otherwise touch the weight axis' "0"
+      layout: {"title.text": fill(spec.title, {d_k: d_k, none: largest(none), sqrt: largest(sqrt)}),
+               "xaxis.ticks": "outside", "xaxis.ticklen": 6},
+      exposed: {q: q, k: K, scores: scores, none: none, sqrt: sqrt}};
+  };
+
+  // Chapter 4: the takeout order's first `length` tokens padded with `padding` positions under a
+  // mask kind: which pairs may attend, and the weights of the seeded one-head layer (its
+  // projected q and k of every position come in the spec).
+  var SUBSCRIPTS = "₀₁₂₃₄₅₆₇₈₉";
+
+  function uniqueLabels(tokens) {  // book.toy.orders_example.labels(short=True)
+    var seen = {}, out = [];
+    tokens.forEach(function (t) {
+      seen[t] = (seen[t] || 0) + 1;
+      var count = tokens.filter(function (u) { return u === t; }).length;
+      out.push(count === 1 ? t : t + String(seen[t]).split("").map(function (c) {
+        return SUBSCRIPTS[Number(c)];
+      }).join(""));
+    });
+    return out;
+  }
+
+  function shortValue(text) { return text.replace(/(^|[^\d.])0(?=\.\d)/g, "$1"); }
+
+  EXPLORERS.mask = function (spec, v) {
+    var kind = spec.kinds[v.kind], length = v.length, n = v.length + v.padding;
+    if (!kind) throw new Error("unknown mask kind " + v.kind);
+    var tokens = spec.tokens.slice(0, length);
+    for (var p = 0; p < v.padding; p++) tokens.push(spec.pad);
+    var labels = uniqueLabels(tokens), root = Math.sqrt(spec.q[0].length);
+    var allowed = [], weights = [], i, j, d;
+    for (i = 0; i < n; i++) {
+      var row = [], scores = [];
+      for (j = 0; j < n; j++) {
+        var ok = (!kind.causal || j <= i) && (!kind.padding || j < length);
+        var s = 0;
+        for (d = 0; d < spec.q[i].length; d++) s += spec.q[i][d] * spec.k[j][d];
+        row.push(ok);
+        scores.push(ok ? s / root : -Infinity);
+      }
+      allowed.push(row);
+      weights.push(softmax(scores));
+    }
+    var show = n <= spec.text_up_to;
+    var maskText = allowed.map(function (r) {
+      return r.map(function (a) { return show ? (a ? "✓" : "·") : ""; });
+    });
+    var weightText = weights.map(function (r) {
+      return r.map(function (w) { return show ? (w ? w.toFixed(2) : "0") : ""; });
+    });
+    // how the renderer writes the values at this length: a "1.00" may not fit where ".xx" does
+    var oneHot = weightText.some(function (r) { return r.indexOf("1.00") >= 0; });
+    var modes = spec.text_modes[n][oneHot ? 1 : 0];
+    var texts = [maskText, weightText].map(function (grid, t) {
+      return modes[t] === "short" ? grid.map(function (r) { return r.map(shortValue); }) : grid;
+    });
+    return {
+      traces: [0, 1],
+      data: {x: [labels, labels], y: [labels, labels],
+             z: [allowed.map(function (r) { return r.map(Number); }),
+                 weights.map(function (r) { return r.map(round4); })],
+             text: texts,
+             texttemplate: modes.map(function (m) { return m === "none" ? "" : "%{text}"; })},
+      layout: {"annotations[0].text": kind.titles[0], "annotations[1].text": kind.titles[1],
+               "title.text": fill(spec.title, {length: length, seq_len: n}),
+               height: Math.max(spec.height,
+                                Math.ceil(spec.margin + n * spec.cell_px / spec.panel_share)),
+               "xaxis.tickangle": n > spec.angled_up_to ? -90 : spec.tickangle,
+               "xaxis2.tickangle": n > spec.angled_up_to ? -90 : spec.tickangle},
+      exposed: {labels: labels, allowed: allowed, weights: weights, text: texts}};
+  };
+
+  // Chapter 9: a sliding window of half-width w over n tokens: what may attend, what the banded
+  // version computes anyway, and the score entries of both versions against n.
+  function bandedEntries(n, w) {  // book.ideas.longctx.banded_score_entries
+    var block = Math.min(Math.max(w, 16), n);
+    return Math.ceil(n / block) * block * (block + 2 * w);
+  }
+
+  EXPLORERS.window = function (spec, v) {
+    var w = v.window, n = v.n, block = Math.min(Math.max(w, 16), n), levels = [], keys = 0;
+    for (var i = 0; i < n; i++) {
+      var start = Math.floor(i / block) * block - w, row = [], seen = 0;
+      for (var j = 0; j < n; j++) {
+        var may = Math.abs(i - j) <= w, computed = j >= start && j < start + block + 2 * w;
+        row.push(may ? 2 : computed ? 1 : 0);
+        if (may) seen += 1;
+      }
+      levels.push(row);
+      keys = Math.max(keys, seen);
+    }
+    var full = spec.cost_ns.map(function (c) { return c * c; });
+    var banded = spec.cost_ns.map(function (c) { return bandedEntries(c, w); });
+    var last = spec.cost_ns.length - 1, positions = range(n), shown = Math.min(n, spec.view);
+    return {
+      traces: [0, 2],
+      data: {z: [levels, null], x: [positions, spec.cost_ns], y: [positions, banded]},
+      layout: {"annotations[0].text": fill(spec.titles[0], {window: w, keys: keys, n: n}),
+               "annotations[1].text": fill(spec.titles[1], {ratio: full[last] / banded[last],
+                                                            n: spec.cost_ns[last]}),
+               "xaxis.range": [-0.5, shown - 0.5], "yaxis.range": [shown - 0.5, -0.5]},
+      status: n > spec.view ? fill(spec.status, {shown: shown, n: n}) : "",
+      exposed: {levels: levels, keys: keys, block: block, full: full, banded: banded}};
+  };
+
+  // --- the page: controls -> a redraw ---------------------------------------------------------
+  function drawn(gd) {  // book-page.js draws the figures one task each: wait for this one
+    return new Promise(function (resolve) {
+      (function poll() {
+        if (gd._fullLayout && gd.querySelector(".main-svg")) resolve();
+        else setTimeout(poll, 30);
+      })();
+    });
+  }
+
+  function setUp(root) {
+    var spec = JSON.parse(root.querySelector("script.book-inpage-spec").textContent);
+    var gd = root.querySelector(".plotly-graph-div");
+    var status = root.querySelector(".book-inpage-status");
+    var explorer = EXPLORERS[root.getAttribute("data-explorer")];
+    var form = root.querySelector("form.book-inpage-controls");
+    if (!explorer || !gd || !form) throw new Error("book-inpage: an incomplete cell");
+    var state = {chain: drawn(gd), queued: false, drawn: 0, last: null};
+
+    function values() {
+      var out = {};
+      form.querySelectorAll("select, input[type=range]").forEach(function (c) {
+        out[c.name] = c.tagName === "SELECT" ? c.value : Number(c.value);
+      });
+      return out;
+    }
+
+    function draw() {
+      var v = values(), t0 = performance.now(), out = explorer(spec, v);
+      // the page sized the figure's container to its first height: a taller state takes more
+      if (out.layout.height) gd.style.height = out.layout.height + "px";
+      return window.Plotly.update(gd, out.data, out.layout, out.traces).then(function () {
+        status.textContent = out.status || "";
+        state.drawn += 1;
+        state.last = {values: v, data: out.exposed, ms: performance.now() - t0};
+      });
+    }
+
+    function schedule() {  // many input events, one redraw of the latest values
+      if (state.queued) return;
+      state.queued = true;
+      state.chain = state.chain.then(function () {
+        state.queued = false;
+        return draw();
+      }).then(null, function (error) {  // said on the console; the next change draws again
+        console.error("book-inpage (" + root.getAttribute("data-explorer") + "):", error);
+      });
+    }
+
+    form.querySelectorAll("input[type=range]").forEach(function (slider) {
+      var number = form.querySelector('input[type=number][name="' + slider.name + '"]');
+      slider.addEventListener("input", function () { number.value = slider.value; schedule(); });
+      number.addEventListener("input", function () {
+        var x = Number(number.value);
+        if (number.value === "" || !Number.isInteger(x) || x < Number(slider.min)
+            || x > Number(slider.max)) return;  // half typed: wait for a whole value in range
+        slider.value = String(x);
+        schedule();
+      });
+      number.addEventListener("change", function () { number.value = slider.value; });
+    });
+    form.querySelectorAll("select").forEach(function (menu) {
+      menu.addEventListener("change", schedule);
+    });
+    root.bookInpage = {
+      compute: function (v) { return explorer(spec, v); },
+      values: values,
+      last: function () { return state.last; },
+      drawn: function () { return state.drawn; },
+      settled: function () { return state.chain.then(function () { return state.drawn; }); }
+    };
+    if (spec.redraw_at_load) schedule();
+  }
+
+  function setUpAll() {
+    document.querySelectorAll(".book-inpage").forEach(setUp);
+  }
+
+  window.bookInpage = {explorers: EXPLORERS, fill: fill, seedFrom: seedFrom, normals: normals};
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setUpAll);
+  else setUpAll();
+})();
