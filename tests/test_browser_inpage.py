@@ -28,7 +28,7 @@ from test_browser import open_page
 
 browser = test_browser.browser  # the fixture: one Chromium per module, as there
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.extended]
 
 PAGES = {"dk": "chapters/02_scaling.html", "softmax_row": "chapters/02_scaling.html",
          "mask": "chapters/04_pytorch.html", "window": "chapters/09_long_context.html"}
