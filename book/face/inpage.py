@@ -26,6 +26,7 @@ from book.face.display import in_build
 from book.kit import i18n, validate
 
 SCRIPT = Path(__file__).with_name("inpage.js")
+PLOTLY_MIME = "application/vnd.plotly.v1+json"   # the figure's JSON: JupyterLab's and the PDF's
 EXPLORERS = ("dk", "softmax_row", "mask", "window")  # what inpage.js knows how to recompute
 _FIELD = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
 
@@ -200,16 +201,23 @@ class InPage:
                 'style="display:flex;flex-wrap:wrap;gap:0.5em 1.5em;margin:0 0 0.5em">'
                 + "".join(parts) + "</form>")
 
-    def html(self) -> str:
-        """The page's HTML: the controls, the figure (the book's renderer), a status line and
-        the spec as a JSON script element."""
+    def control_names(self) -> list[str]:
+        """What the reader varies, as a still's note names it: "d_k (1 … 4096)", "mask"."""
+        return [f'{c["label"]} ({c["low"]} … {c["high"]})' if c["kind"] == "range"
+                else c["label"] for c in self.controls]
+
+    def _bundle(self) -> dict:
         import plotly.io as pio
 
         if pio.renderers.default != "book":
             raise RuntimeError("the figure is drawn with the book's renderer: call book.setup() "
                                "before showing an in-page explorer")
-        bundle = self.figure._repr_mimebundle_()
-        figure_html = bundle["text/html"]
+        return self.figure._repr_mimebundle_()
+
+    def html(self, bundle: Mapping | None = None) -> str:
+        """The page's HTML: the controls, the figure (the book's renderer), a status line and
+        the spec as a JSON script element."""
+        figure_html = (bundle or self._bundle())["text/html"]
         spec = self.spec_json.replace("</", "<\\/")  # never ends the script element early
         return (f'<div class="book-inpage" data-explorer="{self.explorer}">'
                 f"{self.controls_html()}{figure_html}"
@@ -219,7 +227,15 @@ class InPage:
                 "</div>")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/html": self.html(), "text/plain": self.text}
+        """The page's HTML, the one-line text twin, and the first state's figure JSON (what the
+        PDF draws as a still, its note naming the page's controls: layout.meta.book_controls)."""
+        bundle = self._bundle()
+        figure = dict(bundle[PLOTLY_MIME])
+        layout = figure["layout"] = dict(figure.get("layout") or {})
+        meta = layout.get("meta")
+        layout["meta"] = {**(meta if isinstance(meta, dict) else {}),
+                          "book_controls": self.control_names()}
+        return {"text/html": self.html(bundle), "text/plain": self.text, PLOTLY_MIME: figure}
 
     def __repr__(self) -> str:
         return self.text

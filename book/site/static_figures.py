@@ -56,6 +56,14 @@ def still(fig: dict) -> tuple[dict, str]:
     fig.pop("frames", None)
     fig.pop("config", None)
     names = [name for name in (_label(c) for c in controls) if name]
+    # an in-page explorer (book/face/inpage.py) has its controls in HTML, not in the figure:
+    # its figure names them in layout.meta.book_controls
+    meta = layout.get("meta") if isinstance(layout.get("meta"), dict) else {}
+    page_controls = [str(n) for n in meta.pop("book_controls", None) or [] if str(n).strip()]
+    if isinstance(layout.get("meta"), dict) and not layout["meta"]:
+        layout.pop("meta")
+    if page_controls:
+        return fig, tr("common.still_varies", controls="; ".join(names + page_controls))
     if not controls:
         return fig, ""
     # the room the controls took below the plot is not needed any more

@@ -100,6 +100,24 @@ def test_the_cell_holds_controls_figure_and_spec():
     assert cell._repr_mimebundle_()["text/plain"] == "one line" == repr(cell)
 
 
+def test_the_pdf_gets_the_first_state_and_the_controls_names():
+    """The cell's figure JSON is what the PDF draws (one still per HTML figure); its note names
+    the page's controls, which live in HTML rather than in the figure."""
+    from book.site import static_figures
+
+    cell = inpage.InPage("dk", _figure(), [inpage.slider("d_k", "d_k", 1, 4096, 64),
+                                           inpage.select("mask", "mask", [("a", "A"), ("b", "B")],
+                                                         "a")], {}, "one line")
+    bundle = cell._repr_mimebundle_()
+    figure = bundle[inpage.PLOTLY_MIME]
+    assert figure["data"][0]["type"] == "bar"
+    assert figure["layout"]["meta"]["book_controls"] == ["d_k (1 … 4096)", "mask"]
+    picture, note = static_figures.still(figure)
+    assert note == i18n.tr("common.still_varies", controls="d_k (1 … 4096); mask")
+    assert "meta" not in picture["layout"]
+    assert static_figures.still(_figure().to_dict())[1] == ""   # a figure without controls
+
+
 def test_the_cell_refuses_bad_parts():
     ok = [inpage.slider("a", "a", 0, 1, 0)]
     with pytest.raises(ValueError):
