@@ -245,6 +245,17 @@ def check_message(key, answer) -> str:
     return result.message
 
 
+@pytest.fixture(autouse=True)
+def _english_after_each_test():
+    """Every test ends in the English edition, whatever it set: book.kit.i18n's language is one
+    global per process, and a test that left it at "zh" turned the next file's English asserts
+    on the same xdist worker Chinese ("头 0" for "head 0")."""
+    yield
+    from book.kit import i18n
+
+    i18n.set_language("en")
+
+
 @pytest.fixture
 def chinese():
     """Run a test in the Chinese edition (book.kit.i18n set to "zh"), then back to English."""
