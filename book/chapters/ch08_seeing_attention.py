@@ -24,8 +24,13 @@ from book.toy import orders, train
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
 # columns (book.face.plotting.text_width: a CJK character takes two): fits beside a phone's
-# row labels
-CAPTION_WIDTH = 34
+# row labels, in the book's font and in a wider fallback (at 34 two English glosses left the
+# head view at 390 px in DejaVu Sans, and at 31 one still did)
+CAPTION_WIDTH = 28
+# key labels under each model-view panel: at 390 px a panel is about 110 px wide and an upright
+# 10 px label takes 11 px, so a 16-token order's labels ran into each other (6.9 px apart);
+# longer orders label every second key (the rows still name every one)
+MODEL_VIEW_KEY_LABELS = 9
 
 
 def _wrap(text: str, width: int = CAPTION_WIDTH) -> str:
@@ -131,9 +136,11 @@ def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
         one_trace_per="layer", spacing=(0.04, 0.07),
         panel_titles=[tr("ch08.head", head=head) for head in range(n_heads)],
         panel_title_size=12, digits=3,
-        colorbar={"title": {"side": "right"}, "len": 0.5, "y": 0.75}, slider_pad=60,
+        # a thin bar: at 390 px the 16-token orders' upright key labels had 0.9 px between them
+        colorbar={"title": {"side": "right"}, "len": 0.5, "y": 0.75, "thickness": 14},
+        slider_pad=60,
         menu={"direction": "up", "y": 0, "yanchor": "top", "pad": {"t": 200}},
-        caption={"y": 1.06, "font": {"size": 11}},
+        caption={"y": 1.06, "font": {"size": 11}}, key_labels=MODEL_VIEW_KEY_LABELS,
         layout={"height": 860, "margin": {"l": 40, "t": 190, "b": 40}})
 
 
@@ -147,7 +154,9 @@ def relation_figure(stats: dict) -> go.Figure:
     rows = -(-len(relations) // cols)
     titles = [tr("ch08.even_title", relation=relation_label(r),
                  chance=f"{stats[r]['chance']:.2f}") for r in relations]
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.12,
+    # panels 0.16 apart: at 0.12 the two columns' titles came within 0.9 px of each other at
+    # 390 px in a wide fallback font (DejaVu Sans)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.16,
                         vertical_spacing=0.16)
     for i, r in enumerate(relations):
         mass = np.asarray(stats[r]["mass"])

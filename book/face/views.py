@@ -211,7 +211,7 @@ def model_view(sentences, names, *, layer: int = 0, one_trace_per: str = "senten
                panel_titles=None, panel_title_size: int | None = None, digits: int = 2,
                colorbar: dict | None = None, slider_prefix: str = "", slider_pad: int = 70,
                menu: dict | None = None, caption: dict | None = None,
-               layout: dict | None = None) -> go.Figure:
+               key_labels: int | None = None, layout: dict | None = None) -> go.Figure:
     """The heads of one layer side by side: the slider picks the layer, the dropdown the
     sentence. Both axes of every panel show the keys.
 
@@ -230,6 +230,9 @@ def model_view(sentences, names, *, layer: int = 0, one_trace_per: str = "senten
         panel_title_size: their font size in px (None: plotly's).
         colorbar: colour-bar properties laid over the default (the first panel's bar, 40 % of
             the figure tall, near its top).
+        key_labels: at most this many key labels under each panel: a longer sentence labels
+            every second (third …) key, starting with the first (hover names every cell; the
+            rows name every key). None: every key.
 
     Returns:
         A ``go.Figure`` 780 px tall whose controls run without a kernel.
@@ -286,19 +289,33 @@ def model_view(sentences, names, *, layer: int = 0, one_trace_per: str = "senten
     fig.update_yaxes(showticklabels=True, col=1)  # token labels on the outer edges only
     fig.update_xaxes(showticklabels=True, row=rows)
     panel_annotations = [a.to_plotly_json() for a in fig.layout.annotations]
+    if key_labels is not None:
+        key_labels = validate.integer("key_labels", key_labels, low=1)
+
+    def labelled(keys):
+        """The x axes' tick values, every n-th key when there are more than key_labels; none
+        set without key_labels (plotly's own category ticks, which skip labels that would
+        collide where no dtick is set)."""
+        if key_labels is None:
+            return {}
+        keys = list(keys)
+        step = -(-len(keys) // key_labels)
+        return {f"xaxis{'' if k == 0 else k + 1}.tickvals": keys[::step]
+                for k in range(n_heads)}
 
     def axes(keys):
         out = {}
         for k in range(n_heads):
             out.update(category_axes(keys, keys, "" if k == 0 else str(k + 1)))
-        return out
+        return {**out, **labelled(keys)}
 
     buttons = []
     for i, (name, s) in enumerate(zip(names, sentences, strict=True)):
         notes = {"annotations": panel_annotations + [_caption(s.caption, caption_style)]}
         if by_layer:
             args = [{"z": [rounded(s.maps[lh], digits) for lh in traces],
-                     "x": [s.keys] * len(traces), "y": [s.keys] * len(traces)}, notes]
+                     "x": [s.keys] * len(traces), "y": [s.keys] * len(traces)},
+                    {**notes, **labelled(s.keys)}]
         else:
             args = [{"visible": [j == i for j in range(len(sentences)) for _ in range(n_heads)]},
                     {**axes(s.keys), **notes}]
@@ -313,8 +330,7 @@ def model_view(sentences, names, *, layer: int = 0, one_trace_per: str = "senten
         steps.append({"label": tr("common.layer", layer=lay), "method": "update",
                       "args": [restyle,
                                {"title.text": tr("common.layer_heads", layer=lay, n=n_heads)}]})
-    if not by_layer:
-        fig.update_layout(**axes(first.keys))
+    fig.update_layout(**(labelled(first.keys) if by_layer else axes(first.keys)))
     fig.update_layout(
         annotations=panel_annotations + [_caption(first.caption, caption_style)], height=780,
         title=_title(tr("common.layer_heads", layer=layer, n=n_heads)),

@@ -116,6 +116,24 @@ def test_model_view_one_trace_per_layer():
     assert fig.layout.yaxis.autorange == "reversed"
 
 
+@pytest.mark.parametrize("one_trace_per", ["layer", "sentence"])
+def test_model_view_thins_the_key_labels_of_a_long_sentence(one_trace_per):
+    """key_labels=3: the 3-key sentence labels every key, the 4-key one every second key, in
+    the first state and on its menu button, under every panel; None leaves plotly's ticks."""
+    s = _sentences(layers=2, heads=4)
+    fig = views.model_view(s, ["one", "two"], one_trace_per=one_trace_per, key_labels=3)
+    axes = ["xaxis", "xaxis2", "xaxis3", "xaxis4"]
+    assert all(list(fig.layout[a].tickvals) == ["a", "b", "c"] for a in axes)
+    buttons = fig.layout.updatemenus[0].buttons
+    assert all(buttons[0].args[1][f"{a}.tickvals"] == ["a", "b", "c"] for a in axes)
+    assert all(buttons[1].args[1][f"{a}.tickvals"] == ["w", "y"] for a in axes)
+    plotlys = views.model_view(s, ["one", "two"], one_trace_per=one_trace_per)
+    assert plotlys.layout.xaxis.tickvals is None      # plotly's own ticks, as before
+    assert "xaxis.tickvals" not in plotlys.layout.updatemenus[0].buttons[1].args[1]
+    with pytest.raises(ValueError, match="key_labels"):
+        views.model_view(s, ["one", "two"], key_labels=0)
+
+
 def test_views_refuse_bad_input_naming_the_argument():
     s = _sentences()
     cases = [
