@@ -232,7 +232,8 @@ def model_view(sentences, names, *, layer: int = 0, one_trace_per: str = "senten
             the figure tall, near its top).
         key_labels: at most this many key labels under each panel: a longer sentence labels
             every second (third …) key, starting with the first (hover names every cell; the
-            rows name every key). None: every key.
+            rows name every key). None: plotly's own ticks (with no ``dtick`` set, plotly
+            leaves out labels that would collide).
 
     Returns:
         A ``go.Figure`` 780 px tall whose controls run without a kernel.
