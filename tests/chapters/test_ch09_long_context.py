@@ -109,6 +109,9 @@ def test_block_share_kv_and_implementations_figures():
     kv_rows = [{"n_new": 4, "cached": 0.1, "full": 0.2, "speedup": 2.0, "same": True},
                {"n_new": 8, "cached": 0.2, "full": 0.8, "speedup": 4.0, "same": True}]
     assert list(ch09b_serving.kv_speedup_figure(kv_rows).data[2].y) == [2.0, 4.0]
+    # from 10× on, whole numbers: "21.3×" did not fit its bar on a phone and was hidden
+    kv_rows[1]["speedup"] = 21.3
+    assert list(ch09b_serving.kv_speedup_figure(kv_rows).data[2].text) == ["2.0×", "21×"]
     impl = efficient.benchmark(batch=1, seq_len=4, d_model=8, n_heads=2, rounds=1,
                                min_run_time=0.001)
     fig = ch09b_serving.implementations_figure(impl)
