@@ -281,7 +281,26 @@ def pretrained() -> None:
 # ---- a newcomer's `make book`, from a fresh clone -------------------------------------------
 
 PROSE_EDIT_PAGE = "chapters/03_walkthrough.ipynb"
-PROSE_EDIT = "\n\nA sentence added by the benchmark: a prose-only edit."
+PROSE_EDIT = "A sentence added by the benchmark: a prose-only edit."
+# its translation, as a translator adds it to the chapter's catalogue after `make gettext`: the
+# Chinese edition's build refuses prose without one
+PROSE_EDIT_ZH = "基准测试加的一句话：只改了正文。"
+PROSE_EDIT_CATALOGUE = "locale/zh_CN/LC_MESSAGES/chapters/03_walkthrough.po"
+
+
+def prose_edit(clone: Path) -> None:
+    """Append :data:`PROSE_EDIT` to the first markdown cell of :data:`PROSE_EDIT_PAGE` in
+    ``clone`` and its translation to the chapter's catalogue."""
+    page = clone / PROSE_EDIT_PAGE
+    notebook = json.loads(page.read_text(encoding="utf-8"))
+    cell = next(c for c in notebook["cells"] if c["cell_type"] == "markdown")
+    source = cell["source"]
+    cell["source"] = ("".join(source) if isinstance(source, list) else source) \
+        + "\n\n" + PROSE_EDIT
+    page.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+    with (clone / PROSE_EDIT_CATALOGUE).open("a", encoding="utf-8") as po:
+        po.write(f'\nmsgid "{PROSE_EDIT}"\nmsgstr "{PROSE_EDIT_ZH}"\n')
 
 
 def _load() -> str:
@@ -383,23 +402,20 @@ def fresh_clone(rev: str = "HEAD") -> dict:
         if code:
             print("  make book failed: the rest is skipped")
             return figures
-        page = clone / PROSE_EDIT_PAGE
-        notebook = json.loads(page.read_text(encoding="utf-8"))
-        cell = next(c for c in notebook["cells"] if c["cell_type"] == "markdown")
-        source = cell["source"]
-        cell["source"] = ("".join(source) if isinstance(source, list) else source) + PROSE_EDIT
-        page.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
-                        encoding="utf-8")
+        prose_edit(clone)
         load = _load()
         wall, code, lines = _timed([*make, "book"], clone, env, log)
-        html = (clone / "_build" / "html" / PROSE_EDIT_PAGE).with_suffix(".html")
-        shown = html.is_file() and "a prose-only edit" in html.read_text(encoding="utf-8")
+        html = clone / "_build" / "html"
+        pages = {(html / PROSE_EDIT_PAGE).with_suffix(".html"): PROSE_EDIT,
+                 (html / "zh" / PROSE_EDIT_PAGE).with_suffix(".html"): PROSE_EDIT_ZH}
+        shown = all(page.is_file() and text in page.read_text(encoding="utf-8")
+                    for page, text in pages.items())
         executions = book_phases(lines)["executions"]
         figures["prose"] = {"wall": wall, "cpu": _timed.cpu, "rc": code,
                             "executions": executions, "shown": shown, "load": (load, _load())}
         print(f"  make book after a prose-only edit of {PROSE_EDIT_PAGE}: {wall:6.1f} s "
               f"({_timed.cpu:.0f} s CPU), rc {code}, {executions} notebook execution(s), the "
-              f"edit on the page: {shown}; load average {load} -> {_load()}")
+              f"edit on both editions' page: {shown}; load average {load} -> {_load()}")
         load = _load()
         wall, code, lines = _timed([*make, "quick"], clone, env, log)
         summary = next((line for _, line in reversed(lines) if " passed" in line), "")
