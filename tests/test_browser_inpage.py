@@ -31,7 +31,8 @@ browser = test_browser.browser  # the fixture: one Chromium per module, as there
 pytestmark = [pytest.mark.slow, pytest.mark.extended]
 
 PAGES = {"dk": "chapters/02_scaling.html", "softmax_row": "chapters/02_scaling.html",
-         "mask": "chapters/04_pytorch.html", "window": "chapters/09_long_context.html"}
+         "mask": "chapters/04_pytorch.html", "window": "chapters/09_long_context.html",
+         "order": "chapters/08_seeing_attention.html"}
 # The control values each explorer is moved through (the extremes and a few between), in order.
 STATES = {
     "dk": [{"d_k": 1, "n": 100}, {"d_k": 4096, "n": 3000}, {"d_k": 7, "n": 1300},
@@ -47,6 +48,11 @@ STATES = {
                                                               "length": 5, "padding": 2}],
     "window": [{"window": 0, "n": 8}, {"window": 64, "n": 96}, {"window": 0, "n": 96},
                {"window": 64, "n": 8}, {"window": 17, "n": 33}, {"window": 4, "n": 32}],
+    # chapter 8's typed order (its forward pass against torch: tests/test_browser_order.py)
+    "order": [{"text": "辣", "layer": "0", "head": "0"},
+              {"text": "两碗炒饭，少放盐，多加醋。三盘饺子，不要葱、蒜，正常辣。", "layer": "1",
+               "head": "3"},
+              {"text": "一碗牛肉面，不要香菜，多加辣。", "layer": "1", "head": "1"}],
 }
 EDITIONS = {"built_book": "en", "built_zh": "zh"}
 
@@ -78,8 +84,11 @@ def _move(cell, values: dict, use_number: bool = False) -> dict:
     """Set the controls through the page's inputs; the state once the redraw is done."""
     for name, value in values.items():
         menu = cell.locator(f'select[name="{name}"]')
+        box = cell.locator(f'input[type=text][name="{name}"]')
         if menu.count():
             menu.select_option(str(value))
+        elif box.count():
+            box.fill(value)
         else:
             kind = "number" if use_number else "range"
             cell.locator(f'input[type={kind}][name="{name}"]').fill(str(value))
@@ -194,8 +203,16 @@ def _check_window(state, language):
     assert state["status"] == status
 
 
+def _check_order(state, language):
+    from test_browser_order import check_order
+
+    check_order(state["values"]["text"], int(state["values"]["layer"]),
+                int(state["values"]["head"]), language, state["last"]["data"],
+                state["traces"][0], state["titles"]["title"], state["status"])
+
+
 CHECKS = {"dk": _check_dk, "softmax_row": _check_softmax_row, "mask": _check_mask,
-          "window": _check_window}
+          "window": _check_window, "order": _check_order}
 
 
 # --- the tests ---------------------------------------------------------------------------------
@@ -248,12 +265,20 @@ def test_inpage_explorer(request, browser, tmp_path, edition, explorer):
 
 
 def _live_first_values(explorer: str) -> dict:
-    from book.chapters import ch02_scaling, ch04_pytorch, ch09_long_context
+    from book.chapters import (
+        ch02_scaling,
+        ch04_pytorch,
+        ch08_seeing_attention,
+        ch09_long_context,
+    )
 
     live = {"dk": ch02_scaling.dk_explorer_live, "softmax_row": ch02_scaling.softmax_row_live,
             "mask": ch04_pytorch.mask_explorer_live,
-            "window": ch09_long_context.window_explorer_live}[explorer]()
-    return {name: c.value for name, c in live.controls.items()}
+            "window": ch09_long_context.window_explorer_live,
+            "order": ch08_seeing_attention.attention_live}[explorer]()
+    # a menu's value is text in the page (the ch08 menus hold the layer and head numbers)
+    return {name: c.value if explorer != "order" or name == "text" else str(c.value)
+            for name, c in live.controls.items()}
 
 
 def _same_values_same_drawing(cell, explorer: str) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from book.face import questions, views
+from book.face import inpage, questions, views
 from book.face.checks import NotAnswered, call, exercise
 from book.face.display import table
 from book.face.live import LiveExplorer
@@ -18,8 +18,8 @@ from book.face.plotting import COLORSCALE, italic, rounded, text_width, wrap
 from book.kit import i18n, timing, validate
 from book.kit.i18n import tr
 from book.studies import attention_roles
+from book.toy import export, orders, train
 from book.toy import model as model_mod
-from book.toy import orders, train
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
@@ -357,6 +357,7 @@ def attention_live(model=None, text: str | None = None) -> LiveExplorer:
             data["rows"]
         fig.layout.xaxis.range, fig.layout.yaxis.range = [-0.5, n - 0.5], [n - 0.5, -0.5]
         fig.layout.annotations[0].text = _caption(data)
+        fig.layout.title.text = _head_label(layer, head)
         message.value = tr("ch08.rows_cols", head=_head_label(layer, head))
 
     controls = {
@@ -377,6 +378,70 @@ def attention_live(model=None, text: str | None = None) -> LiveExplorer:
     explorer.widget = widgets.VBox([*explorer.control_rows, message, explorer.figure])
     explorer.update()
     return explorer
+
+
+# The in-page order explorer's layout: the caption's lines (11 px) above the plot, under the
+# title (the first state's 6 lines took the live figure's 140 px top margin), and a row for each
+# token under the key labels and axis title
+ORDER_TOP_PX, ORDER_LINE_PX, ORDER_BELOW_PX, ORDER_ROW_PX = 50, 15, 180, 18
+# The page draws orders up to the generator's longest (48 words: cells of 12 px at the desktop
+# width; the model takes 64, in Jupyter), the queries' English glosses up to 24 words (a longer
+# order's map takes their room), and labels every key while upright labels stay 14 px apart
+ORDER_MAX_WORDS, ORDER_GLOSS_UP_TO, ORDER_KEY_PX = orders.MAX_LEN, 24, 14
+
+
+def attention_inpage(model=None, text: str | None = None) -> inpage.InPage:
+    """The HTML book's twin of :func:`attention_live`: the page itself runs the trained
+    encoder (book/toy/export.py's weights, book/face/inpage.js's forward pass) on the order the
+    reader types, and redraws the head's map, the caption and the model's labels."""
+    model = train.pretrained() if model is None else model_mod.check_encoder(model)
+    live = attention_live(model, text)
+    c = live.controls
+    controls = [
+        inpage.text_box("text", c["text"].description, c["text"].value),
+        inpage.select("layer", c["layer"].description,
+                      [(str(v), label) for label, v in c["layer"].options],
+                      str(c["layer"].value)),
+        inpage.select("head", c["head"].description,
+                      [(str(v), label) for label, v in c["head"].options], str(c["head"].value))]
+    head = tr("common.head_label", layer="{layer}", head="{head}")
+    spec = {"model": export.page_model(model), "language": export.page_language(),
+            "zh": i18n.language() == "zh",
+            "label_names": {label: attention_roles.label_name(label)
+                            for label in orders.LABELS},
+            "messages": {
+                "empty": tr("ch08.empty_order", example=attention_roles.EXAMPLE),
+                "unknown": tr("ch08.unknown_word", word="{word}", words=" ".join(orders.WORDS)),
+                "long": tr("ch08.long_order", n="{n}", max_len="{max_len}"),
+                "page_long": tr("ch08.page_long_order", n="{n}", max_words=ORDER_MAX_WORDS,
+                                max_len=model.config.max_len),
+                "should_be": tr("ch08.should_be", label="{label}"),
+                "caption_model": tr("ch08.caption_model", marks="{marks}"),
+                "rows_cols": tr("ch08.rows_cols", head="{head}"), "head_label": head},
+            "caption_width": CAPTION_WIDTH, "top": ORDER_TOP_PX, "line_px": ORDER_LINE_PX,
+            "below": ORDER_BELOW_PX, "row_px": ORDER_ROW_PX, "key_px": ORDER_KEY_PX,
+            "key_font": live.figure.layout.xaxis.tickfont.size,
+            "max_words": min(ORDER_MAX_WORDS, model.config.max_len),
+            "gloss_up_to": ORDER_GLOSS_UP_TO,
+            "height": int(live.figure.layout.height)}
+    return inpage.InPage("order", go.Figure(live.figure), controls, spec,
+                         tr("ch08.live_adds_order"))
+
+
+def page_model_kib(model=None) -> float:
+    """KiB of the page's copy of the trained encoder (its weights as
+    :func:`book.toy.export.page_model` writes them into the page, JSON included)."""
+    import json
+
+    model = train.pretrained() if model is None else model_mod.check_encoder(model)
+    return len(json.dumps(export.page_model(model), separators=(",", ":"))) / 1024
+
+
+def attention_explorer(model=None, text: str | None = None):
+    """Type an order: in the book's HTML the page computes it (:func:`attention_inpage`), in
+    Jupyter the kernel does (:func:`attention_live`)."""
+    return inpage.either(lambda: attention_live(model, text),
+                         lambda: attention_inpage(model, text))
 
 
 # --- exercises (registered with book.face.checks)

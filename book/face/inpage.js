@@ -284,6 +284,310 @@
       exposed: {levels: levels, keys: keys, block: block, full: full, banded: banded}};
   };
 
+  // Chapter 8: the trained toy encoder (book/toy/export.py) on the order the reader types: the
+  // tokenizer, embeddings and positions, each block's attention and feed-forward, the
+  // classifier; in float64 over the checkpoint's float32 weights (torch computes in float32:
+  // the maps agree to about 1e-6, tests/test_browser_order.py).
+  function unpack(entry) {
+    var bytes = atob(entry.data), view = new DataView(new ArrayBuffer(bytes.length));
+    for (var i = 0; i < bytes.length; i++) view.setUint8(i, bytes.charCodeAt(i));
+    var v = new Float64Array(bytes.length / 4);
+    for (i = 0; i < v.length; i++) v[i] = view.getFloat32(4 * i, true);
+    return {shape: entry.shape, v: v};
+  }
+
+  function pageModel(spec) {
+    if (!spec._model) {
+      var m = spec.model, t = {};
+      if (m.format !== 1) throw new Error("order: a page model of format " + m.format);
+      Object.keys(m.tensors).forEach(function (name) { t[name] = unpack(m.tensors[name]); });
+      spec._model = {config: m, t: t};
+    }
+    return spec._model;
+  }
+
+  function linear(x, w, b) {  // torch's nn.Linear: x W^T + b, W (out, in)
+    var out = w.shape[0], inn = w.shape[1], W = w.v;
+    return x.map(function (row) {
+      var y = new Float64Array(out);
+      for (var o = 0; o < out; o++) {
+        var s = b ? b.v[o] : 0, base = o * inn;
+        for (var i = 0; i < inn; i++) s += W[base + i] * row[i];
+        y[o] = s;
+      }
+      return y;
+    });
+  }
+
+  function layerNorm(x, w, b, eps) {
+    return x.map(function (row) {
+      var n = row.length, mean = 0, sq = 0, i, y = new Float64Array(n);
+      for (i = 0; i < n; i++) mean += row[i];
+      mean /= n;
+      for (i = 0; i < n; i++) sq += (row[i] - mean) * (row[i] - mean);
+      var inv = 1 / Math.sqrt(sq / n + eps);
+      for (i = 0; i < n; i++) y[i] = (row[i] - mean) * inv * (w ? w.v[i] : 1) + (b ? b.v[i] : 0);
+      return y;
+    });
+  }
+
+  function plus(a, b) {
+    return a.map(function (row, i) {
+      var y = new Float64Array(row.length);
+      for (var j = 0; j < row.length; j++) y[j] = row[j] + b[i][j];
+      return y;
+    });
+  }
+
+  function selfAttention(t, p, x, heads) {  // book.ideas.mha.MultiHeadSelfAttention, no mask
+    var q = linear(x, t[p + "w_q.weight"], t[p + "w_q.bias"]);
+    var k = linear(x, t[p + "w_k.weight"], t[p + "w_k.bias"]);
+    var v = linear(x, t[p + "w_v.weight"], t[p + "w_v.bias"]);
+    var n = x.length, d = q[0].length, dk = d / heads, root = Math.sqrt(dk), maps = [];
+    var context = x.map(function () { return new Float64Array(d); });
+    for (var h = 0; h < heads; h++) {
+      var off = h * dk, map = [];
+      for (var i = 0; i < n; i++) {
+        var scores = new Array(n);
+        for (var j = 0; j < n; j++) {
+          var s = 0;
+          for (var c = 0; c < dk; c++) s += q[i][off + c] * k[j][off + c];
+          scores[j] = s / root;
+        }
+        var w = softmax(scores);
+        for (j = 0; j < n; j++) for (c = 0; c < dk; c++) context[i][off + c] += w[j] * v[j][off + c];
+        map.push(w);
+      }
+      maps.push(map);
+    }
+    return {out: linear(context, t[p + "w_o.weight"], t[p + "w_o.bias"]), maps: maps};
+  }
+
+  function feedForward(t, p, x) {
+    var hidden = linear(x, t[p + "ff.0.weight"], t[p + "ff.0.bias"]).map(function (row) {
+      return row.map(function (z) { return z > 0 ? z : 0; });
+    });
+    return linear(hidden, t[p + "ff.2.weight"], t[p + "ff.2.bias"]);
+  }
+
+  // book.toy.model.TinyEncoder.forward(ids, need_weights=True) for one order
+  function encoder(model, ids) {
+    var c = model.config, t = model.t, d = c.d_model, maps = [];
+    var x = ids.map(function (id, i) {
+      var row = new Float64Array(d);
+      for (var j = 0; j < d; j++) {
+        row[j] = t["embed.weight"].v[id * d + j] + (c.positions ? t["pos.weight"].v[i * d + j] : 0);
+      }
+      return row;
+    });
+    for (var l = 0; l < c.n_layers; l++) {
+      var p = "blocks." + l + ".", a;
+      var ln1 = function (z) { return layerNorm(z, t[p + "norm1.weight"], t[p + "norm1.bias"], c.eps); };
+      var ln2 = function (z) { return layerNorm(z, t[p + "norm2.weight"], t[p + "norm2.bias"], c.eps); };
+      if (c.norm === "post") {
+        a = selfAttention(t, p + "attn.", x, c.n_heads);
+        x = ln1(plus(x, a.out));
+        x = ln2(plus(x, feedForward(t, p, x)));
+      } else {
+        var pre = c.norm === "pre";
+        a = selfAttention(t, p + "attn.", pre ? ln1(x) : x, c.n_heads);
+        x = plus(x, a.out);
+        x = plus(x, feedForward(t, p, pre ? ln2(x) : x));
+      }
+      maps.push(a.maps);
+    }
+    if (c.norm === "pre") x = layerNorm(x, t["final_norm.weight"], t["final_norm.bias"], c.eps);
+    return {logits: linear(x, t["head.weight"], t["head.bias"]), maps: maps};
+  }
+
+  function has(object, key) { return Object.prototype.hasOwnProperty.call(object, key); }
+
+  // book.toy.orders.tokenize: greedy longest match, whitespace skipped, ASCII , . ; read as ， 。
+  function tokenize(lang, text) {
+    var tokens = [], i = 0, space = /\s/;
+    function startsWord(j) {
+      return Object.keys(lang.words).some(function (w) { return text.substr(j, w.length) === w; });
+    }
+    while (i < text.length) {
+      var ch = text[i], found = null;
+      if (space.test(ch)) { i += 1; continue; }
+      if (has(lang.ascii, ch)) { tokens.push(lang.ascii[ch]); i += 1; continue; }
+      for (var size = Math.min(lang.longest, text.length - i); size > 0 && !found; size--) {
+        if (has(lang.words, text.substr(i, size))) found = text.substr(i, size);
+      }
+      if (!found) {
+        var j = i + 1;
+        while (j < text.length && !space.test(text[j]) && !startsWord(j)) j += 1;
+        return {unknown: text.slice(i, j)};
+      }
+      tokens.push(found);
+      i += found.length;
+    }
+    return {tokens: tokens};
+  }
+
+  // book.toy.orders.label: the labels by the rules of the language, null where they call the
+  // order ambiguous (two modifiers, quantities or dishes in one clause)
+  function ruleLabels(lang, tokens) {
+    var labels = tokens.map(function () { return lang.none; }), start = 0, i;
+    var ends = [];
+    tokens.forEach(function (tok, k) { if (lang.clause_end.indexOf(tok) >= 0) ends.push(k + 1); });
+    if (!ends.length || ends[ends.length - 1] < tokens.length) ends.push(tokens.length);
+    for (var e = 0; e < ends.length; e++) {
+      var part = tokens.slice(start, ends[e]), of = function (cat) {
+        return part.filter(function (w) { return lang.words[w][1] === cat; });
+      };
+      var mods = of("modifier"), qtys = of("quantity"), dishes = of("dish");
+      if (mods.length > 1 || qtys.length > 1 || dishes.length > 1) return null;
+      var ingredient = mods.length ? lang.words[mods[0]][2] : "normal";
+      var dish = "count_" + (qtys.length ? lang.words[qtys[0]][2] : 1);
+      for (i = start; i < ends[e]; i++) {
+        var cat = lang.words[tokens[i]][1];
+        if (cat === "ingredient") labels[i] = ingredient;
+        else if (cat === "dish") labels[i] = dish;
+      }
+      start = ends[e];
+    }
+    return labels;
+  }
+
+  // book.toy.probe.label_argmax: an ingredient takes the best ingredient label, a dish the best
+  // count, every other token none
+  function predictions(lang, tokens, logits) {
+    return tokens.map(function (tok, i) {
+      var cat = lang.words[tok][1], lo, hi, best;
+      if (cat === "ingredient") { lo = 0; hi = lang.n_ingredient; }
+      else if (cat === "dish") { lo = lang.n_ingredient; hi = lang.labels.length; }
+      else return lang.none;
+      best = lo;
+      for (var j = lo + 1; j < hi; j++) if (logits[i][j] > logits[i][best]) best = j;
+      return lang.labels[best];
+    });
+  }
+
+  // book.toy.orders_example.labels: repeated tokens numbered ₁ ₂ …; the queries' rows carry
+  // their gloss in English
+  function axisLabels(lang, tokens, gloss) {
+    var seen = {};
+    return tokens.map(function (tok) {
+      seen[tok] = (seen[tok] || 0) + 1;
+      var count = tokens.filter(function (u) { return u === tok; }).length;
+      var name = count === 1 ? tok : tok + String(seen[tok]).split("").map(function (c) {
+        return SUBSCRIPTS[Number(c)];
+      }).join("");
+      var g = lang.words[tok][0];
+      return !gloss || g === "" || g === tok || g === "," ? name : name + " (" + g + ")";
+    });
+  }
+
+  // East Asian Width W or F (book.kit.text.is_wide): two columns
+  var WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/;
+
+  function columns(text) {
+    var n = 0;
+    for (var i = 0; i < text.length; i++) n += WIDE.test(text[i]) ? 2 : 1;
+    return n;
+  }
+
+  // `units` (words, or marks "香菜 → omit ✓") in lines of at most `width` columns, a space
+  // between two units and a unit never cut, joined by <br>
+  function wrapUnits(units, width) {
+    var lines = [], line = "";
+    units.forEach(function (unit) {
+      if (line && columns(line + " " + unit) > width) { lines.push(line); line = unit; }
+      else line = line ? line + " " + unit : unit;
+    });
+    lines.push(line);
+    return lines.join("<br>");
+  }
+
+  // the order's tokens as units of a line: a closing mark (，。、) stays with the word before it
+  // (避头尾: no line starts with one)
+  function tokenUnits(tokens) {
+    var units = [];
+    tokens.forEach(function (tok) {
+      if (units.length && "，。、".indexOf(tok) >= 0) units[units.length - 1] += "\u00a0" + tok;
+      else units.push(tok);
+    });
+    return units;
+  }
+
+  // The keys' labels as book.face.plotting.level_cjk_ticks sets the first state's: level where
+  // the widest fits its cell (the plot's width as drawn last), else upright, every step-th key
+  // once upright labels would come closer than spec.key_px.
+  function keyTicks(labels, gd, spec) {
+    var width = gd && gd._fullLayout && gd._fullLayout._size ? gd._fullLayout._size.w : Infinity;
+    var widest = Math.max.apply(null, labels.map(columns)) * spec.key_font / 2;
+    var level = {"xaxis.tickangle": 0, "xaxis.tickmode": "auto", "xaxis.tickvals": null,
+                 "xaxis.ticktext": null};
+    if (widest <= width / labels.length - 2) return level;
+    var step = Math.max(1, Math.ceil(labels.length * spec.key_px / width));
+    var shown = labels.filter(function (_, i) { return i % step === 0; });
+    return {"xaxis.tickangle": -90, "xaxis.tickmode": "array", "xaxis.tickvals": shown,
+            "xaxis.ticktext": shown};
+  }
+
+  EXPLORERS.order = function (spec, v, gd) {
+    var lang = spec.language, msg = spec.messages, text = String(v.text);
+    var layer = Number(v.layer), head = Number(v.head);
+    function refuse(kind, status) { return {keep: true, status: status, exposed: {error: kind}}; }
+    if (!text.trim()) return refuse("empty", msg.empty);
+    var read = tokenize(lang, text);
+    if (read.unknown !== undefined) {
+      return refuse("unknown", fill(msg.unknown, {word: read.unknown}));
+    }
+    var tokens = read.tokens, model = pageModel(spec), n = tokens.length;
+    if (n > model.config.max_len) {
+      return refuse("long", fill(msg.long, {n: n, max_len: model.config.max_len}));
+    }
+    if (n > spec.max_words) return refuse("page_long", fill(msg.page_long, {n: n}));
+    var out = encoder(model, tokens.map(function (w) { return lang.ids[w]; }));
+    var predicted = predictions(lang, tokens, out.logits), rules = ruleLabels(lang, tokens);
+    function name(label) { return label === lang.none ? label : spec.label_names[label]; }
+    var marks = [];
+    tokens.forEach(function (tok, i) {
+      if (predicted[i] === lang.none) return;
+      var ok = rules === null ? "" : predicted[i] === rules[i] ? " ✓"
+        : " ✗ (" + fill(msg.should_be, {label: name(rules[i])}) + ")";
+      marks.push(tok + " → " + name(predicted[i]) + ok);
+    });
+    // the order (in English its word-by-word gloss) and the model's labels, one mark a unit
+    var said = spec.zh ? tokenUnits(tokens)
+      : tokens.map(function (w) { return lang.words[w][0]; }).join(" | ").split(" ");
+    var units = marks.map(function (mark, i) {
+      var unit = mark.replace(/ /g, "\u00a0").replace("\u00a0(", " (");  // "(should be …)" may wrap
+      return unit + (i < marks.length - 1 ? (spec.zh ? "，" : ",") : "");
+    });
+    var head0 = fill(msg.caption_model, {marks: "\u0000"}).split("\u0000");
+    if (units.length) {
+      units[0] = head0[0] + units[0];
+      units[units.length - 1] += head0[1];
+    } else units = [head0.join("")];
+    var markLine = wrapUnits(units.join(" ").split(" "), spec.caption_width);
+    var italic = WIDE.test(markLine) ? markLine : "<i>" + markLine + "</i>";  // plotting.italic
+    var caption = wrapUnits(said, spec.caption_width) + "<br><span>" + italic + "</span>";
+    var lines = caption.split("<br>").length, cols = axisLabels(lang, tokens, false);
+    // the queries' glosses (English) up to spec.gloss_up_to words: a longer order's map takes
+    // the rows' room (cells of 12 px at the desktop width)
+    var rows = axisLabels(lang, tokens, !spec.zh && n <= spec.gloss_up_to);
+    var top = spec.top + spec.line_px * lines, layout;
+    var z = out.maps[layer][head].map(function (r) {
+      return r.map(function (w) { return Math.round(w * 1e3) / 1e3; });
+    });
+    layout = {"annotations[0].text": caption,
+              "title.text": fill(msg.head_label, {layer: layer, head: head}),
+              "xaxis.categoryarray": cols, "yaxis.categoryarray": rows,
+              "xaxis.range": [-0.5, n - 0.5], "yaxis.range": [n - 0.5, -0.5],
+              "margin.t": top, height: Math.max(spec.height, top + spec.below + spec.row_px * n)};
+    var ticks = keyTicks(cols, gd, spec);
+    Object.keys(ticks).forEach(function (k) { layout[k] = ticks[k]; });
+    return {
+      traces: [0], data: {z: [z], x: [cols], y: [rows]}, layout: layout,
+      status: fill(msg.rows_cols, {head: fill(msg.head_label, {layer: layer, head: head})}),
+      exposed: {tokens: tokens, maps: out.maps, logits: out.logits, predictions: predicted,
+                rules: rules, caption: caption}};
+  };
+
   // --- the page: controls -> a redraw ---------------------------------------------------------
   function drawn(gd) {  // book-page.js draws the figures one task each: wait for this one
     return new Promise(function (resolve) {
@@ -305,14 +609,20 @@
 
     function values() {
       var out = {};
-      form.querySelectorAll("select, input[type=range]").forEach(function (c) {
-        out[c.name] = c.tagName === "SELECT" ? c.value : Number(c.value);
+      form.querySelectorAll("select, input[type=range], input[type=text]").forEach(function (c) {
+        out[c.name] = c.tagName === "SELECT" || c.type === "text" ? c.value : Number(c.value);
       });
       return out;
     }
 
     function draw() {
-      var v = values(), t0 = performance.now(), out = explorer(spec, v);
+      var v = values(), t0 = performance.now(), out = explorer(spec, v, gd);
+      if (out.keep) {  // input the explorer cannot draw: say why, keep the last good figure
+        status.textContent = out.status;
+        state.drawn += 1;
+        state.last = {values: v, data: out.exposed, ms: performance.now() - t0};
+        return Promise.resolve();
+      }
       // the page sized the figure's container to its first height: a taller state takes more
       if (out.layout.height) gd.style.height = out.layout.height + "px";
       return window.Plotly.update(gd, out.data, out.layout, out.traces).then(function () {
@@ -348,8 +658,11 @@
     form.querySelectorAll("select").forEach(function (menu) {
       menu.addEventListener("change", schedule);
     });
+    form.querySelectorAll("input[type=text]").forEach(function (box) {
+      box.addEventListener("input", schedule);
+    });
     root.bookInpage = {
-      compute: function (v) { return explorer(spec, v); },
+      compute: function (v) { return explorer(spec, v, gd); },
       values: values,
       last: function () { return state.last; },
       drawn: function () { return state.drawn; },

@@ -1,17 +1,18 @@
 """In-page explorers of the HTML book: a figure whose controls recompute it in the page itself.
 
 Where a live explorer's computation is small (chapter 2's d_k sampler and softmax row, chapter
-4's mask explorer, chapter 9's window explorer), the book's page does it with no kernel:
-``inpage.js`` (copied to ``_static/book-inpage.js`` by :mod:`book.site.sphinxext`, loaded on the
-pages that hold one) recomputes the data in plain JavaScript from the controls above the figure
-and redraws it with ``Plotly.restyle`` / ``Plotly.relayout``. It works from ``file://`` and makes
-no request. Jupyter keeps the ipywidgets explorer of :mod:`book.face.live`: :func:`either` picks
-the face for where the notebook runs.
+4's mask explorer, chapter 9's window explorer, and chapter 8's typed order: the trained toy
+encoder's forward pass over its exported weights, book/toy/export.py), the book's page does it
+with no kernel: ``inpage.js`` (copied to ``_static/book-inpage.js`` by
+:mod:`book.site.sphinxext`, loaded on the pages that hold one) recomputes the data in plain
+JavaScript from the controls above the figure and redraws it with ``Plotly.update``. It works
+from ``file://`` and makes no request. Jupyter keeps the ipywidgets explorer of
+:mod:`book.face.live`: :func:`either` picks the face for where the notebook runs.
 
 A chapter gives :class:`InPage` its figure (the first state, drawn by Python), its controls
-(:func:`slider`, :func:`select`, labelled from the string table) and a ``spec``: the plain values
-the script needs (fixed arrays, title templates from :func:`template`). This module draws
-nothing itself and knows no explorer's maths.
+(:func:`slider`, :func:`select`, :func:`text_box`, labelled from the string table) and a
+``spec``: the plain values the script needs (fixed arrays, weights, title templates from
+:func:`templates`). This module draws nothing itself and knows no explorer's maths.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from book.kit import i18n, validate
 
 SCRIPT = Path(__file__).with_name("inpage.js")
 PLOTLY_MIME = "application/vnd.plotly.v1+json"   # the figure's JSON: JupyterLab's and the PDF's
-EXPLORERS = ("dk", "softmax_row", "mask", "window")  # what inpage.js knows how to recompute
+# what inpage.js knows how to recompute
+EXPLORERS = ("dk", "softmax_row", "mask", "window", "order")
 _FIELD = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
 
 
@@ -66,6 +68,20 @@ def select(name: str, label: str, options: Sequence[tuple[str, str]], value: str
     validate.choice("value", value, values)
     return {"kind": "select", "name": name, "label": _label(label), "options": pairs,
             "value": value}
+
+
+def text_box(name: str, label: str, value: str, max_chars: int = 400) -> dict:
+    """A line of text the reader types (at most ``max_chars`` characters): every keystroke
+    redraws."""
+    name = _name(name)
+    max_chars = validate.integer("max_chars", max_chars, low=1)
+    if not isinstance(value, str):
+        raise TypeError(f"text box {name!r}: value must be a str, got {type(value).__name__}")
+    if len(value) > max_chars:
+        raise ValueError(f"text box {name!r}: value has {len(value)} characters, over "
+                         f"max_chars={max_chars}")
+    return {"kind": "text", "name": name, "label": _label(label), "value": value,
+            "max_chars": max_chars}
 
 
 def templates(figure, messages: Mapping[str, tuple[str, Mapping[str, str]] | str]) -> dict:
@@ -144,7 +160,8 @@ class InPage:
     """A cell's output in the book's HTML: controls, the figure and what the script needs.
 
     ``explorer`` names the recomputation of ``inpage.js`` (:data:`EXPLORERS`); ``figure`` is
-    the first state, drawn by Python; ``controls`` come from :func:`slider` and :func:`select`;
+    the first state, drawn by Python; ``controls`` come from :func:`slider`, :func:`select`
+    and :func:`text_box`;
     ``spec`` holds plain JSON values for the script; ``text`` is the text/plain twin (what a
     front-end without HTML shows: the PDF, say): one line saying what the cell holds.
     """
@@ -159,9 +176,9 @@ class InPage:
             raise TypeError("controls must be a non-empty list of slider(...) / select(...)")
         names = []
         for c in controls:
-            if not isinstance(c, dict) or c.get("kind") not in ("range", "select"):
-                raise TypeError(f"each control must come from inpage.slider or inpage.select, "
-                                f"got {c!r}")
+            if not isinstance(c, dict) or c.get("kind") not in ("range", "select", "text"):
+                raise TypeError(f"each control must come from inpage.slider, inpage.select or "
+                                f"inpage.text_box, got {c!r}")
             names.append(c["name"])
         if len(set(names)) != len(names):
             raise ValueError(f"control names repeat in {names}; give each control its own name")
@@ -190,6 +207,13 @@ class InPage:
                     f'style="width:min(11em,38vw)"> <input type="number" name="{name}" '
                     f'{bounds} value="{c["value"]}" aria-label="{html.escape(c["label"], True)}"'
                     ' style="width:5em"></label>')
+            elif c["kind"] == "text":
+                parts.append(
+                    f'<label style="display:flex;align-items:center;gap:0.4em;flex:1 1 100%">'
+                    f'{label} <input type="text" name="{name}" maxlength="{c["max_chars"]}" '
+                    f'value="{html.escape(c["value"], quote=True)}" lang="zh" '
+                    'autocomplete="off" spellcheck="false" style="flex:1;min-width:0;'
+                    'font-size:1rem"></label>')
             else:
                 options = "".join(
                     f'<option value="{html.escape(v, quote=True)}"'
@@ -204,6 +228,7 @@ class InPage:
     def control_names(self) -> list[str]:
         """What the reader varies, as a still's note names it: "d_k (1 … 4096)", "mask"."""
         return [f'{c["label"]} ({c["low"]} … {c["high"]})' if c["kind"] == "range"
+                else f'{c["label"]} ("{c["value"]}")' if c["kind"] == "text"
                 else c["label"] for c in self.controls]
 
     def _bundle(self) -> dict:

@@ -208,7 +208,8 @@ def decode(ids, *, keep_pad: bool = False) -> list[str]:
 
 # ---- tokenizing and labelling reader input -----------------------------------------------------
 
-_ASCII = {",": "，", ".": "。", ";": "，", "；": "，"}
+#: ASCII punctuation that :func:`tokenize` reads as the Chinese marks
+ASCII_PUNCTUATION = {",": "，", ".": "。", ";": "，", "；": "，"}
 _LONGEST = max(len(t) for t in WORDS)
 
 
@@ -228,8 +229,8 @@ def tokenize(text: str) -> list[str]:
         if ch.isspace():
             i += 1
             continue
-        if ch in _ASCII:
-            tokens.append(_ASCII[ch])
+        if ch in ASCII_PUNCTUATION:
+            tokens.append(ASCII_PUNCTUATION[ch])
             i += 1
             continue
         for size in range(min(_LONGEST, len(text) - i), 0, -1):

@@ -100,7 +100,36 @@ def test_live_widget_draws_a_typed_order(model):
     np.testing.assert_allclose(np.array(explorer.figure.data[0].z, dtype=float),
                                d["maps"][0, 2], atol=1e-3)
     assert "layer 0 · head 2" in explorer.message.value
+    assert explorer.figure.layout.title.text == "layer 0 · head 2"   # the title follows
     assert explorer.message in explorer.widget.children
+
+
+def test_the_html_twin_carries_the_model_and_the_live_first_state(model, monkeypatch):
+    """attention_inpage: the live view's first figure and controls, the checkpoint's weights
+    and the messages with the fields the page fills (its forward pass against torch:
+    tests/test_browser_order.py)."""
+    import book
+    from book.face import display, inpage
+
+    book.setup()
+    cell = ch08_seeing_attention.attention_inpage(model)
+    live = ch08_seeing_attention.attention_live(model)
+    assert cell.explorer == "order"
+    assert [c["name"] for c in cell.controls] == list(live.controls)
+    assert [c["value"] for c in cell.controls] == [live.controls["text"].value,
+                                                    str(live.controls["layer"].value),
+                                                    str(live.controls["head"].value)]
+    assert cell.figure.layout.title.text == live.figure.layout.title.text
+    spec = json.loads(cell.spec_json)
+    assert spec["model"]["n_layers"] == model.n_layers and spec["max_words"] == orders.MAX_LEN
+    assert "{word}" in spec["messages"]["unknown"] and "香菜" in spec["messages"]["unknown"]
+    assert "{n}" in spec["messages"]["page_long"] and "{head}" in spec["messages"]["rows_cols"]
+    assert 300 < ch08_seeing_attention.page_model_kib(model) < 500
+    # the book's build shows the page's twin, Jupyter the live view
+    monkeypatch.setenv(display.BUILD_ENV, "1")
+    assert isinstance(ch08_seeing_attention.attention_explorer(model), inpage.InPage)
+    monkeypatch.setenv(display.BUILD_ENV, "0")
+    assert not isinstance(ch08_seeing_attention.attention_explorer(model), inpage.InPage)
 
 
 @pytest.mark.parametrize("text,shown", [

@@ -54,6 +54,22 @@ def test_slider_and_select_check_their_input():
         inpage.select("kind", "mask", [("a", "A")], "b")
 
 
+def test_text_box_checks_its_input_and_escapes_its_value():
+    box = inpage.text_box("text", "order", "一碗<b>牛肉面\"", max_chars=20)
+    assert (box["kind"], box["value"], box["max_chars"]) == ("text", "一碗<b>牛肉面\"", 20)
+    with pytest.raises(ValueError, match="over max_chars=3"):
+        inpage.text_box("text", "order", "一碗牛肉面", max_chars=3)
+    with pytest.raises(TypeError, match="str"):
+        inpage.text_box("text", "order", 5)
+    with pytest.raises(ValueError, match="identifier"):
+        inpage.text_box("the text", "order", "")
+    cell = inpage.InPage("order", _figure(), [box], {}, "one line")
+    html = cell.controls_html()
+    assert 'type="text" name="text" maxlength="20"' in html
+    assert 'value="一碗&lt;b&gt;牛肉面&quot;"' in html   # the value cannot end the attribute
+    assert cell.control_names() == ['order ("一碗<b>牛肉面"")']
+
+
 def test_templates_wrap_as_the_renderer_and_keep_the_fields():
     from book.chapters import ch09_long_context
 

@@ -1,0 +1,60 @@
+"""A trained :class:`~book.toy.model.TinyEncoder` and its order language as plain data for a page.
+
+The book's HTML computes chapter 8's "type your own order" in the page itself
+(``book/face/inpage.js``, explorer ``order``): tokenizer, embeddings and positions, each block's
+attention and feed-forward, the classifier. :func:`page_model` gives it the weights, each tensor
+as its shape and its float32 bytes in base64 (exact, and a third of the size of decimal text);
+:func:`page_language` the vocabulary with each word's category, gloss and value, and the labels.
+Both are JSON values; nothing here draws.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+from torch import nn
+
+from book.toy import orders
+from book.toy.model import ATTENTIONS, check_encoder
+
+FORMAT = 1  # what inpage.js reads; raise it when the layout of page_model changes
+
+
+def _packed(tensor) -> dict:
+    array = np.ascontiguousarray(tensor.detach().cpu().numpy(), dtype="<f4")
+    return {"shape": list(array.shape), "data": base64.b64encode(array.tobytes()).decode()}
+
+
+def page_model(model) -> dict:
+    """``model``'s configuration and every tensor of its ``state_dict`` (names as there), for
+    the page's forward pass. The page computes the book's own attention (scratch or sdpa: the
+    same weights); a model built with a chapter-10 variant raises."""
+    model = check_encoder(model)
+    c = model.config
+    if c.attention not in ATTENTIONS:
+        raise ValueError(f"the page computes full attention only; this model uses "
+                         f"{c.attention!r}: export one built with attention in {ATTENTIONS}")
+    eps = {m.eps for m in model.modules() if isinstance(m, nn.LayerNorm)}
+    if len(eps) > 1:
+        raise ValueError(f"the model's LayerNorms use different eps {sorted(eps)}; the page "
+                         "uses one")
+    return {"format": FORMAT, "d_model": c.d_model, "n_heads": c.n_heads,
+            "n_layers": c.n_layers, "d_ff": c.d_ff, "max_len": c.max_len, "norm": c.norm,
+            "positions": c.positions, "n_labels": c.n_labels,
+            "eps": eps.pop() if eps else 1e-5,
+            "tensors": {name: _packed(t) for name, t in model.state_dict().items()}}
+
+
+def page_language() -> dict:
+    """The order language as :func:`book.toy.orders.tokenize`, :func:`~book.toy.orders.label`
+    and :func:`book.toy.probe.label_argmax` use it: ``ids`` (word → id of
+    :data:`book.toy.orders.VOCAB`), ``words`` (word → [gloss, category, value]), the longest
+    word's length, the ASCII punctuation read as Chinese, the clause ends, ``labels`` in id order
+    and how many of them are ingredient labels."""
+    return {"ids": {w: orders.VOCAB.stoi[w] for w in orders.WORDS},
+            "words": {w: [g, cat, value] for w, (g, cat, value) in orders.WORDS.items()},
+            "longest": max(len(w) for w in orders.WORDS),
+            "ascii": dict(orders.ASCII_PUNCTUATION), "clause_end": list(orders.CLAUSE_END),
+            "labels": list(orders.LABELS), "n_ingredient": len(orders.INGREDIENT_LABELS),
+            "none": orders.NONE}
