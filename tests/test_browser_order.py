@@ -252,11 +252,12 @@ def test_typed_states_are_legible(chromium, model, tmp_path, language):
         for font in legibility.FONTS:
             page, cell, problems = _open(chromium, path, width, font)
             fig = cell.locator(".plotly-graph-div")
-            for k, text in enumerate(states):
-                _type(cell, text, 1, k % model.n_heads)
+            for k, text in enumerate([None, *states]):   # the first state as drawn, then typed
+                if text is not None:
+                    _type(cell, text, 1, k % model.n_heads)
                 found, _ = legibility.check_figure(page, fig, width)
                 for f in found:
-                    f.update(page=f"order {k} ({len(text)} characters)", width=width,
+                    f.update(page=f"order {k} ({len(text or '')} characters)", width=width,
                              font=font, figure="order")
                 if found:
                     shots.mkdir(exist_ok=True)

@@ -384,6 +384,7 @@ def attention_live(model=None, text: str | None = None) -> LiveExplorer:
 # title (the first state's 6 lines took the live figure's 140 px top margin), and a row for each
 # token under the key labels and axis title
 ORDER_TOP_PX, ORDER_LINE_PX, ORDER_BELOW_PX, ORDER_ROW_PX = 50, 15, 180, 18
+ORDER_MIN_HEIGHT = 420
 # The page draws orders up to the generator's longest (48 words: cells of 12 px at the desktop
 # width; the model takes 64, in Jupyter), the queries' English glosses up to 24 words (a longer
 # order's map takes their room), and labels every key while upright labels stay 14 px apart
@@ -405,6 +406,13 @@ def attention_inpage(model=None, text: str | None = None) -> inpage.InPage:
         inpage.select("head", c["head"].description,
                       [(str(v), label) for label, v in c["head"].options], str(c["head"].value))]
     head = tr("common.head_label", layer="{layer}", head="{head}")
+    # the first state laid out as the page lays out every typed one (inpage.js: the caption's
+    # lines set the top margin, the tokens the height)
+    fig = go.Figure(live.figure)
+    top = ORDER_TOP_PX + ORDER_LINE_PX * (fig.layout.annotations[0].text.count("<br>") + 1)
+    n = len(fig.data[0].x)
+    fig.update_layout(margin_t=top, height=max(ORDER_MIN_HEIGHT,
+                                               top + ORDER_BELOW_PX + ORDER_ROW_PX * n))
     spec = {"model": export.page_model(model), "language": export.page_language(),
             "zh": i18n.language() == "zh",
             "label_names": {label: attention_roles.label_name(label)
@@ -423,8 +431,8 @@ def attention_inpage(model=None, text: str | None = None) -> inpage.InPage:
             "key_font": live.figure.layout.xaxis.tickfont.size,
             "max_words": min(ORDER_MAX_WORDS, model.config.max_len),
             "gloss_up_to": ORDER_GLOSS_UP_TO,
-            "height": int(live.figure.layout.height)}
-    return inpage.InPage("order", go.Figure(live.figure), controls, spec,
+            "height": ORDER_MIN_HEIGHT}
+    return inpage.InPage("order", fig, controls, spec,
                          tr("ch08.live_adds_order"))
 
 

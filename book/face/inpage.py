@@ -209,7 +209,7 @@ class InPage:
                     ' style="width:5em"></label>')
             elif c["kind"] == "text":
                 parts.append(
-                    f'<label style="display:flex;align-items:center;gap:0.4em;flex:1 1 100%">'
+                    f'<label style="display:flex;align-items:center;gap:0.4em;flex:1 1 18em">'
                     f'{label} <input type="text" name="{name}" maxlength="{c["max_chars"]}" '
                     f'value="{html.escape(c["value"], quote=True)}" lang="zh" '
                     'autocomplete="off" spellcheck="false" style="flex:1;min-width:0;'
@@ -240,14 +240,17 @@ class InPage:
         return self.figure._repr_mimebundle_()
 
     def html(self, bundle: Mapping | None = None) -> str:
-        """The page's HTML: the controls, the figure (the book's renderer), a status line and
+        """The page's HTML: the controls, a status line, the figure (the book's renderer) and
         the spec as a JSON script element."""
         figure_html = (bundle or self._bundle())["text/html"]
         spec = self.spec_json.replace("</", "<\\/")  # never ends the script element early
+        # the status line between the controls and the figure: what a control's value does
+        # (a word the model does not know, say) is read where the reader typed it
         return (f'<div class="book-inpage" data-explorer="{self.explorer}">'
-                f"{self.controls_html()}{figure_html}"
+                f"{self.controls_html()}"
                 '<p class="book-inpage-status" role="status" aria-live="polite" '
-                'style="font-size:0.9em;margin:0.25em 0 0;min-height:1.2em"></p>'
+                'style="font-size:0.9em;margin:0 0 0.25em;min-height:1.2em"></p>'
+                f"{figure_html}"
                 f'<script type="application/json" class="book-inpage-spec">{spec}</script>'
                 "</div>")
 
