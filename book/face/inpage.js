@@ -468,15 +468,9 @@
   // book.toy.orders_example.labels: repeated tokens numbered ₁ ₂ …; the queries' rows carry
   // their gloss in English
   function axisLabels(lang, tokens, gloss) {
-    var seen = {};
-    return tokens.map(function (tok) {
-      seen[tok] = (seen[tok] || 0) + 1;
-      var count = tokens.filter(function (u) { return u === tok; }).length;
-      var name = count === 1 ? tok : tok + String(seen[tok]).split("").map(function (c) {
-        return SUBSCRIPTS[Number(c)];
-      }).join("");
-      var g = lang.words[tok][0];
-      return !gloss || g === "" || g === tok || g === "," ? name : name + " (" + g + ")";
+    return uniqueLabels(tokens).map(function (name, i) {
+      var g = lang.words[tokens[i]][0];
+      return !gloss || g === "" || g === tokens[i] || g === "," ? name : name + " (" + g + ")";
     });
   }
 
