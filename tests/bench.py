@@ -15,7 +15,8 @@ Prints one table per section; asserts nothing. Targets: a chapter page ≤ 4 MB,
 ``--fresh-clone`` clones the committed tree (``--rev``, default HEAD) into a scratch folder
 and runs what a newcomer runs there, with its own .venv (pip's cache as it is on this machine):
 ``make book`` (install included; the cold build of each edition read off its output), then
-``make book`` again after a prose-only edit of one chapter, then ``make quick``. It prints
+``make book`` again after a prose-only edit of one chapter, then ``make setup`` (the test
+tools, which ``make book`` does not install) and ``make quick``. It prints
 each wall time with the load average around it (the figures are only comparable on one
 machine in one sitting) and deletes the clone. It is not in the default sections: it builds
 the whole book (minutes).
@@ -416,6 +417,11 @@ def fresh_clone(rev: str = "HEAD") -> dict:
         print(f"  make book after a prose-only edit of {PROSE_EDIT_PAGE}: {wall:6.1f} s "
               f"({_timed.cpu:.0f} s CPU), rc {code}, {executions} notebook execution(s), the "
               f"edit on both editions' page: {shown}; load average {load} -> {_load()}")
+        load = _load()   # make book installed the build's set only: the test tools first
+        wall, code, _ = _timed([*make, "setup"], clone, env, log)
+        figures["setup"] = {"wall": wall, "rc": code}
+        print(f"  make setup (the test tools on top of make book's install): {wall:6.1f} s, "
+              f"rc {code}")
         load = _load()
         wall, code, lines = _timed([*make, "quick"], clone, env, log)
         summary = next((line for _, line in reversed(lines) if " passed" in line), "")

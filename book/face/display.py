@@ -45,7 +45,14 @@ def setup(seed: int = SEED, language: str | None = None) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    # torch.use_deterministic_algorithms(True, warn_only=True) also sets torch.compile's
+    # (inductor's) flag, and importing inductor for it takes ~1.2 s of every kernel's start;
+    # the book runs eager torch only, where the flag below is the whole effect.
+    set_flag = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if set_flag is None:   # a torch without it: the public call
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    else:
+        set_flag(True, warn_only=True)
     _figure_counter = 0
     i18n.set_language(language)
     _register_renderer()

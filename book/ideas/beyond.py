@@ -32,7 +32,7 @@ from book.ideas.longctx import (
     window_mask,
 )
 from book.ideas.mha import MultiHeadSelfAttention
-from book.kit import validate
+from book.kit import memo, validate
 from book.kit.timing import compare
 
 
@@ -273,6 +273,7 @@ def methods(window: int = 8, dilation: int = 2, n_global: int = 2) -> dict:
     }
 
 
+@memo.shared
 def memory_curves(ns, *, d: int = 32, heads: int = 4, **pattern) -> dict[str, list[int]]:
     """Peak bytes allocated by each method at each sequence length (deterministic)."""
     ns = lengths(ns)
@@ -285,6 +286,7 @@ def memory_curves(ns, *, d: int = 32, heads: int = 4, **pattern) -> dict[str, li
     return out
 
 
+@memo.shared
 def time_curves(ns, *, d: int = 32, heads: int = 4, repeats: int = 5,
                 **pattern) -> dict[str, list[float]]:
     """Best-of-``repeats`` seconds of each method at each sequence length (varies by machine)."""

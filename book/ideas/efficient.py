@@ -39,7 +39,7 @@ from book.ideas.mha import (
     MultiHeadSelfAttentionSDPA,
     copy_to_torch_mha,
 )
-from book.kit import timing, validate
+from book.kit import memo, timing, validate
 
 NAMES = {
     "loop": "loop over heads",
@@ -184,6 +184,7 @@ def environment() -> dict[str, str]:
             "gpu": gpu}
 
 
+@memo.shared
 def benchmark(batch: int = 8, seq_len: int = 128, d_model: int = 256, n_heads: int = 8, *,
               rounds: int = 5, min_run_time: float = 0.02, device: str = "cpu",
               seed: int = 0) -> list[dict]:

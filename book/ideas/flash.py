@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from book.ideas.longctx import check_qkv, full_attention
-from book.kit import validate
+from book.kit import memo, validate
 
 
 def tiled_attention(q, k, v, tile: int = 64, *, causal: bool = False) -> torch.Tensor:
@@ -120,6 +120,7 @@ def example_row(n_keys: int = 16, d_v: int = 4, seed: int = 0, spread: float = 2
     return rng.normal(0.0, spread, n_keys), rng.normal(0.0, 1.0, (n_keys, d_v))
 
 
+@memo.shared
 def memory_sweep(ns, tile: int = 64, *, d: int = 32, heads: int = 4, seed: int = 0) -> dict:
     """Peak bytes allocated by textbook and tiled attention for one sequence of each length.
 

@@ -27,7 +27,7 @@ from torch import nn
 from book.ideas import positions
 from book.ideas.kvcache import TinyDecoder
 from book.ideas.mha import MultiHeadSelfAttention
-from book.kit import validate
+from book.kit import memo, validate
 
 
 def valid_kv_heads(n_heads: int) -> list[int]:
@@ -256,6 +256,7 @@ class GQADecoder(TinyDecoder):
         return x + layer["ff"](layer["ln2"](x))
 
 
+@memo.shared
 def decode_times(n_kv_list, prompt_len: int = 256, n_new: int = 32, *, d_model: int = 256,
                  n_heads: int = 8, n_layers: int = 2, repeats: int = 3,
                  seed: int = 0) -> list[dict]:

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from book.ideas.attention import scaled_dot_product_attention, softmax
-from book.kit import timing, validate
+from book.kit import memo, timing, validate
 
 
 def _weights(X, W_q, W_k, W_v):
@@ -255,6 +255,7 @@ def _generation(model, prompt, n_new: int, use_cache: bool, out: dict):
     return run
 
 
+@memo.shared
 def generation_times(model: TinyDecoder, prompt, lengths, *, repeats: int = 1) -> list[dict]:
     """Wall-clock seconds of ``model.generate`` with and without the cache, per new-token count.
 

@@ -25,7 +25,7 @@ from torch import nn
 from torch.profiler import ProfilerActivity, profile
 
 from book.ideas import masks
-from book.kit import timing, validate
+from book.kit import memo, timing, validate
 
 
 def check_qkv(q, k, v) -> None:
@@ -232,6 +232,7 @@ def _bind(fn: Callable, *args) -> Callable[[], object]:
     return lambda: fn(*args)
 
 
+@memo.shared
 def cost_sweep(ns, *, measure: str = "memory", methods=METHODS, window: int = 32,
                heads: int = 4, d_k: int = 32, repeats: int = 3, seed: int = 0) -> dict:
     """Cost of each attention method on one sequence of each length in ``ns``.
@@ -317,6 +318,7 @@ def block_flops(n: int, d_model: int, d_ff: int | None = None) -> dict[str, int]
             "feed_forward": 4 * n * d * d_ff}
 
 
+@memo.shared
 def block_costs(ns, d_model: int = 512, n_heads: int = 8, *, repeats: int = 3,
                 seed: int = 0) -> list[dict]:
     """Seconds spent in each part of one Transformer block, for each length in ``ns``.

@@ -19,15 +19,22 @@ that step over (registered by ``book.site.sphinxext``) while keeping force mode'
   libraries' versions). A prose-only edit changes none of them: Sphinx re-reads the page and
   MyST-NB renders it from the cached outputs, without a kernel. Anything else that changes
   the key executes the notebook again, exactly as before;
+* both editions run the same code cells, so what does not depend on the language — training
+  runs, timings, the data set — is computed once: the kernels share a folder of results
+  (``book.kit.memo``, under the salt of every input of the book's code; a kernel asking for a
+  result another is computing waits for it). The Chinese edition executes its notebooks in
+  the opposite order to the English one, so that two builds taking turns at the kernel slots
+  do not compute the same chapter at the same time: each mostly loads what the other did;
 * MyST-NB then reads each notebook as in force mode (same ``jupyter_execute/`` copies, glue
   files and ``ExecutionError`` on a failing cell); its client for force mode is replaced by
   :class:`CachedClient`, which fills the notebook's outputs from the cache (executing it there
   and then if the cache has nothing, e.g. a notebook some other hook changed).
 
 Each execution is the one MyST-NB's force mode makes (``jupyter_cache``'s
-``single_nb_execution``: the notebook's folder as working directory, the configured timeout
-and ``allow_errors``), in a worker process (``python -m book.site.execution run``) whose kernel
-inherits the build's environment (``BOOK_BUILD``, ``BOOK_LANG``).
+``single_nb_execution``, restated in :func:`_worker`: the notebook's folder as working
+directory, the configured timeout and ``allow_errors``), in a worker process
+(``python -P book/site/execution.py run``) whose kernel inherits the build's environment
+(``BOOK_BUILD``, ``BOOK_LANG``, and the shared results' folder and salt).
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ CACHE_ENV = "BOOK_EXECUTION_CACHE"   # a folder shared by several builds (defaul
 JOBS_ENV = "BOOK_JOBS"               # kernels at once (default: the number of cores)
 CACHE_FOLDER = ".book-executed"      # beside the build's .doctrees
 SLOTS_FOLDER = Path("_build") / ".execution-slots"   # in the checkout (the source folder)
+MEMO_FOLDER = Path("_build") / ".book-memo"          # results both editions share (book.kit.memo)
 
 _lock = threading.Lock()
 _state: dict = {}   # the running build: app, env, cache folder, edition, failures
@@ -103,15 +111,23 @@ def merge_outputs(notebook, executed) -> None:
 
 # ---- running one notebook ------------------------------------------------------------------
 
+def worker_command(source: Path, target: Path, cwd: Path, timeout: int | None,
+                   allow_errors: bool) -> list[str]:
+    """The worker's command line: this file as a script (``-P``: its folder kept off
+    ``sys.path``), not ``-m book.site.execution``, which would import the ``book`` package,
+    torch included: ~1.5 s of each of a build's 28 workers."""
+    return [sys.executable, "-P", str(Path(__file__).resolve()), "run", str(source),
+            str(target), str(cwd), str(timeout if timeout else 0), "1" if allow_errors else "0"]
+
+
 def run_one(source: Path, target: Path, cwd: Path, timeout: int | None,
-            allow_errors: bool) -> tuple[float, str | None]:
-    """Execute the notebook ``source`` as MyST-NB's force mode does, in a worker process;
-    write it to ``target`` when it ran clean. Returns (seconds, traceback or None)."""
+            allow_errors: bool, env: dict[str, str] | None = None) -> tuple[float, str | None]:
+    """Execute the notebook ``source`` as MyST-NB's force mode does, in a worker process
+    (``env``: extra environment for it and its kernel); write it to ``target`` when it ran
+    clean. Returns (seconds, traceback or None)."""
     start = time.perf_counter()
-    env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    proc = subprocess.run([sys.executable, "-m", "book.site.execution", "run", str(source),
-                           str(target), str(cwd), str(timeout if timeout else 0),
-                           "1" if allow_errors else "0"],
+    env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1", **(env or {})}
+    proc = subprocess.run(worker_command(source, target, cwd, timeout, allow_errors),
                           capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     error = source.with_suffix(".err")   # the worker writes the cell's traceback there
@@ -124,15 +140,24 @@ def run_one(source: Path, target: Path, cwd: Path, timeout: int | None,
 
 
 def _worker(source: str, target: str, cwd: str, timeout: str, allow_errors: str) -> int:
+    import traceback
+
     import nbformat
-    from jupyter_cache.executors.utils import single_nb_execution
+    from nbclient import execute
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
     notebook = nbformat.read(source, as_version=4)
-    result = single_nb_execution(notebook, cwd=cwd, timeout=int(timeout) or None,
-                                 allow_errors=allow_errors == "1", meta_override=True)
-    if result.err is not None:  # the cell's traceback, without the kernel's own chatter
-        Path(source).with_suffix(".err").write_text(result.exc_string or repr(result.err),
-                                                    encoding="utf-8")
+    # jupyter_cache's single_nb_execution (force mode's), without importing jupyter_cache (its
+    # database layer, sqlalchemy, took ~0.6 s of each of the build's 28 worker starts): the
+    # notebook's own execution settings override the build's, then nbclient runs it.
+    timeout, allow = int(timeout) or None, allow_errors == "1"
+    settings = notebook.metadata.get("execution", {})
+    timeout = settings.get("timeout", timeout)
+    allow = settings.get("allow_errors", allow)
+    try:
+        execute(notebook, cwd=cwd, timeout=timeout, allow_errors=allow, record_timing=False)
+    except (CellExecutionError, CellTimeoutError):   # the cell's traceback only
+        Path(source).with_suffix(".err").write_text(traceback.format_exc(), encoding="utf-8")
         return 1
     tmp = Path(f"{target}.{os.getpid()}.tmp")   # builds sharing a cache never write one file
     nbformat.write(notebook, str(tmp))
@@ -185,6 +210,11 @@ def _prefix(app) -> str:
     return _edition(app) + (" student" if student.enabled() else "")
 
 
+def _memo_dir(app) -> Path:
+    folder = os.environ.get(CACHE_ENV)
+    return Path(folder) / "memo" if folder else Path(app.srcdir) / MEMO_FOLDER
+
+
 def _cache_dir(app) -> Path:
     folder = os.environ.get(CACHE_ENV)
     path = Path(folder) if folder else Path(app.doctreedir).parent / CACHE_FOLDER
@@ -208,6 +238,15 @@ def _key(app, docname: str, notebook: dict) -> str:
     return execution_key(notebook, inputs, _edition(app))
 
 
+def _salt(app) -> str:
+    """The shared results' salt: every notebook's inputs (book.site.sphinxext's hashes of the
+    book/ modules each imports, the strings, the data, the libraries), so that an edit to any
+    code a notebook runs never serves a result computed by the old code. The same in both
+    editions (it leaves out the language and the prose)."""
+    inputs = sorted(set(getattr(app.env, "book_notebook_inputs", {}).values()))
+    return hashlib.sha256("\n".join(inputs).encode()).hexdigest()
+
+
 def _active(app) -> bool:
     return app.config.nb_execution_mode == "force" and not app.config.nb_execution_in_temp
 
@@ -216,7 +255,7 @@ def builder_inited(app) -> None:
     _state.clear()
     if not _active(app):
         return
-    _state.update(app=app, cache=_cache_dir(app), failures={}, keys={})
+    _state.update(app=app, cache=_cache_dir(app), failures={}, keys={}, memo=_memo_dir(app))
 
 
 def pre_execute(app, env, docnames) -> None:
@@ -234,6 +273,8 @@ def pre_execute(app, env, docnames) -> None:
             todo.append((docname, path, notebook, key))
     if not todo:
         return
+    if _edition(app) != "en":   # the other end of the list: see the module's docstring
+        todo.reverse()
     n, total = jobs(), len(todo)
     prefix = _prefix(app)
     _log(f"[{prefix}] executing {total} notebook(s), {min(n, total)} at once "
@@ -276,7 +317,11 @@ def _execute(path: Path, notebook: dict, key: str, timeout,
     with tempfile.TemporaryDirectory(prefix="book-exec-") as tmp:
         source = Path(tmp) / Path(path).name
         source.write_text(json.dumps(notebook), encoding="utf-8")
-        return run_one(source, cache / f"{key}.ipynb", Path(path).parent, timeout, allow_errors)
+        from book.kit import memo
+
+        env = {memo.FOLDER_ENV: str(_state["memo"]), memo.SALT_ENV: _salt(_state["app"])}
+        return run_one(source, cache / f"{key}.ipynb", Path(path).parent, timeout, allow_errors,
+                       env)
 
 
 def prune(app, exception) -> None:
@@ -286,6 +331,12 @@ def prune(app, exception) -> None:
     used = {f"{key}.ipynb" for key in getattr(app.env, "book_execution_keys", {}).values()}
     for path in _state["cache"].glob("*.ipynb"):
         if path.name not in used:
+            path.unlink(missing_ok=True)
+    from book.kit import memo
+
+    salt = _salt(app)[:16]
+    for path in _state["memo"].glob("*.*"):   # results of code that is no longer there
+        if memo.file_salt(path) != salt:
             path.unlink(missing_ok=True)
 
 
@@ -359,6 +410,6 @@ def install(app) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) != 7 or sys.argv[1] != "run":
-        sys.exit("usage: python -m book.site.execution run SOURCE.ipynb TARGET.ipynb CWD "
+        sys.exit("usage: python -P book/site/execution.py run SOURCE.ipynb TARGET.ipynb CWD "
                  "TIMEOUT ALLOW_ERRORS(0|1)")
     sys.exit(_worker(*sys.argv[2:]))

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from book.kit import validate
+from book.kit import memo, validate
 from book.kit.i18n import tr
 from book.toy import fit as fit_mod
 from book.toy import orders as orders_mod
@@ -153,6 +153,7 @@ def _batches(model, orders: Sequence[Order], batch_size: int = 256):
         yield chunk, torch.stack(maps, dim=1).double().numpy()
 
 
+@memo.shared
 def relation_mass(model, orders: Sequence[Order]) -> dict[str, dict]:
     """Attention mass of each relation, per layer × head, over ``orders``.
 
@@ -183,6 +184,7 @@ def relation_mass(model, orders: Sequence[Order]) -> dict[str, dict]:
                 "pairs": count[r]} for r in RELATIONS}
 
 
+@memo.shared
 def category_mass(model, orders: Sequence[Order],
                   queries: Sequence[str] = ("ingredient", "dish")) -> dict:
     """Where the attention of the ``queries`` tokens goes, by category of the key.
@@ -260,6 +262,7 @@ def specialists(stats: dict[str, dict], min_mass: float = 0.5) -> list[dict]:
 
 # ---- entropy on the way ----------------------------------------------------------------------
 
+@memo.shared(mutates="model")
 def entropy_during_training(model, train: Sequence[Order], probe: Sequence[Order],
                             checkpoints: Sequence[int], *, normalize: bool = True,
                             **fit_kw) -> tuple[object, dict[int, np.ndarray]]:
@@ -321,6 +324,7 @@ def predictions(model, orders: Sequence[Order], batch_size: int = 256) -> list[l
     return out
 
 
+@memo.shared
 def mislabelled(model, orders: Sequence[Order]) -> list[tuple[Order, list[int]]]:
     """The orders the model gets wrong, each with the indices of its mislabelled tokens,
     shortest order first (ties keep the input order)."""

@@ -20,7 +20,7 @@ import torch
 from tqdm.auto import tqdm
 
 from book.ideas.mha import MultiHeadSelfAttention
-from book.kit import validate
+from book.kit import memo, validate
 from book.kit.config import Config
 from book.toy import orders as orders_mod
 from book.toy import orders_example, probe, train
@@ -204,6 +204,7 @@ def similarity(model: TinyEncoder, orders: Sequence[Order],
     return (total / count).numpy()
 
 
+@memo.shared
 def redundancy(model: TinyEncoder, orders: Sequence[Order],
                metric: str = "js") -> np.ndarray:
     """Mean over all pairs of different heads of :func:`similarity`, per layer: (n_layers,).
@@ -216,6 +217,7 @@ def redundancy(model: TinyEncoder, orders: Sequence[Order],
     return np.array([s[off].mean() for s in sim])
 
 
+@memo.shared
 def ablation(model: TinyEncoder, orders: Sequence[Order]) -> dict:
     """Zero each head in turn (:func:`book.toy.probe.ablation_scores`) and score ``orders``:
     ``{"accuracy", "loss"}`` (n_layers, n_heads) arrays with that head removed, the intact

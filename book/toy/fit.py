@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from book.kit import validate
+from book.kit import memo, validate
 from book.toy import orders as orders_mod
 from book.toy.model import TinyEncoder, check_encoder
 from book.toy.orders import IGNORE_INDEX, Order
@@ -57,6 +57,7 @@ class History:
         return asdict(self)
 
 
+@memo.shared(rng=False, mutates="model")
 def fit(model: TinyEncoder, train: Sequence[Order], test: Sequence[Order] | None = None, *,
         steps: int = 500, batch_size: int = 64, lr: float = 5e-3, weight_decay: float = 0.01,
         warmup: int = 50, max_grad_norm: float | None = 1.0, seed: int = 0,

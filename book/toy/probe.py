@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from book.kit import validate
+from book.kit import memo, validate
 from book.toy import orders as orders_mod
 from book.toy.model import TinyEncoder, check_encoder, eval_mode
 from book.toy.orders import IGNORE_INDEX, LABELS, NONE, Order
@@ -27,6 +27,7 @@ N_INGREDIENT = len(orders_mod.INGREDIENT_LABELS)
 SCORES = ("loss", "accuracy", "ingredient_accuracy", "dish_accuracy")
 
 
+@memo.shared
 def evaluate(model: TinyEncoder, orders: Sequence[Order], batch_size: int = 512) -> dict:
     """Loss and accuracy over the scored tokens (ingredients and dishes) of ``orders``:
     ``{"loss", "accuracy", "ingredient_accuracy", "dish_accuracy", "tokens"}``."""
@@ -166,6 +167,7 @@ def head_ablation(model: TinyEncoder, orders: Sequence[Order], layer: int, head:
             "base_loss": base["loss"], "accuracy_drop": base["accuracy"] - cut["accuracy"]}
 
 
+@memo.shared
 def ablation_scores(model: TinyEncoder, orders: Sequence[Order], *,
                     batch_size: int = 512) -> dict:
     """:func:`evaluate` with each head zeroed in turn (:func:`ablated`).

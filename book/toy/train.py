@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from book.kit import validate
+from book.kit import memo, validate
 from book.kit.config import Config
 from book.toy import baselines
 from book.toy import orders as orders_mod
@@ -78,6 +78,7 @@ MODEL = ModelConfig()
 FIT = FitConfig()
 
 
+@memo.shared(rng=False)
 def default_data() -> tuple[list[Order], list[Order]]:
     """The book's (train, test) split: :data:`DATA` orders from :func:`book.toy.orders.generate`."""
     orders = orders_mod.generate(DATA.n_orders, seed=DATA.seed)

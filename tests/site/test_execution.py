@@ -151,3 +151,23 @@ def test_a_worker_runs_a_notebook_and_reports_a_failing_cell(tmp_path):
                                        tmp_path, 60, False)
     assert "ZeroDivisionError" in error and "Kernel is running" not in error
     assert not (tmp_path / "bad.out.ipynb").exists()
+
+
+@pytest.mark.slow
+def test_the_worker_imports_neither_the_book_nor_torch(tmp_path):
+    """Each of a build's 28 workers started in ~2 s when it imported the book package (torch);
+    run as a script it imports nbformat and nbclient only."""
+    import json
+    import subprocess
+
+    notebook = _nb(("code", "print(6 * 7)")) | {"nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    command = execution.worker_command(tmp_path / "nb.ipynb", tmp_path / "out.ipynb", tmp_path,
+                                       60, False)
+    proc = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "nbclient" in imported
+    assert not {"torch", "book", "jupyter_cache", "sqlalchemy"} & imported
