@@ -312,7 +312,8 @@ def _clean_env(clone: Path) -> dict[str, str]:
     """A newcomer's shell: no PYTHONPATH or virtual environment of this checkout."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "VIRTUAL_ENV", "BOOK_TEST_BUILDS", "BOOK_JOBS",
-                        "BOOK_EXECUTION_CACHE", "BOOK_STUDENT", "BOOK_LANG", "BOOK_BUILD")}
+                        "BOOK_EXECUTION_CACHE", "BOOK_STUDENT", "BOOK_LANG", "BOOK_BUILD",
+                        "BOOK_MEMO", "BOOK_MEMO_SALT")}
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
                                   if not p.startswith(str(ROOT)) and "/.venv/" not in p + "/")
     return env

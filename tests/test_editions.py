@@ -209,6 +209,44 @@ def test_every_glued_number_is_filled_in_both_editions(built_book, built_zh):
                                     f"{len(zh)} in Chinese")
 
 
+# Times the notebooks measure in their own cells (the code is the lesson there): each edition's
+# kernel measures them itself, so they may differ between the editions.
+MEASURED_IN_THE_NOTEBOOK = {"02_scaling": ("t_",), "04_pytorch": ("ms_", "ratio_"),
+                            "08b_real_model": ("load_s",)}
+
+
+def _numbers(glue_file: Path) -> dict[str, str]:
+    out = {}
+    for name, record in json.loads(glue_file.read_text(encoding="utf-8")).items():
+        text = record.get("data", {}).get("text/plain", "")
+        try:
+            float(text)
+        except ValueError:
+            continue
+        out[name] = text
+    return out
+
+
+@pytest.mark.slow
+def test_both_editions_show_the_same_measured_numbers(built_book, built_zh):
+    """Training runs, timings and the data set are computed once per build and loaded by the
+    other edition's kernels (book/kit/memo.py): every number glued into a page is the same,
+    digit for digit, in both editions, timings included, but those the notebook times in its
+    own cells."""
+    compared = 0
+    for en_file in sorted((built_book["executed"] / "chapters").glob("*.glue.json")):
+        chapter = en_file.name.removesuffix(".glue.json")
+        en = _numbers(en_file)
+        zh = _numbers(built_zh["executed"] / "chapters" / en_file.name)
+        own = MEASURED_IN_THE_NOTEBOOK.get(chapter, ())
+        differ = sorted(name for name in en.keys() & zh.keys()
+                        if en[name] != zh[name] and not name.startswith(own))
+        assert not differ, (f"{chapter}: {len(differ)} number(s) differ between the editions, "
+                            "e.g. " + ", ".join(f"{n} {en[n]} / {zh[n]}" for n in differ[:3]))
+        compared += len(en.keys() & zh.keys())
+    assert compared > 400, f"only {compared} glued numbers compared: were the builds read?"
+
+
 @pytest.mark.slow
 def test_chinese_search_index_has_chinese_words(built_zh):
     index = (built_zh["html"] / "searchindex.js").read_text(encoding="utf-8")

@@ -269,6 +269,7 @@ def cost_sweep(ns, *, measure: str = "memory", methods=METHODS, window: int = 32
 WINDOW_KERNELS = ("banded", "sdpa_window", "sdpa_causal", "sdpa")
 
 
+@memo.shared
 def window_kernels(n: int = 1024, window: int = 32, *, heads: int = 4, d_k: int = 32,
                    repeats: int = 3, seed: int = 0) -> dict:
     """The banded window against the fused kernel, on one sequence: time and peak memory.
