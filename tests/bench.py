@@ -298,8 +298,10 @@ def prose_edit(clone: Path) -> None:
     source = cell["source"]
     cell["source"] = ("".join(source) if isinstance(source, list) else source) \
         + "\n\n" + PROSE_EDIT
-    page.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
-                    encoding="utf-8")
+    # saved as JupyterLab saves it (make quick's hygiene test checks that the file is)
+    from book.site import nbfiles
+
+    page.write_text(nbfiles.as_jupyterlab_saves(json.dumps(notebook)), encoding="utf-8")
     with (clone / PROSE_EDIT_CATALOGUE).open("a", encoding="utf-8") as po:
         po.write(f'\nmsgid "{PROSE_EDIT}"\nmsgstr "{PROSE_EDIT_ZH}"\n')
 
