@@ -22,9 +22,9 @@ that step over (registered by ``book.site.sphinxext``) while keeping force mode'
 * both editions run the same code cells, so what does not depend on the language — training
   runs, timings, the data set — is computed once: the kernels share a folder of results
   (``book.kit.memo``, under the salt of every input of the book's code; a kernel asking for a
-  result another is computing waits for it). The Chinese edition executes its notebooks in
-  the opposite order to the English one, so that two builds taking turns at the kernel slots
-  do not compute the same chapter at the same time: each mostly loads what the other did;
+  result another is computing waits for it). Each build takes the next notebook in the book's
+  order that no other build is running at the moment (:func:`_claim`), so two editions do
+  not compute one chapter at the same time: the second loads what the first computed;
 * MyST-NB then reads each notebook as in force mode (same ``jupyter_execute/`` copies, glue
   files and ``ExecutionError`` on a failing cell); its client for force mode is replaced by
   :class:`CachedClient`, which fills the notebook's outputs from the cache (executing it there
@@ -191,6 +191,44 @@ def _slot(folder: Path, n: int):
         time.sleep(0.2)
 
 
+@contextlib.contextmanager
+def _claim(todo: list, folder: Path):
+    """Take from ``todo`` (``(docname, ...)`` items, in the book's order) the first notebook
+    that no other build of this checkout is executing now (a file lock per notebook, held
+    while it runs), or the first one when all are; None when ``todo`` is empty. Two editions
+    then never run one chapter at the same time: the second finds the shared results of the
+    first (book.kit.memo) instead of waiting for them."""
+    try:
+        import fcntl
+    except ImportError:   # no flock (Windows): the book's order
+        fcntl = None
+    handle = None
+    with _lock:
+        if not todo:
+            item = None
+        else:
+            index = 0
+            if fcntl is not None:
+                folder.mkdir(parents=True, exist_ok=True)
+                for i, candidate in enumerate(todo):
+                    name = candidate[0].replace("/", "__")
+                    attempt = open(folder / f"notebook-{name}.lock", "w")  # noqa: SIM115
+                    try:
+                        fcntl.flock(attempt, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except OSError:
+                        attempt.close()
+                        continue
+                    index, handle = i, attempt
+                    break
+            item = todo.pop(index)
+    try:
+        yield item
+    finally:
+        if handle is not None:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.close()
+
+
 # ---- the Sphinx side -------------------------------------------------------------------------
 
 def _log(message: str) -> None:
@@ -273,8 +311,6 @@ def pre_execute(app, env, docnames) -> None:
             todo.append((docname, path, notebook, key))
     if not todo:
         return
-    if _edition(app) != "en":   # the other end of the list: see the module's docstring
-        todo.reverse()
     n, total = jobs(), len(todo)
     prefix = _prefix(app)
     _log(f"[{prefix}] executing {total} notebook(s), {min(n, total)} at once "
@@ -284,15 +320,18 @@ def pre_execute(app, env, docnames) -> None:
     timeout = app.config.nb_execution_timeout
     allow = app.config.nb_execution_allow_errors
 
-    def one(item):
-        docname, path, notebook, key = item
-        rel = Path(path).relative_to(app.srcdir).as_posix()
+    def one():
         with _slot(slots, n):
-            with _lock:
-                counter["started"] += 1
-                i = counter["started"]
-            _log(f"[{prefix} {i}/{total}] {rel}: Executing notebook")
-            seconds, error = _execute(path, notebook, key, timeout, allow)
+            with _claim(todo, slots) as item:
+                if item is None:
+                    return False
+                docname, path, notebook, key = item
+                rel = Path(path).relative_to(app.srcdir).as_posix()
+                with _lock:
+                    counter["started"] += 1
+                    i = counter["started"]
+                _log(f"[{prefix} {i}/{total}] {rel}: Executing notebook")
+                seconds, error = _execute(path, notebook, key, timeout, allow)
         with _lock:
             counter["done"] += 1
             running = counter["started"] - counter["done"]
@@ -304,10 +343,16 @@ def pre_execute(app, env, docnames) -> None:
             _state["failures"][key] = error
             _log(f"[{prefix} {i}/{total}] {rel}: FAILED after {seconds:.1f} s "
                  "(the traceback follows when Sphinx reads it)")
+        return True
+
+    def worker():
+        while one():
+            pass
 
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=min(n, total)) as pool:
-        list(pool.map(one, todo))
+        for future in [pool.submit(worker) for _ in range(min(n, total))]:
+            future.result()
     _log(f"[{prefix}] {total} notebook(s) executed in {time.perf_counter() - start:.1f} s")
 
 

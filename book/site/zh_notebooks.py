@@ -21,6 +21,8 @@ reader's kernel, as in the English notebooks. ::
 """
 from __future__ import annotations
 
+import concurrent.futures
+import os
 import re
 from pathlib import Path
 
@@ -276,25 +278,36 @@ def chinese_notebook(page: str):
     return nb
 
 
-def write_notebooks(out_dir: Path = OUT_DIR, pages: list[str] | None = None) -> list[Path]:
-    """Write every chapter's Chinese notebook under ``out_dir`` (same relative paths)."""
+def _write_one(page: str, out_dir: Path) -> tuple[Path | None, str | None]:
+    """Write ``page``'s Chinese notebook under ``out_dir``: (its path, None), or (None, what
+    is missing from the catalogues)."""
     import nbformat
 
-    written, problems = [], []
-    for page in pages or chapter_pages():
-        try:
-            nb = chinese_notebook(page)
-        except MissingTranslation as error:
-            problems.append(str(error))
-            continue
-        path = Path(out_dir) / f"{page}.ipynb"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # as JupyterLab saves it, so that opening and saving the download changes nothing
-        path.write_text(nbfiles.as_jupyterlab_saves(nbformat.writes(nb)), encoding="utf-8")
-        written.append(path)
+    try:
+        nb = chinese_notebook(page)
+    except MissingTranslation as error:
+        return None, str(error)
+    path = Path(out_dir) / f"{page}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # as JupyterLab saves it, so that opening and saving the download changes nothing
+    path.write_text(nbfiles.as_jupyterlab_saves(nbformat.writes(nb)), encoding="utf-8")
+    return path, None
+
+
+def write_notebooks(out_dir: Path = OUT_DIR, pages: list[str] | None = None) -> list[Path]:
+    """Write every chapter's Chinese notebook under ``out_dir`` (same relative paths), one
+    process per core (the Chinese build's last steps run on one core while the other idles)."""
+    pages = list(pages or chapter_pages())
+    workers = min(len(pages), os.cpu_count() or 1)
+    if workers < 2:
+        results = [_write_one(page, out_dir) for page in pages]
+    else:
+        with concurrent.futures.ProcessPoolExecutor(workers) as pool:
+            results = list(pool.map(_write_one, pages, [out_dir] * len(pages)))
+    problems = [problem for _, problem in results if problem]
     if problems:
         raise MissingTranslation("\n".join(problems))
-    return written
+    return [path for path, _ in results]
 
 
 def english_prose(markdown: str, min_letters: int = 12) -> list[str]:

@@ -171,3 +171,20 @@ def test_the_worker_imports_neither_the_book_nor_torch(tmp_path):
                 if line.startswith("import time:")}
     assert "nbclient" in imported
     assert not {"torch", "book", "jupyter_cache", "sqlalchemy"} & imported
+
+
+def test_a_build_takes_the_first_notebook_no_other_build_is_running(tmp_path):
+    fcntl = pytest.importorskip("fcntl")
+    todo = [("chapters/a",), ("chapters/b",), ("chapters/c",)]
+    with open(tmp_path / "notebook-chapters__a.lock", "w") as other:
+        fcntl.flock(other, fcntl.LOCK_EX)          # the other edition is running chapter a
+        with execution._claim(todo, tmp_path) as first:
+            assert first == ("chapters/b",)
+            with execution._claim(todo, tmp_path) as second:   # b is ours now: c
+                assert second == ("chapters/c",)
+        with execution._claim(todo, tmp_path) as last:   # only a is left: taken all the same
+            assert last == ("chapters/a",)
+    with execution._claim(todo, tmp_path) as none:
+        assert none is None
+    with execution._claim([("chapters/b",)], tmp_path) as again:   # released after the run
+        assert again == ("chapters/b",)
