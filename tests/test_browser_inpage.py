@@ -32,7 +32,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.extended]
 
 PAGES = {"dk": "chapters/02_scaling.html", "softmax_row": "chapters/02_scaling.html",
          "mask": "chapters/04_pytorch.html", "window": "chapters/09_long_context.html",
-         "order": "chapters/08_seeing_attention.html"}
+         "order": "chapters/08_seeing_attention.html",
+         "order_model": "chapters/08_seeing_attention.html"}
 # The control values each explorer is moved through (the extremes and a few between), in order.
 STATES = {
     "dk": [{"d_k": 1, "n": 100}, {"d_k": 4096, "n": 3000}, {"d_k": 7, "n": 1300},
@@ -53,6 +54,11 @@ STATES = {
               {"text": "两碗炒饭，少放盐，多加醋。三盘饺子，不要葱、蒜，正常辣。", "layer": "1",
                "head": "3"},
               {"text": "一碗牛肉面，不要香菜，多加辣。", "layer": "1", "head": "1"}],
+    # its model view: every head of every layer for the typed order, the longest it draws last
+    "order_model": [{"text": "辣"},
+                    {"text": "两碗炒饭，少放盐，多加醋。三盘饺子，不要葱、蒜，正常辣。"},
+                    {"text": "一碗牛肉面，不要香菜，多加辣。"},
+                    {"text": "一碗牛肉面，不要香菜、葱，多加辣。一碗牛肉面，不要香菜"}],
 }
 EDITIONS = {"built_book": "en", "built_zh": "zh"}
 
@@ -64,7 +70,9 @@ STATE_JS = """el => ({values: el.bookInpage.values(), last: el.bookInpage.last()
            annotations: (el.querySelector('.plotly-graph-div').layout.annotations || [])
              .map(a => a.text)},
   layout: (l => ({x: l.xaxis.range, y: l.yaxis.range, y2: l.yaxis2 && l.yaxis2.range,
-                  height: l.height}))(el.querySelector('.plotly-graph-div').layout)})"""
+                  height: l.height}))(el.querySelector('.plotly-graph-div').layout),
+  model: el.dataset.explorer !== 'order_model' ? null : (gd => ({layout: gd.layout,
+    rowPx: gd._fullLayout.yaxis._length}))(el.querySelector('.plotly-graph-div'))})"""
 
 
 def _plain(text: str) -> str:
@@ -211,8 +219,18 @@ def _check_order(state, language):
                 state["traces"][0], state["titles"]["title"], state["status"])
 
 
+def _check_order_model(state, language):
+    from test_browser_order import check_model_view
+
+    from book.toy import train
+
+    check_model_view(state["values"]["text"], language,
+                     {"last": state["last"], "traces": state["traces"], **state["model"]},
+                     train.pretrained())
+
+
 CHECKS = {"dk": _check_dk, "softmax_row": _check_softmax_row, "mask": _check_mask,
-          "window": _check_window, "order": _check_order}
+          "window": _check_window, "order": _check_order, "order_model": _check_order_model}
 
 
 # --- the tests ---------------------------------------------------------------------------------
@@ -272,6 +290,10 @@ def _live_first_values(explorer: str) -> dict:
         ch09_long_context,
     )
 
+    if explorer == "order_model":   # no live twin: the chapter's first written order
+        from test_browser_order import WRITTEN
+
+        return {"text": WRITTEN[0]}
     live = {"dk": ch02_scaling.dk_explorer_live, "softmax_row": ch02_scaling.softmax_row_live,
             "mask": ch04_pytorch.mask_explorer_live,
             "window": ch09_long_context.window_explorer_live,

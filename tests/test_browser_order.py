@@ -30,6 +30,9 @@ pytestmark = pytest.mark.slow
 EDGE_CASES = ["辣", " 一碗 牛肉面 , 不要 香菜 . ", "香菜香菜香菜，辣辣。", "不要多加香菜",
               "两碗炒饭，少放盐，多加醋。三盘饺子，不要葱、蒜，正常辣。"]
 TOLERANCE = 1e-5
+# the chapter's three written orders (chapters/08_seeing_attention.ipynb): the model view's menu
+WRITTEN = ["一碗牛肉面，不要香菜，多加辣。", "两份招牌炒饭，葱和蒜都不要，辣多放一点。",
+           "老板，来三盘饺子，醋少放，再来一碗馄饨，不要香菜。"]
 
 
 @pytest.fixture(scope="module")
@@ -49,11 +52,13 @@ def model():
     return train.pretrained()
 
 
-def _typed_orders() -> list[str]:
-    """20 held-out orders from the shortest to the longest, then the edge cases."""
+def _typed_orders(most: int | None = None) -> list[str]:
+    """20 held-out orders from the shortest to the longest (of at most ``most`` words), then
+    the edge cases."""
     from book.toy import train
 
-    test = sorted(train.default_data()[1], key=len)
+    test = sorted((o for o in train.default_data()[1] if most is None or len(o) <= most),
+                  key=len)
     picked = [test[round(i * (len(test) - 1) / 19)] for i in range(20)]
     return ["".join(o.tokens) for o in picked] + EDGE_CASES
 
@@ -71,8 +76,9 @@ def _longest() -> str:
     return _words(ch08_seeing_attention.ORDER_MAX_WORDS)
 
 
-def _page(tmp_path, language: str):
-    """The explorer on a bare page in ``language``."""
+def _page(tmp_path, language: str, view: str = "order"):
+    """The explorer (``view``: "order", the head view; "order_model", the model view of the
+    chapter's written orders) on a bare page in ``language``."""
     import figures_page
     from conftest import ROOT
 
@@ -83,10 +89,17 @@ def _page(tmp_path, language: str):
     before = i18n.language()
     display.setup(language=language)
     try:
-        html = ch08_seeing_attention.attention_inpage().html()
+        if view == "order":
+            html = ch08_seeing_attention.attention_inpage().html()
+        else:
+            from book.toy import orders, train
+
+            written = [orders.Order.from_text(t) for t in WRITTEN]
+            html = ch08_seeing_attention.model_view_inpage(
+                train.pretrained(), written, [o.text for o in written]).html()
     finally:
         i18n.set_language(before)
-    path = tmp_path / f"order-{language}.html"
+    path = tmp_path / f"{view}-{language}.html"
     figures_page.write_page([html], path)
     script = (ROOT / "book" / "face" / "inpage.js").as_uri()
     path.write_text(path.read_text(encoding="utf-8").replace(
@@ -94,7 +107,7 @@ def _page(tmp_path, language: str):
     return path
 
 
-def _open(browser, path, width: int, font: str = "book"):
+def _open(browser, path, width: int, font: str = "book", view: str = "order"):
     context = browser.new_context(viewport={"width": width, "height": legibility.SCREEN_HEIGHT})
     if font == "fallback":
         context.add_init_script(legibility.fallback_script())
@@ -106,7 +119,7 @@ def _open(browser, path, width: int, font: str = "book"):
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.goto(path.as_uri(), wait_until="load")
     page.evaluate("document.fonts.ready.then(() => 0)")
-    cell = page.locator('.book-inpage[data-explorer="order"]')
+    cell = page.locator(f'.book-inpage[data-explorer="{view}"]')
     page.wait_for_function("el => el.bookInpage", arg=cell.element_handle(), timeout=20_000)
     cell.evaluate("el => el.bookInpage.settled()")
     return page, cell, problems
@@ -140,12 +153,35 @@ def _python(model, text: str, layer: int = 1, head: int = 1) -> dict:
         rules = orders.label(order.tokens)
     except ValueError:
         rules = None
+    from book.chapters import ch08_seeing_attention as ch08
+
     return {"tokens": list(order.tokens), "maps": probe.attention_maps(model, order),
+            "caption": ch08._caption(attention_roles.order_view_data(model, text)),
             "predictions": probe.predict(model, order), "rules": rules,
             "cols": attention_roles.token_labels(order),
             "rows": attention_roles.token_labels(order, gloss=True),
             "title": views.head_label(layer, head),
             "status": tr("ch08.rows_cols", head=views.head_label(layer, head))}
+
+
+def _same_words(page: str, python: str) -> bool:
+    """The page's caption and Python's say the same, word for word: the order, each of the
+    model's labels and its ✓ or ✗. Their lines may break elsewhere: the page fills each line
+    (and keeps a mark, "香菜 → omit ✓", whole with no-break spaces), Python balances them."""
+    def words(text):
+        return re.sub(r"<br>|\s", " ", text).split()
+
+    return words(page) == words(python)
+
+
+def _check_drawn(z, page_map, torch_map, what: str) -> None:
+    """The drawn map is the page's own map rounded to 3 decimals, as the live view rounds
+    (half up), so within one step of rounding torch's: a weight within 1e-5 of a tie such as
+    0.8475 may round either way."""
+    drawn = np.asarray(z, dtype=float)
+    np.testing.assert_allclose(drawn, np.floor(page_map * 1e3 + 0.5) / 1e3, atol=1e-12,
+                               err_msg=what)
+    np.testing.assert_allclose(drawn, np.round(torch_map, 3), atol=1e-3 + 1e-9, err_msg=what)
 
 
 def check_order(text: str, layer: int, head: int, language: str, got: dict, trace: dict,
@@ -172,11 +208,11 @@ def check_order(text: str, layer: int, head: int, language: str, got: dict, trac
     assert diff <= TOLERANCE, f"{text!r}: max |page - torch| = {diff:.2e}"
     assert got["predictions"] == want["predictions"], text
     assert got["rules"] == want["rules"], text
+    assert _same_words(got["caption"], want["caption"]), text
     glossed = language == "en" and len(want["tokens"]) <= ch08.ORDER_GLOSS_UP_TO
     assert trace["x"] == want["cols"], text
     assert trace["y"] == (want["rows"] if glossed else want["cols"]), text
-    np.testing.assert_allclose(np.asarray(trace["z"], dtype=float),
-                               np.round(want["maps"][layer, head], 3), atol=1e-12)
+    _check_drawn(trace["z"], maps[layer, head], want["maps"][layer, head], text)
     assert (title, status) == (want["title"], want["status"]), text
     return diff
 
@@ -262,6 +298,128 @@ def test_typed_states_are_legible(chromium, model, tmp_path, language):
                 if found:
                     shots.mkdir(exist_ok=True)
                     fig.screenshot(path=str(shots / f"{language}-{width}-{font}-{k}.png"))
+                findings += found
+            assert problems == [], problems
+            page.context.close()
+    listed = "\n".join(legibility.describe(f) for f in findings)
+    assert not findings, f"{len(findings)} findings (screenshots in {shots}):\n{listed[:6000]}"
+
+
+# --- the model view: every head of every layer for the typed order --------------------------
+
+MODEL_JS = """el => { const gd = el.querySelector('.plotly-graph-div');
+  return {last: el.bookInpage.last(), drawn: el.bookInpage.drawn(),
+    status: el.querySelector('.book-inpage-status').textContent,
+    traces: gd.data.map(t => ({x: t.x, y: t.y, z: t.z})),
+    layout: gd.layout, rowPx: gd._fullLayout.yaxis._length}; }"""
+
+
+def _type_model(cell, text: str) -> dict:
+    cell.locator('input[type=text][name="text"]').fill(text)
+    cell.evaluate("el => el.bookInpage.settled()")
+    return cell.evaluate(MODEL_JS)
+
+
+def check_model_view(text: str, language: str, state: dict, model) -> float:
+    """The model view's state for ``text`` against Python's: what check_order checks of the
+    computation, then every panel (layer by layer, head by head) drawing its map of the order,
+    rounded as the live views round, the caption, the keys' labels (at most
+    MODEL_VIEW_KEY_LABELS) and panels tall enough for every row's label."""
+    from book.chapters import ch08_seeing_attention as ch08
+    from book.kit import i18n
+
+    got = state["last"]["data"]
+    before = i18n.language()
+    i18n.set_language(language)
+    try:
+        want = _python(model, text)
+    finally:
+        i18n.set_language(before)
+    assert got["tokens"] == want["tokens"], text
+    maps = np.asarray(got["maps"], dtype=float)
+    assert maps.shape == want["maps"].shape, (text, maps.shape)
+    diff = float(np.abs(maps - want["maps"]).max())
+    assert diff <= TOLERANCE, f"{text!r}: max |page - torch| = {diff:.2e}"
+    assert (got["predictions"], got["rules"]) == (want["predictions"], want["rules"]), text
+    assert _same_words(got["caption"], want["caption"]), text
+    n_layers, n_heads, n = want["maps"].shape[:3]
+    assert len(state["traces"]) == n_layers * n_heads
+    for k, trace in enumerate(state["traces"]):
+        assert trace["x"] == trace["y"] == want["cols"], (text, k)
+        _check_drawn(trace["z"], maps[k // n_heads, k % n_heads],
+                     want["maps"][k // n_heads, k % n_heads], f"{text!r}: panel {k}")
+    layout = state["layout"]
+    assert layout["annotations"][-1]["text"] == got["caption"], text
+    step = -(-n // ch08.MODEL_VIEW_KEY_LABELS)
+    # the panels at least MODEL_VIEW_CELL_PX a row: each row keeps its label
+    assert state["rowPx"] >= n * ch08.MODEL_VIEW_CELL_PX - 1, (text, state["rowPx"])
+    for h in range(n_heads):
+        axis = "" if h == 0 else str(h + 1)
+        assert layout[f"xaxis{axis}"]["tickvals"] == want["cols"][::step], (text, h)
+    return diff
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_model_view_redraws_every_head_for_a_typed_order(chromium, model, tmp_path,
+                                                              language):
+    path = _page(tmp_path, language, "order_model")
+    from book.chapters.ch08_seeing_attention import MODEL_VIEW_MAX_WORDS
+
+    page, cell, problems = _open(chromium, path, legibility.DESKTOP, view="order_model")
+    first = cell.evaluate(MODEL_JS)
+    texts = _typed_orders(MODEL_VIEW_MAX_WORDS) + [_words(MODEL_VIEW_MAX_WORDS)]
+    worst, times = 0.0, []
+    for k, text in enumerate(texts):
+        state = _type_model(cell, text)
+        worst = max(worst, check_model_view(text, language, state, model))
+        if k < 20:
+            times.append(state["last"]["ms"])
+    # bad input says why and keeps the last maps; the menu brings back a written order as the
+    # build drew it (its rows' labels and the figure's first height too)
+    for text, kind in (("一碗牛肉面，加猪肉", "unknown"), ("  ", "empty"),
+                       (_words(MODEL_VIEW_MAX_WORDS + 1), "page_long")):
+        kept = _type_model(cell, text)
+        assert kept["last"]["data"] == {"error": kind}, kept["last"]
+        assert kept["traces"] == state["traces"], f"{text!r}: the last good maps did not stay"
+    assert str(MODEL_VIEW_MAX_WORDS) in kept["status"], kept["status"]
+    page.evaluate("""el => { const gd = el; const b = gd.layout.updatemenus[0].buttons[0];
+        return Plotly.update(gd, b.args[0], b.args[1]); }""",
+                  cell.locator(".plotly-graph-div").element_handle())
+    back = cell.evaluate(MODEL_JS)
+    assert [t["x"] for t in back["traces"]] == [t["x"] for t in first["traces"]]
+    assert back["layout"]["height"] == first["layout"]["height"]
+    assert back["layout"]["margin"]["t"] == first["layout"]["margin"]["t"]
+    assert back["layout"]["annotations"][-1]["text"] == first["layout"]["annotations"][-1]["text"]
+    assert problems == [], problems
+    page.context.close()
+    print(f"\n{language}, model view: {len(texts)} orders typed; max |page - torch| over every "
+          f"map {worst:.2e}; input to redraw ({model.n_layers * model.n_heads} maps): median "
+          f"{statistics.median(times):.1f} ms, max {max(times):.1f} ms over the 20 held-out "
+          "orders")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_typed_model_views_are_legible(chromium, model, tmp_path, language):
+    from book.chapters import ch08_seeing_attention
+
+    path = _page(tmp_path, language, "order_model")
+    states = ["辣", "两碗炒饭，少放盐，多加醋。三盘饺子，不要葱、蒜，正常辣。",
+              _words(ch08_seeing_attention.MODEL_VIEW_MAX_WORDS)]
+    findings, shots = [], tmp_path / "shots"
+    for width in (legibility.DESKTOP, legibility.PHONE):
+        for font in legibility.FONTS:
+            page, cell, problems = _open(chromium, path, width, font, view="order_model")
+            fig = cell.locator(".plotly-graph-div")
+            for k, text in enumerate([None, *states]):   # the first state as drawn, then typed
+                if text is not None:
+                    _type_model(cell, text)
+                found, _ = legibility.check_figure(page, fig, width)
+                for f in found:
+                    f.update(page=f"model view {k} ({len(text or '')} characters)", width=width,
+                             font=font, figure="order_model")
+                if found:
+                    shots.mkdir(exist_ok=True)
+                    fig.screenshot(path=str(shots / f"model-{language}-{width}-{font}-{k}.png"))
                 findings += found
             assert problems == [], problems
             page.context.close()

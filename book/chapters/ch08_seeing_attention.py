@@ -31,6 +31,7 @@ CAPTION_WIDTH = 28
 # 10 px label takes 11 px, so a 16-token order's labels ran into each other (6.9 px apart);
 # longer orders label every second key (the rows still name every one)
 MODEL_VIEW_KEY_LABELS = 9
+MODEL_VIEW_SPACING = (0.04, 0.07)   # between its panels, in fractions of the plot
 
 
 def _wrap(text: str, width: int = CAPTION_WIDTH) -> str:
@@ -133,7 +134,7 @@ def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
     start_layer = validate.integer("start_layer", start_layer, low=0, high=n_layers - 1)
     return views.model_view(
         sentences, [_menu_name(name) for name in names], layer=start_layer,
-        one_trace_per="layer", spacing=(0.04, 0.07),
+        one_trace_per="layer", spacing=MODEL_VIEW_SPACING,
         panel_titles=[tr("ch08.head", head=head) for head in range(n_heads)],
         panel_title_size=12, digits=3,
         # a thin bar: at 390 px the 16-token orders' upright key labels had 0.9 px between them
@@ -391,6 +392,29 @@ ORDER_MIN_HEIGHT = 420
 ORDER_MAX_WORDS, ORDER_GLOSS_UP_TO, ORDER_KEY_PX = orders.MAX_LEN, 24, 14
 
 
+def _order_spec(model, max_words: int) -> dict:
+    """What both in-page views of a typed order need (book/face/inpage.js, readOrder): the
+    checkpoint's weights, the order language, the labels' names, the messages, the caption's
+    width and line height, the longest order the view draws (``max_words``)."""
+    max_words = min(max_words, model.config.max_len)
+    return {"model": export.page_model(model), "language": export.page_language(),
+            "zh": i18n.language() == "zh",
+            "label_names": {label: attention_roles.label_name(label)
+                            for label in orders.LABELS},
+            "messages": {
+                "empty": tr("ch08.empty_order", example=attention_roles.EXAMPLE),
+                "unknown": tr("ch08.unknown_word", word="{word}", words=" ".join(orders.WORDS)),
+                "long": tr("ch08.long_order", n="{n}", max_len="{max_len}"),
+                "page_long": tr("ch08.page_long_order", n="{n}", max_words=max_words,
+                                max_len=model.config.max_len),
+                "should_be": tr("ch08.should_be", label="{label}"),
+                "caption_model": tr("ch08.caption_model", marks="{marks}"),
+                "rows_cols": tr("ch08.rows_cols", head="{head}"),
+                "head_label": tr("common.head_label", layer="{layer}", head="{head}"),
+                "model_typed": tr("ch08.model_typed")},
+            "caption_width": CAPTION_WIDTH, "line_px": ORDER_LINE_PX, "max_words": max_words}
+
+
 def attention_inpage(model=None, text: str | None = None) -> inpage.InPage:
     """The HTML book's twin of :func:`attention_live`: the page itself runs the trained
     encoder (book/toy/export.py's weights, book/face/inpage.js's forward pass) on the order the
@@ -405,7 +429,6 @@ def attention_inpage(model=None, text: str | None = None) -> inpage.InPage:
                       str(c["layer"].value)),
         inpage.select("head", c["head"].description,
                       [(str(v), label) for label, v in c["head"].options], str(c["head"].value))]
-    head = tr("common.head_label", layer="{layer}", head="{head}")
     # the first state laid out as the page lays out every typed one (inpage.js: the caption's
     # lines set the top margin, the tokens the height)
     fig = go.Figure(live.figure)
@@ -413,27 +436,57 @@ def attention_inpage(model=None, text: str | None = None) -> inpage.InPage:
     n = len(fig.data[0].x)
     fig.update_layout(margin_t=top, height=max(ORDER_MIN_HEIGHT,
                                                top + ORDER_BELOW_PX + ORDER_ROW_PX * n))
-    spec = {"model": export.page_model(model), "language": export.page_language(),
-            "zh": i18n.language() == "zh",
-            "label_names": {label: attention_roles.label_name(label)
-                            for label in orders.LABELS},
-            "messages": {
-                "empty": tr("ch08.empty_order", example=attention_roles.EXAMPLE),
-                "unknown": tr("ch08.unknown_word", word="{word}", words=" ".join(orders.WORDS)),
-                "long": tr("ch08.long_order", n="{n}", max_len="{max_len}"),
-                "page_long": tr("ch08.page_long_order", n="{n}", max_words=ORDER_MAX_WORDS,
-                                max_len=model.config.max_len),
-                "should_be": tr("ch08.should_be", label="{label}"),
-                "caption_model": tr("ch08.caption_model", marks="{marks}"),
-                "rows_cols": tr("ch08.rows_cols", head="{head}"), "head_label": head},
-            "caption_width": CAPTION_WIDTH, "top": ORDER_TOP_PX, "line_px": ORDER_LINE_PX,
-            "below": ORDER_BELOW_PX, "row_px": ORDER_ROW_PX, "key_px": ORDER_KEY_PX,
+    spec = {**_order_spec(model, ORDER_MAX_WORDS), "top": ORDER_TOP_PX, "below": ORDER_BELOW_PX,
+            "row_px": ORDER_ROW_PX, "key_px": ORDER_KEY_PX,
             "key_font": live.figure.layout.xaxis.tickfont.size,
-            "max_words": min(ORDER_MAX_WORDS, model.config.max_len),
-            "gloss_up_to": ORDER_GLOSS_UP_TO,
-            "height": ORDER_MIN_HEIGHT}
+            "gloss_up_to": ORDER_GLOSS_UP_TO, "height": ORDER_MIN_HEIGHT}
     return inpage.InPage("order", fig, controls, spec,
                          tr("ch08.live_adds_order"))
+
+
+# The model view's title (13 px, at the top of the figure) and the space under it: a typed
+# order's caption, growing upwards from just above the panels, stays below this. The page's
+# model view draws orders of up to 22 words: the panels (two a row) keep cells of 12 px at the
+# desktop width; taller panels for longer orders, 13 px a row
+MODEL_VIEW_TITLE_PX, MODEL_VIEW_MAX_WORDS, MODEL_VIEW_CELL_PX = 32, 22, 13
+
+
+def model_view_inpage(model, orders_, names=None) -> inpage.InPage:
+    """The HTML book's model view (:func:`model_view`, the orders drawn in the build, first)
+    with a text box above it: the page runs the trained encoder on the order the reader types
+    and redraws every head of every layer (book/face/inpage.js, ``order_model``); the figure's
+    slider still picks the layer, its menu brings back the orders drawn in the build."""
+    model = model_mod.check_encoder(model)
+    orders_, names = _orders_and_names(orders_, names, "model_view_inpage")
+    fig = model_view(model, orders_, names)
+    layout = fig.layout
+    n_heads = model.n_heads
+    plot_px = layout.height - layout.margin.t - layout.margin.b
+    caption = len(layout.annotations) - 1     # after the panels' titles
+    # the menu's orders put back what a typed order changes: the top margin, the height
+    for button in layout.updatemenus[0].buttons:
+        button.args = [button.args[0], {**button.args[1], "margin.t": layout.margin.t,
+                                        "height": layout.height}]
+    first = orders_[0].text if isinstance(orders_[0], orders.Order) else str(orders_[0])
+    rows = -(-n_heads // 2)               # views.model_view's grid: two panels a row
+    spec = {**_order_spec(model, MODEL_VIEW_MAX_WORDS),
+            "model_view": {"n_heads": n_heads, "caption": caption, "top": layout.margin.t,
+                           "plot": plot_px, "bottom": layout.margin.b,
+                           "panel_share": (1 - MODEL_VIEW_SPACING[1] * (rows - 1)) / rows,
+                           "caption_y": layout.annotations[caption].y - 1,
+                           "title_px": MODEL_VIEW_TITLE_PX, "cell_px": MODEL_VIEW_CELL_PX,
+                           "key_labels": MODEL_VIEW_KEY_LABELS}}
+    return inpage.InPage("order_model", fig,
+                         [inpage.text_box("text", tr("ch08.order_box"), first)], spec,
+                         tr("ch08.model_view_adds"))
+
+
+def model_view_explorer(model, orders_, names=None):
+    """The model view: in the book's HTML with a box for the reader's own order
+    (:func:`model_view_inpage`), in Jupyter the figure (:func:`attention_explorer` types
+    orders there)."""
+    return inpage.either(lambda: model_view(model, orders_, names),
+                         lambda: model_view_inpage(model, orders_, names))
 
 
 def page_model_kib(model=None) -> float:

@@ -521,10 +521,13 @@
             "xaxis.ticktext": shown};
   }
 
-  EXPLORERS.order = function (spec, v, gd) {
-    var lang = spec.language, msg = spec.messages, text = String(v.text);
-    var layer = Number(v.layer), head = Number(v.head);
-    function refuse(kind, status) { return {keep: true, status: status, exposed: {error: kind}}; }
+  // The typed order read, run through the model and captioned as the live view captions it
+  // (both of chapter 8's views): {refused: what the page says instead} where it cannot draw it
+  function readOrder(spec, typed) {
+    var lang = spec.language, msg = spec.messages, text = String(typed);
+    function refuse(kind, status) {
+      return {refused: {keep: true, status: status, exposed: {error: kind}}};
+    }
     if (!text.trim()) return refuse("empty", msg.empty);
     var read = tokenize(lang, text);
     if (read.unknown !== undefined) {
@@ -560,26 +563,86 @@
     var markLine = wrapUnits(units.join(" ").split(" "), spec.caption_width);
     var italic = WIDE.test(markLine) ? markLine : "<i>" + markLine + "</i>";  // plotting.italic
     var caption = wrapUnits(said, spec.caption_width) + "<br><span>" + italic + "</span>";
-    var lines = caption.split("<br>").length, cols = axisLabels(lang, tokens, false);
+    return {tokens: tokens, n: n, out: out, predicted: predicted, rules: rules,
+            caption: caption, lines: caption.split("<br>").length,
+            exposed: {tokens: tokens, maps: out.maps, logits: out.logits,
+                      predictions: predicted, rules: rules, caption: caption}};
+  }
+
+  function rounded3(map) {  // book.kit.numeric.rounded(map, 3), as the live views round
+    return map.map(function (r) { return r.map(function (w) { return Math.round(w * 1e3) / 1e3; }); });
+  }
+
+  // Chapter 8's head view: one head of one layer (the menus) for the typed order
+  EXPLORERS.order = function (spec, v, gd) {
+    var r = readOrder(spec, v.text);
+    if (r.refused) return r.refused;
+    var lang = spec.language, msg = spec.messages, n = r.n, tokens = r.tokens;
+    var layer = Number(v.layer), head = Number(v.head), cols = axisLabels(lang, tokens, false);
     // the queries' glosses (English) up to spec.gloss_up_to words: a longer order's map takes
     // the rows' room (cells of 12 px at the desktop width)
     var rows = axisLabels(lang, tokens, !spec.zh && n <= spec.gloss_up_to);
-    var top = spec.top + spec.line_px * lines, layout;
-    var z = out.maps[layer][head].map(function (r) {
-      return r.map(function (w) { return Math.round(w * 1e3) / 1e3; });
-    });
-    layout = {"annotations[0].text": caption,
-              "title.text": fill(msg.head_label, {layer: layer, head: head}),
-              "xaxis.categoryarray": cols, "yaxis.categoryarray": rows,
-              "xaxis.range": [-0.5, n - 0.5], "yaxis.range": [n - 0.5, -0.5],
-              "margin.t": top, height: Math.max(spec.height, top + spec.below + spec.row_px * n)};
+    var top = spec.top + spec.line_px * r.lines;
+    var layout = {"annotations[0].text": r.caption,
+                  "title.text": fill(msg.head_label, {layer: layer, head: head}),
+                  "xaxis.categoryarray": cols, "yaxis.categoryarray": rows,
+                  "xaxis.range": [-0.5, n - 0.5], "yaxis.range": [n - 0.5, -0.5],
+                  "margin.t": top, height: Math.max(spec.height, top + spec.below + spec.row_px * n)};
     var ticks = keyTicks(cols, gd, spec);
     Object.keys(ticks).forEach(function (k) { layout[k] = ticks[k]; });
     return {
-      traces: [0], data: {z: [z], x: [cols], y: [rows]}, layout: layout,
+      traces: [0], data: {z: [rounded3(r.out.maps[layer][head])], x: [cols], y: [rows]},
+      layout: layout,
       status: fill(msg.rows_cols, {head: fill(msg.head_label, {layer: layer, head: head})}),
-      exposed: {tokens: tokens, maps: out.maps, logits: out.logits, predictions: predicted,
-                rules: rules, caption: caption}};
+      exposed: r.exposed};
+  };
+
+  // At most `count` of `labels`: every n-th, from the first (book.face.views.model_view's
+  // key_labels)
+  function everyNth(labels, count) {
+    var step = Math.max(1, Math.ceil(labels.length / count));
+    return labels.filter(function (_, i) { return i % step === 0; });
+  }
+
+  // Chapter 8's model view: every head of every layer for the typed order, on the figure of
+  // book.face.views.model_view (one trace a layer and head; its slider still picks the layer
+  // shown, its menu brings back the orders drawn in the build). The caption grows upwards: a
+  // longer one takes a taller top margin, the panels keep their size.
+  EXPLORERS.order_model = function (spec, v, gd) {
+    var r = readOrder(spec, v.text);
+    if (r.refused) return r.refused;
+    var mv = spec.model_view, keys = axisLabels(spec.language, r.tokens, false), n = r.n;
+    var z = [], x = [], traces = [];
+    r.out.maps.forEach(function (layerMaps) {
+      layerMaps.forEach(function (map) {
+        z.push(rounded3(map));
+        x.push(keys);
+        traces.push(traces.length);
+      });
+    });
+    // the panels as tall as their rows need (mv.cell_px each: room for every row's label),
+    // never shorter than drawn first
+    // (the plot's height and the room under it for the slider and menu, as plotly laid them
+    // out); the caption, growing upwards from a fixed share of that height above them
+    var size = gd && gd._fullLayout && gd._fullLayout._size;
+    if (!spec._plot && size) spec._plot = {h: size.h, below: size.b};
+    var first = spec._plot || {h: mv.plot, below: mv.bottom};
+    var plot = Math.max(first.h, Math.ceil(n * mv.cell_px / mv.panel_share));
+    var above = Math.round(plot * mv.caption_y) + mv.title_px;
+    var top = Math.max(mv.top, above + spec.line_px * r.lines);
+    // every row labelled (a row has mv.cell_px), at most mv.key_labels of the keys
+    var columns = everyNth(keys, mv.key_labels);
+    // a new list of annotations: the figure's list may be a menu button's own (plotly keeps
+    // the object it was given), and "annotations[i].text" would rewrite that button's caption
+    var notes = JSON.parse(JSON.stringify(gd && gd.layout.annotations || []));
+    if (notes[mv.caption]) notes[mv.caption].text = r.caption;
+    var layout = {"margin.t": top, height: top + plot + first.below, annotations: notes};
+    for (var h = 0; h < mv.n_heads; h++) {
+      var axis = h ? String(h + 1) : "";
+      layout["xaxis" + axis + ".tickvals"] = columns;
+    }
+    return {traces: traces, data: {z: z, x: x, y: x}, layout: layout,
+            status: spec.messages.model_typed, exposed: r.exposed};
   };
 
   // --- the page: controls -> a redraw ---------------------------------------------------------
@@ -654,6 +717,17 @@
     });
     form.querySelectorAll("input[type=text]").forEach(function (box) {
       box.addEventListener("input", schedule);
+    });
+    // a control of the figure's own (a menu button, a slider step) may set a new height: the
+    // box the page sized to the first follows it
+    state.chain = state.chain.then(function () {
+      var fit = function () {
+        if (gd.layout.height && gd.style.height !== gd.layout.height + "px") {
+          gd.style.height = gd.layout.height + "px";
+        }
+      };
+      gd.on("plotly_update", fit);
+      gd.on("plotly_relayout", fit);
     });
     root.bookInpage = {
       compute: function (v) { return explorer(spec, v, gd); },

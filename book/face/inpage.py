@@ -29,7 +29,7 @@ from book.kit import i18n, validate
 SCRIPT = Path(__file__).with_name("inpage.js")
 PLOTLY_MIME = "application/vnd.plotly.v1+json"   # the figure's JSON: JupyterLab's and the PDF's
 # what inpage.js knows how to recompute
-EXPLORERS = ("dk", "softmax_row", "mask", "window", "order")
+EXPLORERS = ("dk", "softmax_row", "mask", "window", "order", "order_model")
 _FIELD = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
 
 
@@ -173,7 +173,8 @@ class InPage:
             raise TypeError(f"figure must be a plotly go.Figure, got {type(figure).__name__}")
         if (isinstance(controls, (str, bytes)) or not isinstance(controls, Sequence)
                 or not controls):
-            raise TypeError("controls must be a non-empty list of slider(...) / select(...)")
+            raise TypeError("controls must be a non-empty list of slider(...), select(...) or "
+                            "text_box(...)")
         names = []
         for c in controls:
             if not isinstance(c, dict) or c.get("kind") not in ("range", "select", "text"):

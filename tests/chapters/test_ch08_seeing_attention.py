@@ -132,6 +132,38 @@ def test_the_html_twin_carries_the_model_and_the_live_first_state(model, monkeyp
     assert not isinstance(ch08_seeing_attention.attention_explorer(model), inpage.InPage)
 
 
+def test_the_model_views_html_twin_takes_a_typed_order(model, monkeypatch):
+    """model_view_inpage: the model view as drawn in the build, a text box holding its first
+    order, the spec the page's forward pass needs (its maps against torch:
+    tests/test_browser_order.py), and menu entries that put back the first height."""
+    import book
+    from book.face import display, inpage
+
+    book.setup()
+    orders_ = [orders.Order.from_text(t) for t in TEXTS[:2]]
+    cell = ch08_seeing_attention.model_view_inpage(model, orders_)
+    static = ch08_seeing_attention.model_view(model, orders_)
+    assert cell.explorer == "order_model"
+    assert [(c["kind"], c["value"]) for c in cell.controls] == [("text", orders_[0].text)]
+    assert [t.z for t in cell.figure.data] == [t.z for t in static.data]
+    spec = json.loads(cell.spec_json)
+    mv = spec["model_view"]
+    assert mv["n_heads"] == model.n_heads and spec["max_words"] == 22
+    assert cell.figure.layout.annotations[mv["caption"]].text == \
+        static.layout.annotations[-1].text
+    assert "22" in spec["messages"]["page_long"]
+    for button in cell.figure.layout.updatemenus[0].buttons:
+        assert button.args[1]["height"] == static.layout.height
+        assert button.args[1]["margin.t"] == static.layout.margin.t
+    with pytest.raises(ValueError, match="at least one order"):
+        ch08_seeing_attention.model_view_inpage(model, [])
+    monkeypatch.setenv(display.BUILD_ENV, "1")
+    assert isinstance(ch08_seeing_attention.model_view_explorer(model, orders_), inpage.InPage)
+    monkeypatch.setenv(display.BUILD_ENV, "0")
+    assert not isinstance(ch08_seeing_attention.model_view_explorer(model, orders_),
+                          inpage.InPage)
+
+
 @pytest.mark.parametrize("text,shown", [
     ("一碗牛肉面，不要pizza", "not a word of the order language"),
     ("", "empty"), ("   ", "empty"),
