@@ -1,6 +1,6 @@
 """Benchmarks of the book (``make bench``): builds, page weight and first paint, the production
 layer's ratios, the phase times of the last ``make test``, notebook times, live latency,
-chapter 8's typed order redrawn in the HTML, chapter 9's sweeps, the pretrained model's load
+an order typed into chapters 6 and 8 in the HTML, chapter 9's sweeps, the pretrained model's load
 and sentence times.
 
 Prints one table per section; asserts nothing. Targets: a chapter page ≤ 4 MB, first figure
@@ -275,9 +275,10 @@ def latency() -> list[str]:
 
 
 def inpage_redraw() -> list[str]:
-    """Chapter 8's typed order in the HTML (tests/test_browser_order.py's bare pages, headless
-    Chromium from file://): input to redraw, the page's forward pass and plotly's redraw, over
-    20 held-out orders typed into the head view and into the model view, each edition."""
+    """An order typed in the HTML (tests/test_browser_order.py's and test_browser_head_maps.py's
+    bare pages, headless Chromium from file://): input to redraw, the page's forward pass and
+    plotly's redraw, over 20 held-out orders typed into chapter 8's head view and model view and
+    chapter 6's head maps (the 16-head model), each edition."""
     import statistics
 
     import test_browser_order as order
@@ -285,18 +286,32 @@ def inpage_redraw() -> list[str]:
 
     from book.chapters.ch08_seeing_attention import MODEL_VIEW_MAX_WORDS
 
-    print("\nchapter 8, an order typed in the HTML: input to redraw (target: median ≤ 100 ms)"
+    print("\nan order typed in the HTML: input to redraw (target: median ≤ 100 ms)"
           "\n  view                    edition  median ms  max ms  orders")
     slow = []
+    import test_browser_head_maps as maps
+
+    from book.chapters.ch06_heads import head_maps_max_words
+    from book.studies import heads
+    from book.toy.model import TinyEncoder
+
+    # chapter 6: the sweep's five shapes (seeded, untrained: the same arithmetic), 16 heads
+    models = {h: TinyEncoder(d_model=heads.SETTINGS["d_model"], n_heads=h,
+                             n_layers=heads.SETTINGS["n_layers"], seed=h)
+              for h in heads.HEAD_COUNTS}
     views = {"head view (1 map)": ("order", order._type, order._typed_orders()[:20]),
              "model view (8 maps)": ("order_model", order._type_model,
-                                     order._typed_orders(MODEL_VIEW_MAX_WORDS)[:20])}
+                                     order._typed_orders(MODEL_VIEW_MAX_WORDS)[:20]),
+             "ch6 head maps (16 maps)": ("head_maps",
+                                         lambda cell, text: maps._type(cell, 16, 1, text),
+                                         maps._held_out(head_maps_max_words(16), 20))}
     with tempfile.TemporaryDirectory() as scratch, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=order.CHROMIUM, headless=True,
                                     args=order.ARGS)
         for name, (view, type_, texts) in views.items():
             for language in ("en", "zh"):
-                path = order._page(Path(scratch), language, view)
+                path = (maps._page(Path(scratch), language, models) if view == "head_maps"
+                        else order._page(Path(scratch), language, view))
                 page, cell, problems = order._open(browser, path, order.legibility.DESKTOP,
                                                    view=view)
                 times = [type_(cell, text)["last"]["ms"] for text in texts]

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 import test_browser
 from test_browser import open_page
+from test_browser_head_maps import STATE_JS as HEAD_MAPS_JS
 
 browser = test_browser.browser  # the fixture: one Chromium per module, as there
 
@@ -33,7 +34,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.extended]
 PAGES = {"dk": "chapters/02_scaling.html", "softmax_row": "chapters/02_scaling.html",
          "mask": "chapters/04_pytorch.html", "window": "chapters/09_long_context.html",
          "order": "chapters/08_seeing_attention.html",
-         "order_model": "chapters/08_seeing_attention.html"}
+         "order_model": "chapters/08_seeing_attention.html",
+         "head_maps": "chapters/06_heads.html"}
 # The control values each explorer is moved through (the extremes and a few between), in order.
 STATES = {
     "dk": [{"d_k": 1, "n": 100}, {"d_k": 4096, "n": 3000}, {"d_k": 7, "n": 1300},
@@ -59,6 +61,14 @@ STATES = {
                     {"text": "两碗炒饭，少放盐，多加醋。三盘饺子，不要葱、蒜，正常辣。"},
                     {"text": "一碗牛肉面，不要香菜，多加辣。"},
                     {"text": "一碗牛肉面，不要香菜、葱，多加辣。一碗牛肉面，不要香菜"}],
+    # chapter 6's head maps of the five trained models (each model's longest order included)
+    "head_maps": [{"n_heads": "1", "layer": "0", "order": "辣"},
+                  {"n_heads": "16", "layer": "1", "order": "两碗炒饭，少放盐，多加醋。"},
+                  {"n_heads": "4", "layer": "0", "order": "一碗牛肉面，不要香菜，多加辣。"},
+                  {"n_heads": "8", "layer": "1",
+                   "order": "三碗清汤馄饨，盐的话照常，辣和醋都别放"},
+                  {"n_heads": "2", "layer": "1",
+                   "order": "一碗牛肉面，不要香菜、葱，多加辣。一碗牛肉面，不要香菜、葱"}],
 }
 EDITIONS = {"built_book": "en", "built_zh": "zh"}
 
@@ -72,7 +82,10 @@ STATE_JS = """el => ({values: el.bookInpage.values(), last: el.bookInpage.last()
   layout: (l => ({x: l.xaxis.range, y: l.yaxis.range, y2: l.yaxis2 && l.yaxis2.range,
                   height: l.height}))(el.querySelector('.plotly-graph-div').layout),
   model: el.dataset.explorer !== 'order_model' ? null : (gd => ({layout: gd.layout,
-    rowPx: gd._fullLayout.yaxis._length}))(el.querySelector('.plotly-graph-div'))})"""
+    rowPx: gd._fullLayout.yaxis._length}))(el.querySelector('.plotly-graph-div')),
+  heads: el.dataset.explorer !== 'head_maps' ? null : {state: (""" + HEAD_MAPS_JS + """)(el),
+    model: JSON.parse(el.querySelector('script.book-inpage-spec').textContent)
+      .models[el.bookInpage.values().n_heads]}})"""
 
 
 def _plain(text: str) -> str:
@@ -229,8 +242,20 @@ def _check_order_model(state, language):
                      train.pretrained())
 
 
+def _check_head_maps(state, language):
+    """Against torch on the page's own weights of the chosen model (the build's trained one)."""
+    from test_browser_head_maps import check_head_maps
+
+    from book.toy import export
+
+    v = state["values"]
+    check_head_maps(state["heads"]["state"], v["order"], int(v["n_heads"]), int(v["layer"]),
+                    language, export.model_from_page(state["heads"]["model"]))
+
+
 CHECKS = {"dk": _check_dk, "softmax_row": _check_softmax_row, "mask": _check_mask,
-          "window": _check_window, "order": _check_order, "order_model": _check_order_model}
+          "window": _check_window, "order": _check_order, "order_model": _check_order_model,
+          "head_maps": _check_head_maps}
 
 
 # --- the tests ---------------------------------------------------------------------------------
@@ -286,6 +311,7 @@ def _live_first_values(explorer: str) -> dict:
     from book.chapters import (
         ch02_scaling,
         ch04_pytorch,
+        ch06_heads,
         ch08_seeing_attention,
         ch09_long_context,
     )
@@ -294,6 +320,12 @@ def _live_first_values(explorer: str) -> dict:
         from test_browser_order import WRITTEN
 
         return {"text": WRITTEN[0]}
+    if explorer == "head_maps":     # head_maps_live's first values (its models take training)
+        from book.studies import heads
+
+        return {"n_heads": str(heads.HEAD_COUNTS[0]),
+                "layer": str(heads.SETTINGS["n_layers"] - 1),
+                "order": ch06_heads.HEAD_MAPS_ORDER}
     live = {"dk": ch02_scaling.dk_explorer_live, "softmax_row": ch02_scaling.softmax_row_live,
             "mask": ch04_pytorch.mask_explorer_live,
             "window": ch09_long_context.window_explorer_live,

@@ -7,12 +7,13 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from book.face import questions
+from book.face import inpage, questions
 from book.face.checks import call, exercise, number
 from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, RUN_COLORS, make_slider, rounded, wrap
 from book.kit import i18n, timing, validate
 from book.studies import heads
+from book.toy import export, orders
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
@@ -329,6 +330,66 @@ def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
     explorer = LiveExplorer(fig, controls, redraw, adds=i18n.tr("ch06.live_adds_maps"))
     explorer.update()
     return explorer
+
+
+# The head maps in the HTML book: the page runs the chosen model on the typed order. Each cell
+# keeps at least 13 px on a desktop (the plot is 636 px wide there, measured in the built book
+# at 1280 px; 672 px with 16 heads, whose grid has no query labels), so a model draws orders
+# of at most as many words as its grid's columns leave room for (48: the generator's longest).
+HEAD_MAPS_PLOT_PX, HEAD_MAPS_WIDE_PLOT_PX, HEAD_MAPS_CELL_PX = 636, 672, 12
+HEAD_MAPS_TITLE_COLUMNS = 40   # the typed order's line of the title (book.face.plotting.wrap)
+
+
+def head_maps_max_words(n_heads: int) -> int:
+    """The longest order the page draws for a model of ``n_heads`` heads (cells ≥ 13 px)."""
+    cols = _head_grid(validate.integer("n_heads", n_heads, low=1, high=MAX_GRID_HEADS))[1]
+    plot = HEAD_MAPS_WIDE_PLOT_PX if cols > 3 else HEAD_MAPS_PLOT_PX
+    panel = plot * (1 - GRID_GAP[0] * (cols - 1)) / cols
+    return min(orders.MAX_LEN, int(panel // HEAD_MAPS_CELL_PX))
+
+
+def head_maps_inpage(models: dict, order: str = HEAD_MAPS_ORDER) -> inpage.InPage:
+    """The HTML book's twin of :func:`head_maps_live`: the page runs the chosen model
+    (book/toy/export.py's weights, book/face/inpage.js's forward pass) on the order the reader
+    types and redraws every head's map of the chosen layer, the grid laid out as here."""
+    live = head_maps_live(models, order)
+    models = dict(models)
+    c = live.controls
+    counts = list(models)
+    n_layers = next(iter(models.values())).n_layers
+    controls = [
+        inpage.select("n_heads", c["n_heads"].description,
+                      [(str(h), head_count(h)) for h in counts], str(c["n_heads"].value)),
+        inpage.select("layer", c["layer"].description,
+                      [(str(layer), str(layer)) for layer in range(n_layers)],
+                      str(c["layer"].value)),
+        inpage.text_box("order", c["order"].description, c["order"].value)]
+    example = "三盘饺子，多放醋，不要蒜。"
+    spec = {"models": {str(h): export.page_model(m) for h, m in models.items()},
+            "language": export.page_language(), "zh": i18n.language() == "zh",
+            "grids": {str(h): {**_head_axes_visible(h),
+                               "annotations": _head_panel_annotations(h)} for h in counts},
+            "columns": {str(h): _head_grid(h)[1] for h in counts},
+            "max_words": {str(h): head_maps_max_words(h) for h in counts},
+            "heads": {str(h): head_count(h) for h in counts}, "panels": MAX_GRID_HEADS,
+            "title_columns": HEAD_MAPS_TITLE_COLUMNS, "key_px": 14, "gap": GRID_GAP[0],
+            "messages": {
+                "title": _tr("maps_title", heads="{heads}", layer="{layer}", js="{js}",
+                             text="{text}"),
+                "js": i18n.table()["ch06.maps_js"].get(i18n.language())
+                or i18n.table()["ch06.maps_js"]["en"],
+                "empty": _tr("inpage_empty", example=example),
+                "unknown": _tr("inpage_unknown", word="{word}", words=" ".join(orders.WORDS)),
+                "long": _tr("inpage_long", heads="{heads}", max_words="{max_words}", n="{n}")}}
+    return inpage.InPage("head_maps", go.Figure(live.figure), controls, spec,
+                         _tr("inpage_adds"))
+
+
+def head_maps_typed(models: dict, order: str = HEAD_MAPS_ORDER):
+    """Type an order: in the book's HTML the page computes every head's map
+    (:func:`head_maps_inpage`), in Jupyter the kernel does (:func:`head_maps_live`)."""
+    return inpage.either(lambda: head_maps_live(models, order),
+                         lambda: head_maps_inpage(models, order))
 
 
 # --- exercises (registered with book.face.checks)

@@ -1,8 +1,9 @@
 """In-page explorers of the HTML book: a figure whose controls recompute it in the page itself.
 
 Where a live explorer's computation is small (chapter 2's d_k sampler and softmax row, chapter
-4's mask explorer, chapter 9's window explorer, and chapter 8's typed order: the trained toy
-encoder's forward pass over its exported weights, book/toy/export.py), the book's page does it
+4's mask explorer, chapter 9's window explorer, and the typed orders of chapter 8's head and
+model views and chapter 6's head maps: a toy encoder's forward pass over its exported weights,
+book/toy/export.py), the book's page does it
 with no kernel: ``inpage.js`` (copied to ``_static/book-inpage.js`` by
 :mod:`book.site.sphinxext`, loaded on the pages that hold one) recomputes the data in plain
 JavaScript from the controls above the figure and redraws it with ``Plotly.update``. It works
@@ -29,7 +30,7 @@ from book.kit import i18n, validate
 SCRIPT = Path(__file__).with_name("inpage.js")
 PLOTLY_MIME = "application/vnd.plotly.v1+json"   # the figure's JSON: JupyterLab's and the PDF's
 # what inpage.js knows how to recompute
-EXPLORERS = ("dk", "softmax_row", "mask", "window", "order", "order_model")
+EXPLORERS = ("dk", "softmax_row", "mask", "window", "order", "order_model", "head_maps")
 _FIELD = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
 
 

@@ -1,11 +1,13 @@
 """A trained :class:`~book.toy.model.TinyEncoder` and its order language as plain data for a page.
 
-The book's HTML computes chapter 8's "type your own order" in the page itself
-(``book/face/inpage.js``, explorer ``order``): tokenizer, embeddings and positions, each block's
-attention and feed-forward, the classifier. :func:`page_model` gives it the weights, each tensor
-as its shape and its float32 bytes in base64 (exact, and a third of the size of decimal text);
+The book's HTML computes the typed orders of chapters 6 and 8 in the page itself
+(``book/face/inpage.js``, explorers ``order``, ``order_model``, ``head_maps``): tokenizer,
+embeddings and positions, each block's attention and feed-forward, the classifier.
+:func:`page_model` gives it the weights, each tensor as its shape and its float32 bytes in
+base64 (exact, and a third of the size of decimal text);
 :func:`page_language` the vocabulary with each word's category, gloss and value, and the labels.
-Both are JSON values; nothing here draws.
+Both are JSON values; nothing here draws. :func:`model_from_page` reads the weights back into
+a model (the tests run torch on what a built page holds).
 """
 
 from __future__ import annotations
@@ -44,6 +46,27 @@ def page_model(model) -> dict:
             "positions": c.positions, "n_labels": c.n_labels,
             "eps": eps.pop() if eps else 1e-5,
             "tensors": {name: _packed(t) for name, t in model.state_dict().items()}}
+
+
+def model_from_page(page: dict):
+    """The :class:`~book.toy.model.TinyEncoder` whose weights :func:`page_model` wrote (what a
+    test reads back out of a built page, to run torch on the page's own checkpoint)."""
+    import torch
+
+    from book.toy.model import TinyEncoder
+
+    if not isinstance(page, dict) or page.get("format") != FORMAT or "tensors" not in page:
+        raise ValueError(f"page must be what page_model writes (format {FORMAT}, with tensors), "
+                         f"got {str(page)[:80]!r}")
+    tensors = {name: torch.from_numpy(np.frombuffer(base64.b64decode(entry["data"]), dtype="<f4")
+                                      .reshape(entry["shape"]).copy())
+               for name, entry in page["tensors"].items()}
+    model = TinyEncoder(tensors["embed.weight"].shape[0], page["n_labels"],
+                        d_model=page["d_model"], n_heads=page["n_heads"],
+                        n_layers=page["n_layers"], d_ff=page["d_ff"], max_len=page["max_len"],
+                        norm=page["norm"], positions=page["positions"])
+    model.load_state_dict(tensors)
+    return model.eval()
 
 
 def page_language() -> dict:

@@ -184,3 +184,42 @@ def test_head_maps_gloss_the_queries_with_one_head_and_every_key_in_the_hover(mo
     for step in (one, four):
         assert all(row == glossed for row in step["customdata"][0])
     assert "%{customdata}" in fig.data[0].hovertemplate
+
+
+def test_head_maps_html_twin_carries_every_model_and_the_live_first_state(models, monkeypatch):
+    """head_maps_inpage: the live view's first figure and control values, each model's weights
+    as the page reads them, each head count's grid and longest order (the page's forward pass
+    against torch: tests/test_browser_head_maps.py)."""
+    import json
+
+    import torch
+
+    import book
+    from book.face import display, inpage
+    from book.toy import export
+
+    book.setup()
+    cell = ch06_heads.head_maps_inpage(models)
+    live = ch06_heads.head_maps_live(models)
+    assert cell.explorer == "head_maps"
+    assert [c["name"] for c in cell.controls] == list(live.controls)
+    assert [c["value"] for c in cell.controls] == [str(live.controls["n_heads"].value),
+                                                    str(live.controls["layer"].value),
+                                                    live.controls["order"].value]
+    assert cell.figure.layout.title.text == live.figure.layout.title.text
+    spec = json.loads(cell.spec_json)
+    assert sorted(spec["models"], key=int) == [str(h) for h in models]
+    for h, model in models.items():
+        back = export.model_from_page(spec["models"][str(h)])
+        assert all(torch.equal(back.state_dict()[k], v) for k, v in model.state_dict().items())
+        assert spec["grids"][str(h)]["margin.l"] == ch06_heads._head_axes_visible(h)["margin.l"]
+        assert spec["max_words"][str(h)] == ch06_heads.head_maps_max_words(h)
+    # the longest order per head count: every cell at least 12 px of the desktop plot
+    assert [ch06_heads.head_maps_max_words(h) for h in (1, 2, 4, 8, 16)] == [48, 25, 25, 16, 13]
+    with pytest.raises(ValueError):
+        ch06_heads.head_maps_max_words(17)
+    assert "{max_words}" in spec["messages"]["long"] and "{word}" in spec["messages"]["unknown"]
+    monkeypatch.setenv(display.BUILD_ENV, "1")
+    assert isinstance(ch06_heads.head_maps_typed(models), inpage.InPage)
+    monkeypatch.setenv(display.BUILD_ENV, "0")
+    assert not isinstance(ch06_heads.head_maps_typed(models), inpage.InPage)

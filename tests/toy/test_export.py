@@ -29,6 +29,24 @@ def test_page_model_holds_every_tensor_exactly():
     assert out["eps"] == 1e-5 and out["format"] == export.FORMAT
 
 
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_the_page_model_reads_back_as_the_same_model(norm):
+    import torch
+
+    from book.toy import probe
+
+    model = TinyEncoder(d_model=16, n_heads=4, n_layers=2, norm=norm, seed=3)
+    back = export.model_from_page(json.loads(json.dumps(export.page_model(model))))
+    assert back.config == model.config
+    for name, t in model.state_dict().items():
+        assert torch.equal(back.state_dict()[name], t), name
+    order = orders.Order.from_text("两碗炒饭，不要葱。")
+    np.testing.assert_array_equal(probe.attention_maps(back, order),
+                                  probe.attention_maps(model, order))
+    with pytest.raises(ValueError, match="what page_model writes"):
+        export.model_from_page({"format": 99})
+
+
 def test_page_model_refuses_what_the_page_cannot_compute():
     with pytest.raises(ValueError, match="full attention only"):
         export.page_model(TinyEncoder(d_model=8, n_heads=2, n_layers=1, attention="window-2"))
