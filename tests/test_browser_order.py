@@ -107,6 +107,30 @@ def _page(tmp_path, language: str, view: str = "order"):
     return path
 
 
+def _shared_page(tmp_path, cells: list[str]):
+    """A bare English page with chapter 8's head view (it carries the weights) and/or its model
+    view reading them from there (``cells``: "order", "order_model")."""
+    import figures_page
+    from conftest import ROOT
+
+    from book.chapters import ch08_seeing_attention as ch08
+    from book.face import display
+    from book.toy import orders, train
+
+    display.setup(language="en")
+    written = [orders.Order.from_text(t) for t in WRITTEN]
+    html = {"order": lambda: ch08.attention_inpage().html(),
+            "order_model": lambda: ch08.model_view_inpage(
+                train.pretrained(), written, [o.text for o in written],
+                weights_on_page=True).html()}
+    path = tmp_path / f"shared-{'-'.join(cells)}.html"
+    figures_page.write_page([html[c]() for c in cells], path)
+    script = (ROOT / "book" / "face" / "inpage.js").as_uri()
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        "</body>", f'<script src="{script}"></script></body>'), encoding="utf-8")
+    return path
+
+
 def _open(browser, path, width: int, font: str = "book", view: str = "order"):
     context = browser.new_context(viewport={"width": width, "height": legibility.SCREEN_HEIGHT})
     if font == "fallback":
@@ -425,3 +449,20 @@ def test_typed_model_views_are_legible(chromium, model, tmp_path, language):
             page.context.close()
     listed = "\n".join(legibility.describe(f) for f in findings)
     assert not findings, f"{len(findings)} findings (screenshots in {shots}):\n{listed[:6000]}"
+
+
+def test_the_model_view_reads_the_weights_the_head_view_carries(chromium, model, tmp_path):
+    """The chapter's page holds the checkpoint once: the model view refers to the head view's
+    copy (book.toy.export.page_model_ref) and computes the same maps; alone it says why not."""
+    path = _shared_page(tmp_path, ["order_model", "order"])
+    assert path.read_text(encoding="utf-8").count('"tensors"') == 1
+    page, cell, problems = _open(chromium, path, legibility.DESKTOP, view="order_model")
+    text = "两碗炒饭，少放盐，多加醋。"
+    check_model_view(text, "en", _type_model(cell, text), model)
+    assert problems == [], problems
+    page.context.close()
+    alone = _shared_page(tmp_path, ["order_model"])
+    page, cell, problems = _open(chromium, alone, legibility.DESKTOP, view="order_model")
+    _type_model(cell, text)
+    assert any("no cell of this page carries the model" in p for p in problems), problems
+    page.context.close()

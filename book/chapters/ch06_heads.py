@@ -151,9 +151,15 @@ def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go
     rows, cols = HEAD_GRID
     fig = make_subplots(rows=rows, cols=cols)
     first = _head_maps_update(frames[start])
+    # one order in every frame: each panel's keys and hover glosses are written once, here, and
+    # a step restyles the maps and the query labels only (the glosses in every step of all ten
+    # frames weighed 200 KB of the chapter's page)
+    every = _head_maps_update({**frames[start], "n_heads": MAX_GRID_HEADS,
+                               "maps": np.zeros((MAX_GRID_HEADS, 1, 1))})
     for h in range(MAX_GRID_HEADS):
         fig.add_trace(go.Heatmap(
-            z=first["z"][h], x=first["x"][h], y=first["y"][h], customdata=first["customdata"][h],
+            z=first["z"][h], x=every["x"][h], y=first["y"][h] or every["y"][h],
+            customdata=every["customdata"][h],
             # no colour bar: it would take the width the 16-head grid needs for 12 px cells;
             # the title names the scale and the hover gives each weight
             zmin=0, zmax=1, colorscale=COLORSCALE, showscale=False,
@@ -168,7 +174,8 @@ def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go
     steps = []
     for data in frames:
         steps.append({"label": f"{data['n_heads']}·{data['layer']}", "method": "update",
-                      "args": [_head_maps_update(data),
+                      "args": [{k: v for k, v in _head_maps_update(data).items()
+                                if k in ("z", "y")},
                                {"annotations": _head_panel_annotations(data["n_heads"]),
                                 "title.text": _head_maps_title(data),
                                 **_head_axes_visible(data["n_heads"])}]})

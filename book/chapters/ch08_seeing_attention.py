@@ -451,11 +451,14 @@ def attention_inpage(model=None, text: str | None = None) -> inpage.InPage:
 MODEL_VIEW_TITLE_PX, MODEL_VIEW_MAX_WORDS, MODEL_VIEW_CELL_PX = 32, 22, 13
 
 
-def model_view_inpage(model, orders_, names=None) -> inpage.InPage:
+def model_view_inpage(model, orders_, names=None, weights_on_page: bool = False
+                      ) -> inpage.InPage:
     """The HTML book's model view (:func:`model_view`, the orders drawn in the build, first)
     with a text box above it: the page runs the trained encoder on the order the reader types
     and redraws every head of every layer (book/face/inpage.js, ``order_model``); the figure's
-    slider still picks the layer, its menu brings back the orders drawn in the build."""
+    slider still picks the layer, its menu brings back the orders drawn in the build.
+    ``weights_on_page``: another cell of the page (the chapter's :func:`attention_explorer`)
+    carries the model's weights; this one refers to them (the page holds one copy, 393 KiB)."""
     model = model_mod.check_encoder(model)
     orders_, names = _orders_and_names(orders_, names, "model_view_inpage")
     fig = model_view(model, orders_, names)
@@ -470,6 +473,8 @@ def model_view_inpage(model, orders_, names=None) -> inpage.InPage:
     first = orders_[0].text if isinstance(orders_[0], orders.Order) else str(orders_[0])
     rows = -(-n_heads // 2)               # views.model_view's grid: two panels a row
     spec = {**_order_spec(model, MODEL_VIEW_MAX_WORDS),
+            **({"model": export.page_model_ref(model)} if validate.boolean(
+                "weights_on_page", weights_on_page) else {}),
             "model_view": {"n_heads": n_heads, "caption": caption, "top": layout.margin.t,
                            "plot": plot_px, "bottom": layout.margin.b,
                            "panel_share": (1 - MODEL_VIEW_SPACING[1] * (rows - 1)) / rows,
@@ -483,10 +488,11 @@ def model_view_inpage(model, orders_, names=None) -> inpage.InPage:
 
 def model_view_explorer(model, orders_, names=None):
     """The model view: in the book's HTML with a box for the reader's own order
-    (:func:`model_view_inpage`), in Jupyter the figure (:func:`attention_explorer` types
-    orders there)."""
+    (:func:`model_view_inpage`, reading the weights that the chapter's
+    :func:`attention_explorer` carries on the same page), in Jupyter the figure
+    (:func:`attention_explorer` types orders there)."""
     return inpage.either(lambda: model_view(model, orders_, names),
-                         lambda: model_view_inpage(model, orders_, names))
+                         lambda: model_view_inpage(model, orders_, names, weights_on_page=True))
 
 
 def page_model_kib(model=None) -> float:

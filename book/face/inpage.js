@@ -306,8 +306,32 @@
     return {config: m, t: t};
   }
 
+  // The models unpacked so far, by id: a cell whose spec says {same_as: id} reads the weights
+  // another cell of the page carries (book.toy.export.page_model_ref), so the page holds one copy
+  var MODELS = {};
+
+  function carried(id) {
+    if (!MODELS[id]) {
+      document.querySelectorAll(".book-inpage script.book-inpage-spec").forEach(function (el) {
+        var text = el.textContent;
+        if (MODELS[id] || text.indexOf('"id":"' + id + '"') < 0) return;  // parse only that one
+        var m = JSON.parse(text).model;
+        if (m && m.id === id) MODELS[id] = loadModel(m);
+      });
+    }
+    if (!MODELS[id]) {
+      throw new Error("no cell of this page carries the model " + id + ": show the explorer " +
+                      "that holds its weights (book.toy.export.page_model) on the same page");
+    }
+    return MODELS[id];
+  }
+
   function pageModel(spec) {  // the cell's one model, unpacked once
-    if (!spec._model) spec._model = loadModel(spec.model);
+    if (!spec._model) {
+      var m = spec.model;
+      if (m.same_as) spec._model = carried(m.same_as);
+      else spec._model = MODELS[m.id] || (MODELS[m.id] = loadModel(m));
+    }
     return spec._model;
   }
 

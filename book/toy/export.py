@@ -41,11 +41,28 @@ def page_model(model) -> dict:
     if len(eps) > 1:
         raise ValueError(f"the model's LayerNorms use different eps {sorted(eps)}; the page "
                          "uses one")
-    return {"format": FORMAT, "d_model": c.d_model, "n_heads": c.n_heads,
-            "n_layers": c.n_layers, "d_ff": c.d_ff, "max_len": c.max_len, "norm": c.norm,
-            "positions": c.positions, "n_labels": c.n_labels,
-            "eps": eps.pop() if eps else 1e-5,
-            "tensors": {name: _packed(t) for name, t in model.state_dict().items()}}
+    tensors = {name: _packed(t) for name, t in model.state_dict().items()}
+    return {"format": FORMAT, "id": _digest(tensors), "d_model": c.d_model,
+            "n_heads": c.n_heads, "n_layers": c.n_layers, "d_ff": c.d_ff, "max_len": c.max_len,
+            "norm": c.norm, "positions": c.positions, "n_labels": c.n_labels,
+            "eps": eps.pop() if eps else 1e-5, "tensors": tensors}
+
+
+def page_model_ref(model) -> dict:
+    """A reference to ``model``'s weights where another cell of the same page carries them
+    (:func:`page_model`): the page reads them from there, and the page weighs one copy."""
+    return {"format": FORMAT,
+            "same_as": _digest({name: _packed(t)
+                                for name, t in check_encoder(model).state_dict().items()})}
+
+
+def _digest(tensors: dict) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in sorted(tensors):
+        h.update(f"{name}{tensors[name]['shape']}{tensors[name]['data']}".encode())
+    return h.hexdigest()[:16]
 
 
 def model_from_page(page: dict):

@@ -179,10 +179,14 @@ def test_head_maps_gloss_the_queries_with_one_head_and_every_key_in_the_hover(mo
     glossed = one["y"][0]
     assert any("(" in label for label in glossed)
     # with two columns the query labels are the bare tokens: the glosses took the keys' room
-    assert four["y"][0] == four["x"][0] and not any("(" in label for label in four["y"][0])
-    # each cell's hover names its key (column) with its gloss, whatever its row
-    for step in (one, four):
-        assert all(row == glossed for row in step["customdata"][0])
+    assert list(fig.data[0].x) == four["y"][0]
+    assert not any("(" in label for label in four["y"][0])
+    # each cell's hover names its key (column) with its gloss, whatever its row: written once
+    # in every panel (one order in every frame), the steps restyle the maps and rows only
+    for trace in fig.data:
+        assert [list(row) for row in trace.customdata] == [glossed] * len(glossed)
+        assert list(trace.x) == four["y"][0]
+    assert all(set(step.args[0]) == {"z", "y"} for step in fig.layout.sliders[0].steps)
     assert "%{customdata}" in fig.data[0].hovertemplate
 
 

@@ -157,6 +157,12 @@ def test_the_model_views_html_twin_takes_a_typed_order(model, monkeypatch):
         assert button.args[1]["margin.t"] == static.layout.margin.t
     with pytest.raises(ValueError, match="at least one order"):
         ch08_seeing_attention.model_view_inpage(model, [])
+    # on the chapter's page the head view carries the weights; the model view refers to them
+    shared = json.loads(ch08_seeing_attention.model_view_inpage(
+        model, orders_, weights_on_page=True).spec_json)["model"]
+    assert shared == {"format": spec["model"]["format"], "same_as": spec["model"]["id"]}
+    with pytest.raises(TypeError, match="weights_on_page"):
+        ch08_seeing_attention.model_view_inpage(model, orders_, weights_on_page="yes")
     monkeypatch.setenv(display.BUILD_ENV, "1")
     assert isinstance(ch08_seeing_attention.model_view_explorer(model, orders_), inpage.InPage)
     monkeypatch.setenv(display.BUILD_ENV, "0")
