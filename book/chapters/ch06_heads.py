@@ -308,7 +308,7 @@ def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
                     trace.x, trace.y = panel["x"][h], panel["y"][h]
                     trace.customdata = panel["customdata"][h]
             elif h < shown["heads"]:   # a panel this model has no head for: empty it
-                trace.z, trace.x, trace.y = None, [], []
+                trace.z, trace.x, trace.y, trace.customdata = None, [], [], None
         titles = _head_panel_titles(data["n_heads"])
         if titles != shown["titles"]:
             for annotation, new in zip(fig.layout.annotations,
@@ -372,7 +372,8 @@ def head_maps_inpage(models: dict, order: str = HEAD_MAPS_ORDER) -> inpage.InPag
                       str(c["layer"].value)),
         inpage.text_box("order", c["order"].description, c["order"].value)]
     example = "三盘饺子，多放醋，不要蒜。"
-    spec = {"models": {str(h): export.page_model(m) for h, m in models.items()},
+    # each model's weights as far as its last attention map (the maps are all the page draws)
+    spec = {"models": {str(h): export.page_model(m, maps_only=True) for h, m in models.items()},
             "language": export.page_language(), "zh": i18n.language() == "zh",
             "grids": {str(h): {**_head_axes_visible(h),
                                "annotations": _head_panel_annotations(h)} for h in counts},

@@ -368,10 +368,12 @@
     });
   }
 
-  function selfAttention(t, p, x, heads) {  // book.ideas.mha.MultiHeadSelfAttention, no mask
+  // book.ideas.mha.MultiHeadSelfAttention, no mask; the maps alone where the values' weights
+  // were left out of the page (book.toy.export.page_model(maps_only=True))
+  function selfAttention(t, p, x, heads) {
     var q = linear(x, t[p + "w_q.weight"], t[p + "w_q.bias"]);
     var k = linear(x, t[p + "w_k.weight"], t[p + "w_k.bias"]);
-    var v = linear(x, t[p + "w_v.weight"], t[p + "w_v.bias"]);
+    var v = t[p + "w_v.weight"] ? linear(x, t[p + "w_v.weight"], t[p + "w_v.bias"]) : null;
     var n = x.length, d = q[0].length, dk = d / heads, root = Math.sqrt(dk), maps = [];
     var context = x.map(function () { return new Float64Array(d); });
     for (var h = 0; h < heads; h++) {
@@ -384,12 +386,12 @@
           scores[j] = s / root;
         }
         var w = softmax(scores);
-        for (j = 0; j < n; j++) for (c = 0; c < dk; c++) context[i][off + c] += w[j] * v[j][off + c];
+        if (v) for (j = 0; j < n; j++) for (c = 0; c < dk; c++) context[i][off + c] += w[j] * v[j][off + c];
         map.push(w);
       }
       maps.push(map);
     }
-    return {out: linear(context, t[p + "w_o.weight"], t[p + "w_o.bias"]), maps: maps};
+    return {out: v ? linear(context, t[p + "w_o.weight"], t[p + "w_o.bias"]) : null, maps: maps};
   }
 
   function feedForward(t, p, x) {
@@ -413,17 +415,17 @@
       var p = "blocks." + l + ".", a;
       var ln1 = function (z) { return layerNorm(z, t[p + "norm1.weight"], t[p + "norm1.bias"], c.eps); };
       var ln2 = function (z) { return layerNorm(z, t[p + "norm2.weight"], t[p + "norm2.bias"], c.eps); };
+      var pre = c.norm === "pre";
+      a = selfAttention(t, p + "attn.", pre ? ln1(x) : x, c.n_heads);
+      maps.push(a.maps);
+      if (!a.out) return {logits: null, maps: maps};  // a maps-only page model: no labels
       if (c.norm === "post") {
-        a = selfAttention(t, p + "attn.", x, c.n_heads);
         x = ln1(plus(x, a.out));
         x = ln2(plus(x, feedForward(t, p, x)));
       } else {
-        var pre = c.norm === "pre";
-        a = selfAttention(t, p + "attn.", pre ? ln1(x) : x, c.n_heads);
         x = plus(x, a.out);
         x = plus(x, feedForward(t, p, pre ? ln2(x) : x));
       }
-      maps.push(a.maps);
     }
     if (c.norm === "pre") x = layerNorm(x, t["final_norm.weight"], t["final_norm.bias"], c.eps);
     return {logits: linear(x, t["head.weight"], t["head.bias"]), maps: maps};

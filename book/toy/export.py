@@ -17,6 +17,7 @@ import base64
 import numpy as np
 from torch import nn
 
+from book.kit import validate
 from book.toy import orders
 from book.toy.model import ATTENTIONS, check_encoder
 
@@ -28,11 +29,15 @@ def _packed(tensor) -> dict:
     return {"shape": list(array.shape), "data": base64.b64encode(array.tobytes()).decode()}
 
 
-def page_model(model) -> dict:
+def page_model(model, maps_only: bool = False) -> dict:
     """``model``'s configuration and every tensor of its ``state_dict`` (names as there), for
     the page's forward pass. The page computes the book's own attention (scratch or sdpa: the
-    same weights); a model built with a chapter-10 variant raises."""
+    same weights); a model built with a chapter-10 variant raises. ``maps_only``: only what
+    reaches an attention map (the last block's values, output projection, feed-forward and
+    second norm, the final norm and the classifier left out: a third less for a page that
+    draws maps and no labels)."""
     model = check_encoder(model)
+    validate.boolean("maps_only", maps_only)
     c = model.config
     if c.attention not in ATTENTIONS:
         raise ValueError(f"the page computes full attention only; this model uses "
@@ -41,8 +46,12 @@ def page_model(model) -> dict:
     if len(eps) > 1:
         raise ValueError(f"the model's LayerNorms use different eps {sorted(eps)}; the page "
                          "uses one")
-    tensors = {name: _packed(t) for name, t in model.state_dict().items()}
-    return {"format": FORMAT, "id": _digest(tensors), "d_model": c.d_model,
+    last = f"blocks.{c.n_layers - 1}."
+    beyond = (last + "attn.w_v.", last + "attn.w_o.", last + "ff.", last + "norm2.",
+              "final_norm.", "head.") + ((last + "norm1.",) if c.norm == "post" else ())
+    tensors = {name: _packed(t) for name, t in model.state_dict().items()
+               if not (maps_only and name.startswith(beyond))}
+    return {"format": FORMAT, "id": _digest(tensors), "maps_only": maps_only, "d_model": c.d_model,
             "n_heads": c.n_heads, "n_layers": c.n_layers, "d_ff": c.d_ff, "max_len": c.max_len,
             "norm": c.norm, "positions": c.positions, "n_labels": c.n_labels,
             "eps": eps.pop() if eps else 1e-5, "tensors": tensors}
@@ -67,7 +76,9 @@ def _digest(tensors: dict) -> str:
 
 def model_from_page(page: dict):
     """The :class:`~book.toy.model.TinyEncoder` whose weights :func:`page_model` wrote (what a
-    test reads back out of a built page, to run torch on the page's own checkpoint)."""
+    test reads back out of a built page, to run torch on the page's own checkpoint). A
+    ``maps_only`` page leaves out what reaches no attention map: those weights keep their
+    initial values, so the model's maps are the checkpoint's and its labels are not."""
     import torch
 
     from book.toy.model import TinyEncoder
@@ -82,7 +93,7 @@ def model_from_page(page: dict):
                         d_model=page["d_model"], n_heads=page["n_heads"],
                         n_layers=page["n_layers"], d_ff=page["d_ff"], max_len=page["max_len"],
                         norm=page["norm"], positions=page["positions"])
-    model.load_state_dict(tensors)
+    model.load_state_dict(tensors, strict=not page.get("maps_only", False))
     return model.eval()
 
 

@@ -214,8 +214,13 @@ def test_head_maps_html_twin_carries_every_model_and_the_live_first_state(models
     spec = json.loads(cell.spec_json)
     assert sorted(spec["models"], key=int) == [str(h) for h in models]
     for h, model in models.items():
-        back = export.model_from_page(spec["models"][str(h)])
-        assert all(torch.equal(back.state_dict()[k], v) for k, v in model.state_dict().items())
+        page = spec["models"][str(h)]
+        assert page["maps_only"] is True    # the maps are all the page draws
+        back = export.model_from_page(page)
+        assert all(torch.equal(back.state_dict()[k], model.state_dict()[k])
+                   for k in page["tensors"])
+        np.testing.assert_array_equal(probe.attention_maps(back, O.Order.from_text("辣。")),
+                                      probe.attention_maps(model, O.Order.from_text("辣。")))
         assert spec["grids"][str(h)]["margin.l"] == ch06_heads._head_axes_visible(h)["margin.l"]
         assert spec["max_words"][str(h)] == ch06_heads.head_maps_max_words(h)
     # the longest order per head count: every cell at least 12 px of the desktop plot

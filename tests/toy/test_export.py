@@ -45,6 +45,18 @@ def test_the_page_model_reads_back_as_the_same_model(norm):
                                   probe.attention_maps(model, order))
     with pytest.raises(ValueError, match="what page_model writes"):
         export.model_from_page({"format": 99})
+    # maps only: what reaches no attention map stays out, and the maps are the same
+    maps_only = export.page_model(model, maps_only=True)
+    left_out = set(model.state_dict()) - set(maps_only["tensors"])
+    assert {"head.weight", "blocks.1.attn.w_v.weight", "blocks.1.ff.0.weight"} <= left_out
+    assert "blocks.1.attn.w_q.weight" in maps_only["tensors"]
+    assert ("blocks.1.norm1.weight" in left_out) == (norm == "post")
+    assert not any(name.startswith("blocks.0.") for name in left_out)
+    partial = export.model_from_page(json.loads(json.dumps(maps_only)))
+    np.testing.assert_array_equal(probe.attention_maps(partial, order),
+                                  probe.attention_maps(model, order))
+    with pytest.raises(TypeError, match="maps_only"):
+        export.page_model(model, maps_only="yes")
 
 
 def test_page_model_refuses_what_the_page_cannot_compute():
