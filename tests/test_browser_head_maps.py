@@ -22,9 +22,12 @@ import statistics
 import legibility
 import numpy as np
 import pytest
-from test_browser_order import TOLERANCE, _open, _words
+import test_browser_order
+from test_browser_order import TOLERANCE, _open, _words, bare_page, check_legible
 
 pytestmark = pytest.mark.slow
+
+chromium = test_browser_order.chromium  # the fixture: one Chromium per module, as there
 
 STATE_JS = """el => { const gd = el.querySelector('.plotly-graph-div');
   return {last: el.bookInpage.last(), status: el.querySelector('.book-inpage-status').textContent,
@@ -38,17 +41,6 @@ STATE_JS = """el => { const gd = el.querySelector('.plotly-graph-div');
 
 
 @pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-    from test_browser import ARGS, CHROMIUM
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
 def models():
     from book.studies import heads
     from book.toy.model import TinyEncoder
@@ -58,10 +50,8 @@ def models():
             for h in heads.HEAD_COUNTS}
 
 
-def _page(tmp_path, language: str, models) -> object:
-    import figures_page
-    from conftest import ROOT
-
+def _page(tmp_path, language: str, models):
+    """The explorer over ``models`` on a bare page in ``language``."""
     from book.chapters import ch06_heads
     from book.face import display
     from book.kit import i18n
@@ -72,12 +62,7 @@ def _page(tmp_path, language: str, models) -> object:
         html = ch06_heads.head_maps_inpage(models).html()
     finally:
         i18n.set_language(before)
-    path = tmp_path / f"head-maps-{language}.html"
-    figures_page.write_page([html], path)
-    script = (ROOT / "book" / "face" / "inpage.js").as_uri()
-    path.write_text(path.read_text(encoding="utf-8").replace(
-        "</body>", f'<script src="{script}"></script></body>'), encoding="utf-8")
-    return path
+    return bare_page([html], tmp_path / f"head-maps-{language}.html")
 
 
 def _type(cell, n_heads: int | None = None, layer: int | None = None,
@@ -233,25 +218,7 @@ def test_typed_head_maps_are_legible(chromium, models, tmp_path, language):
     from book.chapters import ch06_heads
 
     path = _page(tmp_path, language, models)
-    findings, shots = [], tmp_path / "shots"
-    for width in (legibility.DESKTOP, legibility.PHONE):
-        for font in legibility.FONTS:
-            page, cell, problems = _open(chromium, path, width, font, view="head_maps")
-            fig = cell.locator(".plotly-graph-div")
-            states = [(None, None)] + [(h, _words(ch06_heads.head_maps_max_words(h)))
-                                       for h in models] + [(16, "辣")]
-            for k, (n_heads, text) in enumerate(states):
-                if text is not None:
-                    _type(cell, n_heads, 1, text)
-                found, _ = legibility.check_figure(page, fig, width)
-                for f in found:
-                    f.update(page=f"head maps {k}: {n_heads} heads, {len(text or '')} "
-                             "characters", width=width, font=font, figure="head_maps")
-                if found:
-                    shots.mkdir(exist_ok=True)
-                    fig.screenshot(path=str(shots / f"{language}-{width}-{font}-{k}.png"))
-                findings += found
-            assert problems == [], problems
-            page.context.close()
-    listed = "\n".join(legibility.describe(f) for f in findings)
-    assert not findings, f"{len(findings)} findings (screenshots in {shots}):\n{listed[:6000]}"
+    states = [None] + [(h, _words(ch06_heads.head_maps_max_words(h))) for h in models] + [
+        (16, "辣")]
+    check_legible(chromium, path, "head_maps", states,
+                  lambda cell, k, state: _type(cell, state[0], 1, state[1]), tmp_path / "shots")

@@ -79,9 +79,6 @@ def _longest() -> str:
 def _page(tmp_path, language: str, view: str = "order"):
     """The explorer (``view``: "order", the head view; "order_model", the model view of the
     chapter's written orders) on a bare page in ``language``."""
-    import figures_page
-    from conftest import ROOT
-
     from book.chapters import ch08_seeing_attention
     from book.face import display
     from book.kit import i18n
@@ -99,8 +96,16 @@ def _page(tmp_path, language: str, view: str = "order"):
                 train.pretrained(), written, [o.text for o in written]).html()
     finally:
         i18n.set_language(before)
-    path = tmp_path / f"{view}-{language}.html"
-    figures_page.write_page([html], path)
+    return bare_page([html], tmp_path / f"{view}-{language}.html")
+
+
+def bare_page(parts: list[str], path):
+    """The cells' HTML (``parts``) on a bare page with the installed plotly.js and
+    book/face/inpage.js, at ``path``."""
+    import figures_page
+    from conftest import ROOT
+
+    figures_page.write_page(parts, path)
     script = (ROOT / "book" / "face" / "inpage.js").as_uri()
     path.write_text(path.read_text(encoding="utf-8").replace(
         "</body>", f'<script src="{script}"></script></body>'), encoding="utf-8")
@@ -110,9 +115,6 @@ def _page(tmp_path, language: str, view: str = "order"):
 def _shared_page(tmp_path, cells: list[str]):
     """A bare English page with chapter 8's head view (it carries the weights) and/or its model
     view reading them from there (``cells``: "order", "order_model")."""
-    import figures_page
-    from conftest import ROOT
-
     from book.chapters import ch08_seeing_attention as ch08
     from book.face import display
     from book.toy import orders, train
@@ -123,12 +125,7 @@ def _shared_page(tmp_path, cells: list[str]):
             "order_model": lambda: ch08.model_view_inpage(
                 train.pretrained(), written, [o.text for o in written],
                 weights_on_page=True).html()}
-    path = tmp_path / f"shared-{'-'.join(cells)}.html"
-    figures_page.write_page([html[c]() for c in cells], path)
-    script = (ROOT / "book" / "face" / "inpage.js").as_uri()
-    path.write_text(path.read_text(encoding="utf-8").replace(
-        "</body>", f'<script src="{script}"></script></body>'), encoding="utf-8")
-    return path
+    return bare_page([html[c]() for c in cells], tmp_path / f"shared-{'-'.join(cells)}.html")
 
 
 def _open(browser, path, width: int, font: str = "book", view: str = "order"):
@@ -208,17 +205,13 @@ def _check_drawn(z, page_map, torch_map, what: str) -> None:
     np.testing.assert_allclose(drawn, np.round(torch_map, 3), atol=1e-3 + 1e-9, err_msg=what)
 
 
-def check_order(text: str, layer: int, head: int, language: str, got: dict, trace: dict,
-                title: str, status: str, model=None) -> float:
-    """The page's state for ``text`` against Python's (also the built book's, from
-    tests/test_browser_inpage.py): the tokens, every map within TOLERANCE of torch's, the
-    model's and the rules' labels, the axes, the drawn map, the title and the status line.
-    Returns the largest |page - torch|."""
-    from book.chapters import ch08_seeing_attention as ch08
+def _check_computed(text: str, language: str, got: dict, model, layer: int = 1,
+                    head: int = 1) -> tuple[dict, np.ndarray, float]:
+    """What the page computed for ``text`` (``got``: its tokens, every map, the model's and
+    the rules' labels, the caption) against Python's in ``language``: (Python's, the page's
+    maps, the largest |page - torch|)."""
     from book.kit import i18n
-    from book.toy import train
 
-    model = train.pretrained() if model is None else model
     before = i18n.language()
     i18n.set_language(language)
     try:
@@ -230,9 +223,22 @@ def check_order(text: str, layer: int, head: int, language: str, got: dict, trac
     assert maps.shape == want["maps"].shape, (text, maps.shape)
     diff = float(np.abs(maps - want["maps"]).max())
     assert diff <= TOLERANCE, f"{text!r}: max |page - torch| = {diff:.2e}"
-    assert got["predictions"] == want["predictions"], text
-    assert got["rules"] == want["rules"], text
+    assert (got["predictions"], got["rules"]) == (want["predictions"], want["rules"]), text
     assert _same_words(got["caption"], want["caption"]), text
+    return want, maps, diff
+
+
+def check_order(text: str, layer: int, head: int, language: str, got: dict, trace: dict,
+                title: str, status: str, model=None) -> float:
+    """The page's state for ``text`` against Python's (also the built book's, from
+    tests/test_browser_inpage.py): the tokens, every map within TOLERANCE of torch's, the
+    model's and the rules' labels, the axes, the drawn map, the title and the status line.
+    Returns the largest |page - torch|."""
+    from book.chapters import ch08_seeing_attention as ch08
+    from book.toy import train
+
+    model = train.pretrained() if model is None else model
+    want, maps, diff = _check_computed(text, language, got, model, layer, head)
     glossed = language == "en" and len(want["tokens"]) <= ch08.ORDER_GLOSS_UP_TO
     assert trace["x"] == want["cols"], text
     assert trace["y"] == (want["rows"] if glossed else want["cols"]), text
@@ -300,6 +306,33 @@ def test_bad_orders_say_why_and_keep_the_map(chromium, model, tmp_path, language
     page.context.close()
 
 
+def check_legible(browser, path, view: str, states: list, enter, shots) -> None:
+    """Each of ``states`` (None: the first state as drawn), entered by ``enter(cell, k,
+    state)``, checked for legibility (tests/legibility.py) at 1280 and 390 px in the book's
+    fonts and the wide fallback, with no console error; fails listing the findings, with a
+    screenshot of each state that has one in ``shots``."""
+    findings = []
+    for width in (legibility.DESKTOP, legibility.PHONE):
+        for font in legibility.FONTS:
+            page, cell, problems = _open(browser, path, width, font, view=view)
+            fig = cell.locator(".plotly-graph-div")
+            for k, state in enumerate(states):
+                if state is not None:
+                    enter(cell, k, state)
+                found, _ = legibility.check_figure(page, fig, width)
+                for f in found:
+                    f.update(page=f"{view} state {k}: {str(state)[:40]}", width=width,
+                             font=font, figure=view)
+                if found:
+                    shots.mkdir(parents=True, exist_ok=True)
+                    fig.screenshot(path=str(shots / f"{view}-{width}-{font}-{k}.png"))
+                findings += found
+            assert problems == [], problems
+            page.context.close()
+    listed = "\n".join(legibility.describe(f) for f in findings)
+    assert not findings, f"{len(findings)} findings (screenshots in {shots}):\n{listed[:6000]}"
+
+
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_typed_states_are_legible(chromium, model, tmp_path, language):
     from book.chapters import ch08_seeing_attention
@@ -307,26 +340,9 @@ def test_typed_states_are_legible(chromium, model, tmp_path, language):
     path = _page(tmp_path, language)
     states = ["辣", "两碗炒饭，少放盐，多加醋。三盘饺子，不要葱、蒜，正常辣。",
               _words(ch08_seeing_attention.ORDER_GLOSS_UP_TO + 1), _longest()]
-    findings, shots = [], tmp_path / "shots"
-    for width in (legibility.DESKTOP, legibility.PHONE):
-        for font in legibility.FONTS:
-            page, cell, problems = _open(chromium, path, width, font)
-            fig = cell.locator(".plotly-graph-div")
-            for k, text in enumerate([None, *states]):   # the first state as drawn, then typed
-                if text is not None:
-                    _type(cell, text, 1, k % model.n_heads)
-                found, _ = legibility.check_figure(page, fig, width)
-                for f in found:
-                    f.update(page=f"order {k} ({len(text or '')} characters)", width=width,
-                             font=font, figure="order")
-                if found:
-                    shots.mkdir(exist_ok=True)
-                    fig.screenshot(path=str(shots / f"{language}-{width}-{font}-{k}.png"))
-                findings += found
-            assert problems == [], problems
-            page.context.close()
-    listed = "\n".join(legibility.describe(f) for f in findings)
-    assert not findings, f"{len(findings)} findings (screenshots in {shots}):\n{listed[:6000]}"
+    check_legible(chromium, path, "order", [None, *states],
+                  lambda cell, k, text: _type(cell, text, 1, k % model.n_heads),
+                  tmp_path / "shots")
 
 
 # --- the model view: every head of every layer for the typed order --------------------------
@@ -350,22 +366,9 @@ def check_model_view(text: str, language: str, state: dict, model) -> float:
     rounded as the live views round, the caption, the keys' labels (at most
     MODEL_VIEW_KEY_LABELS) and panels tall enough for every row's label."""
     from book.chapters import ch08_seeing_attention as ch08
-    from book.kit import i18n
 
     got = state["last"]["data"]
-    before = i18n.language()
-    i18n.set_language(language)
-    try:
-        want = _python(model, text)
-    finally:
-        i18n.set_language(before)
-    assert got["tokens"] == want["tokens"], text
-    maps = np.asarray(got["maps"], dtype=float)
-    assert maps.shape == want["maps"].shape, (text, maps.shape)
-    diff = float(np.abs(maps - want["maps"]).max())
-    assert diff <= TOLERANCE, f"{text!r}: max |page - torch| = {diff:.2e}"
-    assert (got["predictions"], got["rules"]) == (want["predictions"], want["rules"]), text
-    assert _same_words(got["caption"], want["caption"]), text
+    want, maps, diff = _check_computed(text, language, got, model)
     n_layers, n_heads, n = want["maps"].shape[:3]
     assert len(state["traces"]) == n_layers * n_heads
     for k, trace in enumerate(state["traces"]):
@@ -429,26 +432,8 @@ def test_typed_model_views_are_legible(chromium, model, tmp_path, language):
     path = _page(tmp_path, language, "order_model")
     states = ["辣", "两碗炒饭，少放盐，多加醋。三盘饺子，不要葱、蒜，正常辣。",
               _words(ch08_seeing_attention.MODEL_VIEW_MAX_WORDS)]
-    findings, shots = [], tmp_path / "shots"
-    for width in (legibility.DESKTOP, legibility.PHONE):
-        for font in legibility.FONTS:
-            page, cell, problems = _open(chromium, path, width, font, view="order_model")
-            fig = cell.locator(".plotly-graph-div")
-            for k, text in enumerate([None, *states]):   # the first state as drawn, then typed
-                if text is not None:
-                    _type_model(cell, text)
-                found, _ = legibility.check_figure(page, fig, width)
-                for f in found:
-                    f.update(page=f"model view {k} ({len(text or '')} characters)", width=width,
-                             font=font, figure="order_model")
-                if found:
-                    shots.mkdir(exist_ok=True)
-                    fig.screenshot(path=str(shots / f"model-{language}-{width}-{font}-{k}.png"))
-                findings += found
-            assert problems == [], problems
-            page.context.close()
-    listed = "\n".join(legibility.describe(f) for f in findings)
-    assert not findings, f"{len(findings)} findings (screenshots in {shots}):\n{listed[:6000]}"
+    check_legible(chromium, path, "order_model", [None, *states],
+                  lambda cell, k, text: _type_model(cell, text), tmp_path / "shots")
 
 
 def test_the_model_view_reads_the_weights_the_head_view_carries(chromium, model, tmp_path):
