@@ -340,15 +340,16 @@ def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
 
 
 # The head maps in the HTML book: the page runs the chosen model on the typed order. Each cell
-# keeps at least 13 px on a desktop (the plot is 636 px wide there, measured in the built book
-# at 1280 px; 672 px with 16 heads, whose grid has no query labels), so a model draws orders
-# of at most as many words as its grid's columns leave room for (48: the generator's longest).
+# keeps at least 12 px on a desktop (tests/legibility.py's MIN_CELL_PX; the plot is 636 px wide
+# there, measured in the built book at 1280 px; 672 px with 16 heads, whose grid has no query
+# labels), so a model draws orders of at most as many words as its grid's columns leave room
+# for (48: the generator's longest).
 HEAD_MAPS_PLOT_PX, HEAD_MAPS_WIDE_PLOT_PX, HEAD_MAPS_CELL_PX = 636, 672, 12
 HEAD_MAPS_TITLE_COLUMNS = 40   # the typed order's line of the title (book.face.plotting.wrap)
 
 
 def head_maps_max_words(n_heads: int) -> int:
-    """The longest order the page draws for a model of ``n_heads`` heads (cells ≥ 13 px)."""
+    """The longest order the page draws for a model of ``n_heads`` heads (cells ≥ 12 px)."""
     cols = _head_grid(validate.integer("n_heads", n_heads, low=1, high=MAX_GRID_HEADS))[1]
     plot = HEAD_MAPS_WIDE_PLOT_PX if cols > 3 else HEAD_MAPS_PLOT_PX
     panel = plot * (1 - GRID_GAP[0] * (cols - 1)) / cols
