@@ -29,6 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from book.kit import validate
+from book.kit.progress import bar as progress_bar
+
 from . import runner, sandbox, specs
 from .feedback import Text, words
 from .languages import language_of
@@ -242,13 +245,12 @@ def grade(submissions, csv_path=None, *, seed: int | None = None,
             works here (every row then says so); without it, no sandbox raises
             :class:`~book.classroom.sandbox.SandboxUnavailable` before anything runs.
     """
-    from tqdm.auto import tqdm
-
     submissions = Path(submissions)
     if not submissions.is_dir():
         raise FileNotFoundError(f"SUBMISSIONS={submissions} is not a folder of notebooks")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs={jobs!r} must be a positive integer")
+    validate.boolean("progress", progress)
     limits = sandbox.Limits() if limits is None else limits
     if not isinstance(limits, sandbox.Limits):
         raise TypeError(f"limits must be a book.classroom.Limits, got {type(limits).__name__}")
@@ -264,7 +266,7 @@ def grade(submissions, csv_path=None, *, seed: int | None = None,
         warnings.warn(sandbox.unsandboxed_warning(), sandbox.UnsandboxedWarning, stacklevel=2)
     writer = _Writer(csv_path)
     rows: list[dict] = []
-    bar = tqdm(total=len(items), desc="grading", unit="file", disable=not progress)
+    bar = progress_bar(len(items), "grading", show=progress, unit="file")
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             pending = {}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from book.kit import i18n
+from book.kit.progress import in_build
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Result:
     def _repr_html_(self) -> str:
         global _jupyter_note_shown
         box = f'<div class="book-check {self.status}">{html.escape(str(self))}</div>'
-        if self.status == "todo" and _in_build() and not _jupyter_note_shown:
+        if self.status == "todo" and in_build() and not _jupyter_note_shown:
             # the book's page: the first unanswered exercise says, once per page, where the
             # exercises run (a kernel per page in the build, so once per page)
             _jupyter_note_shown = True
@@ -55,13 +56,6 @@ class Result:
 
 
 _jupyter_note_shown = False  # said on this page (kernel) yet?
-
-
-def _in_build() -> bool:
-    """In a kernel of the book build (book.face.display.BUILD_ENV)?"""
-    import os
-
-    return os.environ.get("BOOK_BUILD", "") == "1"
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -14,6 +13,7 @@ import torch
 
 from book.face.plotting import FONT_FAMILY
 from book.kit import codetext, i18n, validate
+from book.kit.progress import BUILD_ENV, in_build  # noqa: F401 - the face's names for them
 
 # The config of the plotly mimetype bundle (what JupyterLab, Notebook 7 and VS Code render).
 # Never "responsive": there the output area has no height of its own, so a responsive figure's
@@ -23,7 +23,6 @@ PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["sendDataToClo
 # (the layout height, a width from the text column), so the figure reflows down to 390 px.
 HTML_CONFIG = {**PLOTLY_CONFIG, "responsive": True}
 SEED = 0
-BUILD_ENV = "BOOK_BUILD"  # set by book.site.sphinxext for the build's kernels (and by the tests)
 _figure_counter = 0
 _glued: dict[str, object] = {}  # every value glued in this kernel, for book.glued()
 
@@ -99,11 +98,6 @@ def _check_traces(fig_dict: dict) -> None:
                          " use one of those, or add the trace to "
                          "book.face.display.TEMPLATE_TRACES and "
                          "rebuild the bundle with assets/vendor/plotly/refresh.py")
-
-
-def in_build() -> bool:
-    """True in a kernel of the book build (``book.site.sphinxext`` sets ``BOOK_BUILD=1``)."""
-    return os.environ.get(BUILD_ENV, "") == "1"
 
 
 # Every figure embeds its template. Plotly's default one styles ~30 trace types and 3-D, polar,

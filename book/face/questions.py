@@ -26,11 +26,11 @@ from functools import cache
 from pathlib import Path
 
 from book.kit import i18n
+from book.kit.progress import in_build
 
 KINDS = ("predict", "explain", "bug")
 _KEY = re.compile(r"^(?P<section>[a-z0-9]+)\.(?P<name>[a-z][a-z0-9_]*)$")
 SCRIPT = Path(__file__).with_name("questions.js")
-_BUILD_ENV = "BOOK_BUILD"  # book.face.display.BUILD_ENV: set in the book build's kernels
 
 
 @dataclass(frozen=True)
@@ -145,12 +145,6 @@ def script() -> str:
     return SCRIPT.read_text(encoding="utf-8")
 
 
-def _in_build() -> bool:
-    import os
-
-    return os.environ.get(_BUILD_ENV, "") == "1"
-
-
 _CJK_STOPS = ("。", "：", "，", "！", "？")
 _shown = 0  # questions shown in this kernel: each radio group gets a name of its own
 
@@ -209,7 +203,7 @@ class Questions:
             _shown += 1
             blocks.append(to_html(q, _shown))
         body = "".join(blocks)
-        if not _in_build():
+        if not in_build():
             # Jupyter: the output brings its script (JupyterLab runs it in a trusted output,
             # i.e. one made by running the cell); the book's pages load _static's copy
             body += f"<script>{script()}</script>"

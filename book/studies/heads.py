@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from book.ideas.mha import MultiHeadSelfAttention
 from book.kit import memo, validate
 from book.kit.config import Config
+from book.kit.progress import bar as progress_bar
 from book.toy import orders as orders_mod
 from book.toy import orders_example, probe, train
 from book.toy.fit import History, fit
@@ -114,7 +114,7 @@ def sweep(head_counts: Sequence[int] = HEAD_COUNTS, *, data=None, progress: bool
 
 
 def _bar(total: int, progress: bool):
-    return tqdm(total=total, disable=not progress, leave=True)
+    return progress_bar(total, show=progress, leave=True)
 
 
 # ---- how alike are the heads? -----------------------------------------------------------------

@@ -1,10 +1,11 @@
 """Training the toy transformer: :func:`fit` and the :class:`History` it returns.
 
 :func:`fit` trains a :class:`book.toy.model.TinyEncoder` in place with AdamW (warm-up, cosine
-decay, optional gradient clipping), shows a tqdm progress bar and records the loss curve,
-test accuracy and, on request, per-layer activation RMS and gradient norms. A run whose loss
-or activations stop being finite stops there and is marked ``diverged``: the attention layer
-refuses NaN/inf input with :class:`book.kit.validate.NonFiniteError`, which :func:`fit` catches.
+decay, optional gradient clipping), shows a progress bar (:mod:`book.kit.progress`: silent
+in the book build) and records the loss curve, test accuracy and, on request, per-layer
+activation RMS and gradient norms. A run whose loss or activations stop being finite stops
+there and is marked ``diverged``: the attention layer refuses NaN/inf input with
+:class:`book.kit.validate.NonFiniteError`, which :func:`fit` catches.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm.auto import tqdm
 
 from book.kit import memo, validate
+from book.kit.progress import bar as progress_bar
 from book.toy import orders as orders_mod
 from book.toy.model import TinyEncoder, check_encoder
 from book.toy.orders import IGNORE_INDEX, Order
@@ -115,7 +116,7 @@ def fit(model: TinyEncoder, train: Sequence[Order], test: Sequence[Order] | None
     if threads is not None:
         torch.set_num_threads(threads)
     start = time.perf_counter()
-    bar = tqdm(total=steps, desc="training", disable=not progress, leave=True)
+    bar = progress_bar(steps, "training", show=progress, leave=True)
     try:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)

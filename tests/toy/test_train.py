@@ -213,9 +213,18 @@ def test_sdpa_model_still_returns_attention_maps(data):
                                atol=1e-6)
 
 
-def test_progress_bar_runs(data, capsys):
+def test_progress_bar_runs(data, capsys, monkeypatch):
+    monkeypatch.delenv("BOOK_BUILD", raising=False)   # a reader's kernel or terminal
     fit(TinyEncoder(**TINY), data[0], steps=3, batch_size=8, progress=True)
     assert "training" in capsys.readouterr().err
+
+
+def test_no_progress_bar_in_the_build(data, capsys, monkeypatch):
+    """In the build's kernels a bar would show only where the model was trained, not where the
+    other edition loaded it (book.kit.memo): the pages would depend on which edition ran first."""
+    monkeypatch.setenv("BOOK_BUILD", "1")
+    fit(TinyEncoder(**TINY), data[0], steps=3, batch_size=8, progress=True)
+    assert capsys.readouterr().err == ""
 
 
 def test_save_and_load_round_trip(trained, tmp_path, data):
