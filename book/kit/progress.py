@@ -27,8 +27,7 @@ def bar(total: int, desc: str | None = None, *, show: bool = True, **options):
     when ``show`` is true and the code is not running in the book build; ``options`` go to
     tqdm (``unit``, ``leave`` ...)."""
     validate.boolean("show", show)
-    if isinstance(total, bool) or not isinstance(total, int) or total < 0:
-        raise ValueError(f"total={total!r} must be a whole number of steps ≥ 0")
+    validate.integer("total", total, low=0)
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, disable=not show or in_build(), **options)

@@ -29,7 +29,7 @@ def test_bar_is_silent_in_the_build_or_when_asked(monkeypatch, env, show, silent
 
 
 @pytest.mark.parametrize(("total", "show", "error"), [
-    (-1, True, ValueError), (2.5, True, ValueError), (True, True, ValueError),
+    (-1, True, ValueError), (2.5, True, TypeError), (True, True, TypeError),
     (3, "yes", TypeError), (3, 1, TypeError),
 ])
 def test_bad_input_says_what_to_do(total, show, error):
