@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import legibility
 import page_checks
@@ -50,11 +51,15 @@ def browser():
         b.close()
 
 
-def open_page(browser, path: Path):
-    """Open ``path`` with every non-local request blocked; return (page, problems dict)."""
+def open_page(browser, path: Path, loaded: set[Path] | None = None):
+    """Open ``path`` with every non-local request blocked; return (page, problems dict).
+    ``loaded``: a set that receives the path of every local file the page fetches."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     problems = {"console": [], "blocked": [], "failed": []}
+    if loaded is not None:
+        page.on("requestfinished", lambda r: loaded.add(Path(unquote(urlparse(r.url).path)))
+                if r.url.startswith("file://") else None)
 
     def route(r):
         url = r.request.url
@@ -85,12 +90,18 @@ def _page_ids(html_root):
 
 @pytest.mark.parametrize("build", EDITION_BUILDS)
 def test_every_page_in_browser(request, build, browser):
+    """Every page: no console error, no request leaving the machine, no failed local load, math
+    typeset, every figure painted and every static control moving its figure; and, from the same
+    visit (each page is opened once for both), the CJK font file it loads holds every CJK
+    character the page can show (check_cjk_fonts)."""
     html_root = request.getfixturevalue(build)["html"]
-    checked = []
+    checked, fonts_loaded = [], []
     for rel in _page_ids(html_root):
-        page, problems = open_page(browser, html_root / rel)
+        loaded: set[Path] = set()
+        page, problems = open_page(browser, html_root / rel, loaded)
         try:
             report = check_page(page, rel)
+            page.wait_for_timeout(300)  # late font loads
             if SCREENSHOTS:
                 Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(Path(SCREENSHOTS) / (rel.replace("/", "_") + ".png")),
@@ -101,11 +112,13 @@ def test_every_page_in_browser(request, build, browser):
         assert problems["blocked"] == [], f"{rel}: requests left the machine {problems['blocked']}"
         assert problems["failed"] == [], f"{rel}: failed local loads {problems['failed']}"
         checked.append((rel, report))
+        fonts_loaded.append((rel, loaded))
     print()
     for rel, report in checked:
         print(f"{rel}: {json.dumps(report)}")
     assert any(r["figures"] for _, r in checked), "no page had a plotly figure"
     assert any(r["controls_moved"] for _, r in checked), "no explorer was exercised"
+    check_cjk_fonts(html_root, fonts_loaded)
 
 
 def check_page(page, rel: str) -> dict:
@@ -399,40 +412,39 @@ def test_figures_are_drawn_one_task_each_in_page_order(browser, tmp_path):
                                         ("fig-a", "fig-b", "fig-c")], f"frames: {frames}"
 
 
-@pytest.mark.parametrize("build", EDITION_BUILDS)
-def test_cjk_characters_are_in_the_book_font(request, build, browser):
+def check_cjk_fonts(html_root: Path, fonts_loaded: list[tuple[str, set[Path]]]) -> None:
     """Every CJK character a page can show (its text and tooltips, the theme's words, its
     figures' JSON, what its scripts write: book/site/page_fonts.py) has a glyph in the one CJK font
-    file that Chromium loads for the page (tests/bench_pages.py): on an English page the
-    book's subset, on a Chinese page a subset of its own, never the edition's whole one (the
-    search page alone keeps that)."""
+    file that Chromium loaded for the page (``fonts_loaded``: each page's local files, as
+    test_every_page_in_browser's visit fetched them): on an English page the book's subset, on a
+    Chinese page a subset of its own, never the edition's whole one (the search page alone keeps
+    that)."""
     import bench_pages
 
     from book.site import fonts, page_fonts
 
-    html_root = request.getfixturevalue(build)["html"]
     zh = _edition(html_root) == "zh"
     missing, wrong, shown = {}, [], []
-    for row in bench_pages.browser_pages(html_root, browser):
-        page = html_root / row["page"]
+    for rel, files in fonts_loaded:
+        page = html_root / rel
         named = page_fonts.page_font(page)
         font = ((page.parent / named) if named
                 else html_root / "_static" / "fonts" / fonts.SUBSET.name).resolve()
-        loaded = [f.resolve() for f in row["cjk_fonts"]]
+        loaded = sorted(f.resolve() for f in files
+                        if f.name.startswith(bench_pages.CJK_FONT) and f.is_file())
         if zh:  # every Chinese page draws Chinese: its own font is loaded, and only that one
             right = font.name.startswith(page_fonts.PAGE_FONT_PREFIX) and loaded == [font]
         else:
             right = named is None and loaded in ([], [font])
         if not right:
-            wrong.append(f"{row['page']}: its face names {named}, Chromium loaded "
+            wrong.append(f"{rel}: its face names {named}, Chromium loaded "
                          f"{[f.name for f in loaded]}")
         chars = page_fonts.page_chars(page)
         lacking = chars - fonts.subset_chars(font)
         if lacking:
-            missing[row["page"]] = "".join(sorted(lacking))
-        shown.append(f"{row['page']}: {font.name} {font.stat().st_size:,} B, "
-                     f"{len(chars)} characters")
-    print("\n" + "\n".join(shown))
+            missing[rel] = "".join(sorted(lacking))
+        shown.append(f"{rel}: {font.name} {font.stat().st_size:,} B, {len(chars)} characters")
+    print("\n".join(shown))
     assert not wrong, "pages loading another CJK font than their own:\n" + "\n".join(wrong)
     assert not missing, (f"characters missing from the font the page loads: {missing}; "
                          "regenerate the subsets with `python -m book.site.fonts "
@@ -638,8 +650,16 @@ def check_language_switch(browser, en_root: Path, zh_root: Path | None) -> dict:
             for width in (legibility.DESKTOP, legibility.PHONE):
                 context = browser.new_context(viewport={"width": width, "height": 900})
                 page = context.new_page()
+                # the switch sits in the header, above every figure and formula, and no title
+                # holds math: the figures' bundle and MathJax (the better half of a page's load;
+                # test_every_page_in_browser draws both) are not fetched here, the CSS, the fonts
+                # and every other script are
+                page.route("**/plotly-book.min.js", lambda r: r.abort())
+                page.route("**/vendor/mathjax/**", lambda r: r.abort())
                 try:
                     page.goto((root / rel).as_uri(), wait_until="load")
+                    assert page.locator("h1 .math").count() == 0, (
+                        f"{rel}: its title holds math; load MathJax in this test again")
                     href = _switch_on(page, rel, width, other_lang)
                     target = ((root / rel).parent / href).resolve()
                     # the other edition's page where `make book` publishes it

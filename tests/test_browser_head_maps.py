@@ -25,7 +25,7 @@ import pytest
 import test_browser_order
 from test_browser_order import TOLERANCE, _open, _words, bare_page, check_legible
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.extended]  # the in-page model: make test-all, CI
 
 chromium = test_browser_order.chromium  # the fixture: one Chromium per module, as there
 

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from test_browser import ARGS, CHROMIUM  # noqa: F401
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.extended]  # the in-page model: make test-all, CI
 
 EDGE_CASES = ["辣", " 一碗 牛肉面 , 不要 香菜 . ", "香菜香菜香菜，辣辣。", "不要多加香菜",
               "两碗炒饭，少放盐，多加醋。三盘饺子，不要葱、蒜，正常辣。"]
