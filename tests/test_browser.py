@@ -464,18 +464,23 @@ def _all_pages(html_root: Path) -> list[str]:
             if "_static" not in p.relative_to(html_root).parts]
 
 
-def check_accessibility(browser, html_root: Path) -> dict:
+def check_accessibility(browser, html_root: Path, pdf_dir: Path | None = None) -> dict:
     """axe-core on every page, light mode (all rules, the experimental ones included) and dark
-    mode (colour contrast), plus the computed contrast of every text the book's CSS colours.
-    Returns the counts by rule; asserts no serious or critical violation, no contrast under AA."""
+    mode (colour contrast), plus the computed contrast of every text the book's CSS colours;
+    then, in the same visit, each chapter with figures laid out for print (check_print_layout).
+    Returns the counts by rule and the number of boxes measured for print; asserts no serious or
+    critical violation, no contrast under AA, nothing printed off the page."""
     script = page_checks.axe_script()
     counts = {"light": {}, "dark": {}}
     lowest: dict[str, float] = {}  # "mode selector" -> the lowest contrast ratio measured
     failures, low = [], []
+    printable = set(_page_ids(html_root))
+    measured, overflow = 0, []
     for rel in _all_pages(html_root):
-        page, _ = open_page(browser, html_root / rel)
+        page, problems = open_page(browser, html_root / rel)
         try:
-            if page.locator("div.plotly-graph-div").count():
+            has_figures = page.locator("div.plotly-graph-div").count() > 0
+            if has_figures:
                 page.wait_for_function("() => Array.from(document.querySelectorAll("
                                        "'div.plotly-graph-div')).every(g => g._fullLayout)",
                                        timeout=30_000)
@@ -495,55 +500,48 @@ def check_accessibility(browser, html_root: Path) -> dict:
                     if c["ratio"] < c["needed"]:
                         low.append(f"{rel} [{mode}] {c['selector']} {c['text']!r}: "
                                    f"{c['ratio']}:1 (needs {c['needed']}:1)")
+            if has_figures and rel in printable:
+                n, out = check_print_layout(page, rel, pdf_dir)
+                measured += n
+                overflow += out
+                assert problems["console"] == [], f"{rel}: console errors {problems['console']}"
         finally:
             page.context.close()
     print(f"\naxe {html_root}: {json.dumps(counts, ensure_ascii=False)}")
     print(f"lowest contrast of the book's CSS colours: {json.dumps(lowest)}")
+    print(f"print {html_root}: {measured} figures, images, tables and code blocks measured on A4")
     assert not failures, "serious or critical axe violations:\n" + "\n".join(failures[:60])
     assert not low, "text under WCAG AA contrast:\n" + "\n".join(low[:60])
-    return counts
-
-
-@pytest.mark.parametrize("build", EDITION_BUILDS)
-def test_pages_are_accessible(request, build, browser):
-    """0 serious or critical axe-core violations on every page, in light and dark mode; every
-    text the book's CSS colours reaches WCAG AA contrast in both modes."""
-    check_accessibility(browser, request.getfixturevalue(build)["html"])
-
-
-def check_print(browser, html_root: Path, pdf_dir: Path | None = None) -> int:
-    """Each chapter with figures, laid out for print at A4's printable width the way a browser
-    prints (the page reflows, the window keeps its size): every figure, image, table and code
-    block stays inside the page. Returns the number of boxes measured."""
-    measured, overflow = 0, []
-    for rel in _page_ids(html_root):
-        page, problems = open_page(browser, html_root / rel)
-        try:
-            if not page.locator("div.plotly-graph-div").count():
-                continue
-            page.wait_for_function("() => Array.from(document.querySelectorAll("
-                                   "'div.plotly-graph-div')).every(g => g._fullLayout)",
-                                   timeout=30_000)
-            result = page_checks.print_layout(page)
-            measured += len(result["boxes"])
-            overflow += [f"{rel}: {b['what']} spans {b['left']}..{b['right']} px of "
-                         f"{result['width']}" for b in result["overflow"]]
-            if pdf_dir is not None:
-                pdf_dir.mkdir(parents=True, exist_ok=True)
-                page.pdf(path=str(pdf_dir / (rel.replace("/", "_") + ".pdf")), format="A4")
-            assert problems["console"] == [], f"{rel}: console errors {problems['console']}"
-        finally:
-            page.context.close()
     assert measured, "no page with figures was printed"
     assert not overflow, "printed figures leave the page:\n" + "\n".join(overflow[:40])
-    return measured
+    return {**counts, "print_boxes": measured}
+
+
+def check_print_layout(page, rel: str, pdf_dir: Path | None = None) -> tuple[int, list[str]]:
+    """A chapter with figures, laid out for print at A4's printable width the way a browser
+    prints (the page reflows, the window keeps its size): the number of figures, images, tables
+    and code blocks measured, and those that leave the page. The page is put back in the
+    theme's light mode first (check_accessibility's dark-mode pass comes before; colours do
+    not move boxes, but a reader prints what the theme shows by default)."""
+    page.evaluate("""() => { document.documentElement.dataset.mode = 'light';
+                             document.documentElement.dataset.theme = 'light'; }""")
+    result = page_checks.print_layout(page)
+    overflow = [f"{rel}: {b['what']} spans {b['left']}..{b['right']} px of {result['width']}"
+                for b in result["overflow"]]
+    if pdf_dir is not None:
+        pdf_dir.mkdir(parents=True, exist_ok=True)
+        page.pdf(path=str(pdf_dir / (rel.replace("/", "_") + ".pdf")), format="A4")
+    return len(result["boxes"]), overflow
 
 
 @pytest.mark.parametrize("build", EDITION_BUILDS)
-def test_print_keeps_figures_on_the_page(request, build, browser, tmp_path):
-    html_root = request.getfixturevalue(build)["html"]
-    n = check_print(browser, html_root, Path(SCREENSHOTS) / "print" if SCREENSHOTS else None)
-    print(f"\nprint {html_root}: {n} figures, images, tables and code blocks inside A4")
+def test_pages_are_accessible_and_print_on_the_page(request, build, browser):
+    """0 serious or critical axe-core violations on every page, in light and dark mode; every
+    text the book's CSS colours reaches WCAG AA contrast in both modes; and every figure, image,
+    table and code block of a chapter with figures stays inside A4's printable width when the
+    page is printed (one visit per page for both: loading the pages was most of each check)."""
+    check_accessibility(browser, request.getfixturevalue(build)["html"],
+                        Path(SCREENSHOTS) / "print" if SCREENSHOTS else None)
 
 
 def check_search(browser, html_root: Path, query: str) -> int:
