@@ -110,7 +110,8 @@ browser-deps:
 # tests spread); both editions build in the background from the start, while the tests that need
 # no build run. The time per test file is printed at the end (and by make bench).
 # `make test` leaves out the checks marked `extended` (the newest capabilities: the PDF, the
-# Chinese notebooks and assignments, the in-page model and explorers); `make test-all` runs every
+# Chinese notebooks and assignments, the in-page model and explorers, the student edition's build,
+# the legibility check's wide fallback font); `make test-all` runs every
 # test, and is what CI runs (.ci/run). --durations lists the 25 slowest steps.
 test: setup browser-deps
 	$(VENV)/bin/ruff check book tests chapters

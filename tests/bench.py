@@ -241,7 +241,7 @@ def legibility_totals() -> None:
     """The legibility check's totals of the last browser test run (tests/test_browser.py keeps
     them, per edition: every kind summed, per width and font, and per page)."""
     path = ROOT / "_build" / "legibility-totals.json"
-    print("\nlegibility findings, the last browser test run (both widths, both fonts)")
+    print("\nlegibility findings, the last browser test run (both widths; per edition and font)")
     if not path.exists():
         print(f"  none recorded in {path.relative_to(ROOT)}: run the browser test first")
         return

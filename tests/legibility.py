@@ -407,6 +407,11 @@ def check_figure(page, fig, width: int) -> tuple[list[dict], int]:
     return findings, n_states
 
 
+def has_figure(path: Path) -> bool:
+    """Whether the built page ``path`` holds a plotly figure (what the fallback font changes)."""
+    return 'class="plotly-graph-div' in path.read_text(encoding="utf-8")
+
+
 def check_page(browser, path: Path, width: int, shots: Path | None = None,
                name: str | None = None, font: str = "book") -> dict:
     """Open ``path`` at ``width`` px and run the check on every figure and on the page, in the
@@ -449,7 +454,9 @@ def check_page(browser, path: Path, width: int, shots: Path | None = None,
                 fig.screenshot(path=str(
                     shots / f"{name.replace('/', '_')}-{width}-{font}-fig{i}.png"))
             findings += found
-        if width == DESKTOP:
+        # the page's own checks (code blocks, length) in the book's fonts: the fallback
+        # changes only the figures' font families
+        if width == DESKTOP and font == "book":
             info = page.evaluate(PAGE_JS, [SCREEN_HEIGHT])
             findings += [{"kind": "code_overflow", "page": name, "figure": "-", "state": "-",
                           "width": width, "font": font, "what": w} for w in info["wide"]]

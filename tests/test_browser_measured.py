@@ -6,7 +6,8 @@ text is. The built book's legibility check sees only what the machine that built
 CI's CPU drew chapter 11's top tick "2" into its panel title "ms per new token" at 390 px while
 this machine's build was clean. So each figure that draws a measurement is drawn here from
 made-up measurements at many scales (peaks just under, at and over round numbers), in both
-languages, and checked at 1280 and 390 px in the book's fonts and the wide fallback.
+languages, and checked at 1280 and 390 px in the book's fonts (make test) and the wide fallback
+(make test-all and CI).
 No build needed: bare pages (tests/figures_page.py).
 """
 
@@ -125,19 +126,22 @@ def _page(make, language: str, path):
     return path
 
 
+@pytest.mark.parametrize("font", [pytest.param(font, marks=[pytest.mark.extended]
+                                                if font == "fallback" else [])
+                                  for font in legibility.FONTS])  # the fallback: make test-all
 @pytest.mark.parametrize("language", ["en", "zh"])
 @pytest.mark.parametrize("name", list(MEASURED))
-def test_measured_figure_is_legible_at_any_scale(browser, tmp_path, name, language):  # noqa: F811
+def test_measured_figure_is_legible_at_any_scale(browser, tmp_path, name, language,  # noqa: F811
+                                                 font):
     path = _page(MEASURED[name], language, tmp_path / "page.html")
     findings, figures = [], 0
     for width in (legibility.DESKTOP, legibility.PHONE):
-        for font in legibility.FONTS:
-            report = legibility.check_page(browser, path, width, font=font,
-                                           shots=tmp_path / "shots")
-            figures += report["figures"]
-            findings += [f for f in report["findings"] if f["kind"] != "too_long"]
-    assert figures == 4 * len(PEAKS), f"{figures} figures drawn of {4 * len(PEAKS)}"
+        report = legibility.check_page(browser, path, width, font=font,
+                                       shots=tmp_path / "shots")
+        figures += report["figures"]
+        findings += [f for f in report["findings"] if f["kind"] != "too_long"]
+    assert figures == 2 * len(PEAKS), f"{figures} figures drawn of {2 * len(PEAKS)}"
     listed = "\n".join(f"peak {PEAKS[int(f['figure'].split()[1])]}: "
                        + legibility.describe(f) for f in findings)
-    assert not findings, (f"{name} ({language}): {len(findings)} findings (screenshots in "
-                          f"{tmp_path / 'shots'}):\n{listed[:6000]}")
+    assert not findings, (f"{name} ({language}, {font} font): {len(findings)} findings "
+                          f"(screenshots in {tmp_path / 'shots'}):\n{listed[:6000]}")

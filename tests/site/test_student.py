@@ -130,7 +130,10 @@ def _page_text(path: Path) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", raw))
 
 
+# The student edition's build (a third execution of every notebook, issue 24's): make test-all
+# and CI build and check it; the unit tests above run in make quick and make test.
 @pytest.mark.slow
+@pytest.mark.extended
 def test_the_student_edition_builds_without_warnings(built_student):
     assert built_student["returncode"] == 0, built_student["log"][-4000:]
     assert built_student["warnings"] == 0, built_student["log"][-4000:]
@@ -138,6 +141,7 @@ def test_the_student_edition_builds_without_warnings(built_student):
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_the_student_edition_has_no_worked_solution_and_every_exercise(built_student):
     out = built_student["html"]
     note = i18n.table()["guide.solution_withheld"]["en"].strip("*")
