@@ -151,6 +151,41 @@ def browser_pages(html_root: Path, browser=None, loads: int = 1) -> list[dict]:
     return rows
 
 
+def record_loads(page, loaded: set[Path]) -> None:
+    """Before ``page`` navigates: put the paint probe in it, and have ``loaded`` receive the path
+    of every local file it fetches (what :func:`page_row` weighs)."""
+    def finished(request):
+        url = urlparse(request.url)
+        if url.scheme == "file":
+            loaded.add(Path(unquote(url.path)))
+
+    page.on("requestfinished", finished)
+    page.add_init_script(PAINT_PROBE)
+
+
+def page_row(page, path: Path, html_root: Path, loaded: set[Path]) -> dict:
+    """Once ``path`` has loaded in ``page`` (set up by :func:`record_loads`): wait until its
+    figures have painted, then its weight (the HTML and every local file fetched, sizes on
+    disk), the CJK font's share and the paint times."""
+    try:
+        page.wait_for_function("() => !window.__bookPaint.figures || "
+                               "window.__bookPaint.last !== null", timeout=30_000)
+    except Exception:  # noqa: BLE001 - report what was reached
+        pass
+    page.wait_for_timeout(300)  # late font loads
+    paint = page.evaluate("() => window.__bookPaint")
+    files = {f: f.stat().st_size for f in loaded | {path} if f.is_file()}
+    cjk_fonts = sorted(f for f in files if f.name.startswith(CJK_FONT))
+    return {"page": path.relative_to(html_root).as_posix(), "root": html_root,
+            "bytes": sum(files.values()), "files": len(files),
+            "cjk_font": sum(files[f] for f in cjk_fonts), "cjk_fonts": cjk_fonts,
+            "fonts": sum(n for f, n in files.items() if f.suffix in FONT_SUFFIXES),
+            "mathjax": sum(n for f, n in files.items() if "mathjax" in f.parts),
+            "plotly": sum(n for f, n in files.items() if "plotly" in f.name),
+            "figures": paint["figures"],
+            "first_ms": paint["first"], "last_ms": paint["last"]}
+
+
 def _load_page(browser, path: Path, html_root: Path) -> dict:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
@@ -162,34 +197,13 @@ def _load_page(browser, path: Path, html_root: Path) -> dict:
         else:
             r.abort()
 
-    def finished(request):
-        url = urlparse(request.url)
-        if url.scheme == "file":
-            loaded.add(Path(unquote(url.path)))
-
     page.route("**/*", route)
-    page.on("requestfinished", finished)
-    page.add_init_script(PAINT_PROBE)
-    page.goto(path.as_uri(), wait_until="load")
+    record_loads(page, loaded)
     try:
-        page.wait_for_function("() => !window.__bookPaint.figures || "
-                               "window.__bookPaint.last !== null", timeout=30_000)
-    except Exception:  # noqa: BLE001 - report what was reached
-        pass
-    page.wait_for_timeout(300)  # late font loads
-    paint = page.evaluate("() => window.__bookPaint")
-    context.close()
-    loaded.add(path)
-    files = {f: f.stat().st_size for f in loaded if f.is_file()}
-    cjk_fonts = sorted(f for f in files if f.name.startswith(CJK_FONT))
-    return {"page": path.relative_to(html_root).as_posix(), "root": html_root,
-            "bytes": sum(files.values()), "files": len(files),
-            "cjk_font": sum(files[f] for f in cjk_fonts), "cjk_fonts": cjk_fonts,
-            "fonts": sum(n for f, n in files.items() if f.suffix in FONT_SUFFIXES),
-            "mathjax": sum(n for f, n in files.items() if "mathjax" in f.parts),
-            "plotly": sum(n for f, n in files.items() if "plotly" in f.name),
-            "figures": paint["figures"],
-            "first_ms": paint["first"], "last_ms": paint["last"]}
+        page.goto(path.as_uri(), wait_until="load")
+        return page_row(page, path, html_root, loaded)
+    finally:
+        context.close()
 
 
 def edition(html_root: Path) -> str:

@@ -1,5 +1,5 @@
 """Page checks of the browser test beyond the figures: accessibility (axe-core), dark-mode
-contrast, print layout, search from ``file://`` and the language switch.
+contrast, print layout, page weight, search from ``file://`` and the language switch.
 
 axe-core comes from the ``axe-playwright-python`` package (requirements-dev.txt), which ships
 Deque's ``axe.min.js`` (MPL-2.0) inside its wheel: nothing is fetched at test time. The script is
@@ -161,6 +161,47 @@ def after_print(page) -> None:
         document.documentElement.style.maxWidth = '';
         window.dispatchEvent(new Event('afterprint')); }""")
     page.emulate_media(media="screen")
+
+
+# Chapters allowed over 4 MB until they come down, each with the most it may weigh ("zh/…" for
+# a Chinese page): none now (the heaviest, the Chinese chapter 8b, was 4.06 MB with a CJK font of
+# its own until the search index stopped loading on every page: book/site/sphinxext.py).
+KNOWN_OVER: dict[str, int] = {}
+
+
+def page_weight_problems(html_root: Path, rows: list[dict]) -> list[str]:
+    """What is wrong with the pages' weights, as bench_pages.page_row measures them (every page
+    of one edition's ``html_root``): a chapter over 4 MB (those of KNOWN_OVER over their own
+    limit, or back under 4 MB), a page without figures over 1.5 MB, a figure that never painted,
+    a Chinese page that loads the edition's whole CJK subset instead of its own, MathJax on the
+    landing page, fewer than 10 chapters with figures. Empty when all is well."""
+    from bench_pages import CHAPTER_LIMIT, PLAIN_LIMIT
+
+    from book.site import fonts
+
+    out = []
+    if "vendor/mathjax/" in (html_root / "index.html").read_text(encoding="utf-8"):
+        out.append("index.html: the landing page holds no math, yet loads MathJax")
+    chapters = [r for r in rows if r["figures"]]
+    if len(chapters) < 10:
+        out.append(f"{len(chapters)} pages with figures (at least 10): "
+                   f"{[r['page'] for r in rows]}")
+    for r in rows:
+        if r["edition"] == "zh" and any(f.name == fonts.SUBSET_ZH.name for f in r["cjk_fonts"]):
+            out.append(f"{r['page']}: loads the whole {fonts.SUBSET_ZH.name}, not its own subset")
+        if not r["figures"]:
+            if r["bytes"] > PLAIN_LIMIT:
+                out.append(f"{r['page']}: {r['bytes']:,} B without figures > {PLAIN_LIMIT:,}")
+            continue
+        limit = KNOWN_OVER.get(r["page"], CHAPTER_LIMIT)
+        if r["bytes"] > limit:
+            out.append(f"{r['page']}: {r['bytes']:,} B (CJK font {r['cjk_font']:,} B) > "
+                       f"{limit:,}")
+        elif r["page"] in KNOWN_OVER and r["bytes"] <= CHAPTER_LIMIT:
+            out.append(f"{r['page']} now weighs at most 4 MB: drop it from KNOWN_OVER")
+        if r["first_ms"] is None or r["last_ms"] is None:
+            out.append(f"{r['page']}: a figure never painted")
+    return out
 
 
 def main(argv: list[str]) -> int:

@@ -15,8 +15,8 @@ import json
 import os
 import shutil
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
+import bench_pages
 import legibility
 import page_checks
 import pytest
@@ -53,13 +53,13 @@ def browser():
 
 def open_page(browser, path: Path, loaded: set[Path] | None = None):
     """Open ``path`` with every non-local request blocked; return (page, problems dict).
-    ``loaded``: a set that receives the path of every local file the page fetches."""
+    ``loaded``: a set that receives the path of every local file the page fetches, with the
+    paint probe in the page (bench_pages.record_loads: for bench_pages.page_row)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     problems = {"console": [], "blocked": [], "failed": []}
     if loaded is not None:
-        page.on("requestfinished", lambda r: loaded.add(Path(unquote(urlparse(r.url).path)))
-                if r.url.startswith("file://") else None)
+        bench_pages.record_loads(page, loaded)
 
     def route(r):
         url = r.request.url
@@ -92,17 +92,20 @@ def _page_ids(html_root):
 def test_every_page_in_browser(request, build, browser):
     """Every page: no console error, no request leaving the machine, no failed local load, math
     typeset, every figure painted (the pages with one as legibility.has_figure reads the HTML)
-    and every static control moving its figure; and, from the same
-    visit (each page is opened once for both), the CJK font file it loads holds every CJK
-    character the page can show (check_cjk_fonts)."""
+    and every static control moving its figure; and, from the same visit (each page is opened
+    once for all of these), the CJK font file it loads holds every CJK character the page can
+    show (check_cjk_fonts), and what it weighs as Chromium loads it: a chapter at most 4 MB, a
+    page without figures at most 1.5 MB (page_checks.page_weight_problems; the table is
+    printed, and `make bench` prints it with paint times over three loads)."""
     html_root = request.getfixturevalue(build)["html"]
-    checked, fonts_loaded = [], []
+    language = _edition(html_root)
+    checked, fonts_loaded, weights = [], [], []
     for rel in _page_ids(html_root):
         loaded: set[Path] = set()
         page, problems = open_page(browser, html_root / rel, loaded)
         try:
             report = check_page(page, rel)
-            page.wait_for_timeout(300)  # late font loads
+            row = bench_pages.page_row(page, html_root / rel, html_root, loaded)
             if SCREENSHOTS:
                 Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(Path(SCREENSHOTS) / (rel.replace("/", "_") + ".png")),
@@ -118,12 +121,17 @@ def test_every_page_in_browser(request, build, browser):
             f"{rel}: {report['figures']} figures drawn; the HTML says otherwise")
         checked.append((rel, report))
         fonts_loaded.append((rel, loaded))
+        weights.append({**row, "edition": language,
+                        "page": rel if language == "en" else f"{language}/{rel}"})
     print()
     for rel, report in checked:
         print(f"{rel}: {json.dumps(report)}")
     assert any(r["figures"] for _, r in checked), "no page had a plotly figure"
     assert any(r["controls_moved"] for _, r in checked), "no explorer was exercised"
     check_cjk_fonts(html_root, fonts_loaded)
+    bench_pages.report_pages(weights)
+    heavy = page_checks.page_weight_problems(html_root, weights)
+    assert not heavy, "page weight:\n" + "\n".join(heavy)
 
 
 def check_page(page, rel: str) -> dict:

@@ -2,7 +2,8 @@
 every trace type the book draws; figures embed a slim template that looks the same.
 
 The built pages' weights (≤ 4 MB per chapter, ≤ 1.5 MB without figures, as Chromium loads them)
-are checked by the slow test at the end and printed by ``make bench``.
+are checked in the browser test's visit of every page (tests/test_browser.py,
+page_checks.page_weight_problems, whose limits are tried here) and printed by ``make bench``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from pathlib import Path
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -20,7 +22,6 @@ from book.face import display
 from book.site import sphinxext
 
 BUNDLE = ROOT / "assets" / "vendor" / "plotly" / sphinxext.PLOTLY_BUNDLE
-CHAPTER_LIMIT, PLAIN_LIMIT = 4_000_000, 1_500_000
 
 
 def test_vendored_plotlyjs_is_the_installed_plotlys_version():
@@ -110,75 +111,38 @@ def test_setup_makes_figures_embed_the_slim_template():
         pio.templates.default = before
 
 
-@pytest.fixture(scope="module")
-def html_roots(built_book, built_zh):
-    """The html roots to measure: the English edition's, and the Chinese edition's (published
-    under the English root as zh/ by ``make book``; in the tests, its own build)."""
-    import bench_pages
+def test_page_weight_problems_names_each_kind(tmp_path):
+    """The built pages' weights are checked in test_browser.py's visit of every page
+    (page_checks.page_weight_problems): here, that each limit it holds can fail."""
+    import page_checks
 
-    roots = bench_pages.html_roots(built_book["html"])
-    if len(roots) == 1 and (built_zh["html"] / "index.html").is_file():
-        roots.append(built_zh["html"])
-    return roots
-
-
-@pytest.fixture(scope="module")
-def loaded_pages(html_roots):
-    """Each built page as Chromium loads it from file:// (see tests/bench_pages.py), with the
-    CJK font's share of it; printed."""
-    import bench_pages
-
-    rows = bench_pages.browser_roots(html_roots)
-    bench_pages.report_pages(rows)
-    return rows
-
-
-@pytest.mark.slow
-def test_pages_without_figures_are_light_and_every_figure_paints(html_roots, loaded_pages):
-    """First-paint times are printed (``make bench`` reports them too) but not asserted: on a
-    busy shared machine they measure the machine as much as the page."""
-    assert len(html_roots) == 2, "both editions are measured"
-    for root in html_roots:
-        index = (root / "index.html").read_text(encoding="utf-8")
-        assert "vendor/mathjax/" not in index, "the landing page holds no math: no MathJax there"
-    assert {r["edition"] for r in loaded_pages} == {"en", "zh"}
-    for code in ("en", "zh"):
-        edition = [r for r in loaded_pages if r["edition"] == code]
-        chapters = [r for r in edition if r["figures"]]
-        assert len(chapters) >= 10, (code, [r["page"] for r in edition])
-    for r in loaded_pages:
-        if not r["figures"]:
-            assert r["bytes"] <= PLAIN_LIMIT, f"{r['page']}: {r['bytes']:,} > {PLAIN_LIMIT:,}"
-        else:
-            assert r["first_ms"] is not None and r["last_ms"] is not None, \
-                f"{r['page']}: a figure never painted"
-
-
-# Chapters allowed over 4 MB until they come down, each with the most it may weigh: none now
-# (the heaviest, the Chinese chapter 8b, was 4.06 MB with a CJK font of its own until the
-# search index stopped loading on every page: book/site/sphinxext.py).
-KNOWN_OVER: dict[str, int] = {}
-
-
-@pytest.mark.slow
-def test_chapter_pages_weigh_at_most_4_mb(loaded_pages):
-    """Every chapter, in both editions, at most 4 MB (those of KNOWN_OVER at most their own
-    limit); a Chinese page loads a CJK subset of its own characters, never the edition's
-    whole one (book/site/page_fonts.py)."""
     from book.site import fonts
 
-    over = [f"{r['page']}: {r['bytes']:,} B (CJK font {r['cjk_font']:,} B)"
-            for r in loaded_pages
-            if r["figures"] and r["bytes"] > KNOWN_OVER.get(r["page"], CHAPTER_LIMIT)]
-    weights = {r["page"]: r["bytes"] for r in loaded_pages}
-    print(f"\nchapters over 4 MB (known open): "
-          f"{ {page: weights.get(page) for page in KNOWN_OVER} }")
-    fixed = [page for page in KNOWN_OVER if page in weights and weights[page] <= CHAPTER_LIMIT]
-    whole = [r["page"] for r in loaded_pages if r["edition"] == "zh"
-             and any(f.name == fonts.SUBSET_ZH.name for f in r["cjk_fonts"])]
-    assert not over, f"chapters over their limit (4 MB; {KNOWN_OVER}): {over}"
-    assert not fixed, f"{fixed} now weigh at most 4 MB: drop them from KNOWN_OVER"
-    assert not whole, f"Chinese pages loading the whole {fonts.SUBSET_ZH.name}: {whole}"
+    (tmp_path / "index.html").write_text('<script src="_static/vendor/mathjax/tex.js">',
+                                          encoding="utf-8")
+
+    def row(page, mb, figures=1, painted=True, cjk=()):
+        return {"page": page, "edition": "zh" if page.startswith("zh/") else "en",
+                "bytes": round(mb * 1e6), "cjk_font": 0, "cjk_fonts": [Path(c) for c in cjk],
+                "figures": figures, "first_ms": 5.0 if painted else None,
+                "last_ms": 9.0 if painted else None}
+
+    light = [row(f"chapters/{i:02}.html", 3.9) for i in range(10)]
+    assert page_checks.page_weight_problems(tmp_path, light) == [
+        "index.html: the landing page holds no math, yet loads MathJax"]
+    (tmp_path / "index.html").write_text("<p>no math</p>", encoding="utf-8")
+    assert page_checks.page_weight_problems(tmp_path, light) == []
+    found = page_checks.page_weight_problems(tmp_path, light[1:] + [
+        row("chapters/heavy.html", 4.1), row("glossary.html", 1.6, figures=0),
+        row("chapters/blank.html", 1.0, painted=False),
+        row("zh/glossary.html", 0.5, figures=0, cjk=[fonts.SUBSET_ZH.name])])
+    assert found == ["chapters/heavy.html: 4,100,000 B (CJK font 0 B) > 4,000,000",
+                     "glossary.html: 1,600,000 B without figures > 1,500,000",
+                     "chapters/blank.html: a figure never painted",
+                     f"zh/glossary.html: loads the whole {fonts.SUBSET_ZH.name}, not its own "
+                     "subset"], found
+    assert page_checks.page_weight_problems(tmp_path, light[:9])[0].startswith(
+        "9 pages with figures (at least 10)")
 
 
 def test_the_build_stops_on_a_trace_the_bundle_lacks(monkeypatch):

@@ -384,6 +384,9 @@ def new_batch(tmp_path_factory):
     return {"rows": rows, "before": before, "after": snapshot(*watched)}
 
 
+# Issue 24's three new assignments under the same attacks (one more sandboxed batch of 18
+# notebooks): make test-all and CI; make test keeps the attacks on assignment 1 above.
+@pytest.mark.extended
 @pytest.mark.parametrize("stem", NEW_STEMS)
 def test_new_assignments_resist_the_same_attacks(new_batch, stem):
     got = totals([r for r in new_batch["rows"] if r["submission"].startswith(stem)])
