@@ -428,7 +428,8 @@ _TEX = ((r"\sqrt", "√"), (r"\times", "×"), (r"\cdot", "·"), (r"\to", "→"),
 def plain_math(text: str) -> str:
     """``text`` with its inline math ``$…$`` written as plain characters (``$\\sqrt{d_k}$`` →
     ``√d_k``): the guide's tables quote the chapters' outcomes, and a page without figures
-    should not load MathJax (tests/test_page_weight.py) for a handful of symbols."""
+    should not load MathJax (its weight: page_checks.page_weight_problems) for a handful of
+    symbols."""
     def plain(match: re.Match) -> str:
         tex = match.group(1)
         for old, new in _TEX:
