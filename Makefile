@@ -111,8 +111,8 @@ browser-deps:
 # no build run. The time per test file is printed at the end (and by make bench).
 # `make test` leaves out the checks marked `extended` (the newest capabilities: the PDF, the
 # Chinese notebooks and assignments, the in-page model and explorers, the student edition's build,
-# the legibility check's wide fallback font); `make test-all` runs every
-# test, and is what CI runs (.ci/run). --durations lists the 25 slowest steps.
+# the three new assignments under attack, the legibility check's wide fallback font); `make
+# test-all` runs every test, and is what CI runs (.ci/run). --durations lists the 25 slowest steps.
 test: setup browser-deps
 	$(VENV)/bin/ruff check book tests chapters
 	$(PY) -m pytest -n 2 --dist loadfile -m "not extended" --durations=25
