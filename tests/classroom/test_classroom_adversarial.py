@@ -385,7 +385,8 @@ def new_batch(tmp_path_factory):
 
 
 # Issue 24's three new assignments under the same attacks (one more sandboxed batch of 18
-# notebooks): make test-all and CI; make test keeps the attacks on assignment 1 above.
+# notebooks, `new_batch`): both its tests are make test-all's and CI's; make test keeps the
+# attacks on assignment 1 above, in the same sandbox.
 @pytest.mark.extended
 @pytest.mark.parametrize("stem", NEW_STEMS)
 def test_new_assignments_resist_the_same_attacks(new_batch, stem):
@@ -402,6 +403,7 @@ def test_new_assignments_resist_the_same_attacks(new_batch, stem):
     assert "kernel died" in got[f"{stem}__os_exit.ipynb"]["detail"], got
 
 
+@pytest.mark.extended
 def test_nothing_outside_the_new_assignments_sandboxes_changes(new_batch):
     before, after = new_batch["before"], new_batch["after"]
     assert not [p for p in set(before) | set(after) if before.get(p) != after.get(p)]
