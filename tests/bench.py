@@ -497,7 +497,8 @@ def last_ci_total() -> None:
 
     if conftest.PHASES.exists():
         phases = json.loads(conftest.PHASES.read_text(encoding="utf-8"))
-        print(f"\nmake test, the last full run here: {phases['wall']:.0f} s wall "
+        print(f"\n{phases.get('command', 'make test')}, the last full run here: "
+              f"{phases['wall']:.0f} s wall "
               f"({phases['when']}; builds: "
               + ", ".join(f"{e} {s:.0f} s" for e, s in phases["builds"].items()) + ")")
     else:

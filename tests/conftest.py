@@ -169,13 +169,16 @@ def _phase_times(terminalreporter) -> dict:
         if result and result.exists():
             builds[edition] = json.loads(result.read_text(encoding="utf-8"))["seconds"]
     wall = time.perf_counter() - terminalreporter.config._book_started
-    return {"wall": wall, "files": per_file, "builds": builds,
+    marks = terminalreporter.config.getoption("markexpr", "") or ""
+    command = {"": "make test-all", "not extended": "make test"}.get(marks, f"pytest -m {marks!r}")
+    return {"wall": wall, "files": per_file, "builds": builds, "command": command,
             "workers": getattr(terminalreporter.config.option, "numprocesses", None),
             "load": os.getloadavg(), "when": time.strftime("%Y-%m-%d %H:%M:%S")}
 
 
 def print_phases(phases: dict, write=print) -> None:
-    write(f"wall {phases['wall']:.0f} s ({phases.get('workers') or 1} worker(s); load average "
+    write(f"{phases.get('command', 'pytest')}: wall {phases['wall']:.0f} s "
+          f"({phases.get('workers') or 1} worker(s); load average "
           f"at the end {' '.join(f'{x:.1f}' for x in phases['load'])}; {phases['when']})")
     for edition, seconds in phases["builds"].items():
         write(f"  {seconds:7.1f} s  build of the {edition} edition (in the background)")
@@ -191,7 +194,7 @@ def pytest_terminal_summary(terminalreporter):
     if len(phases["files"]) > 1:
         terminalreporter.section("time per test file (s, summed over workers)")
         print_phases(phases, terminalreporter.write_line)
-        if len(phases["files"]) > 20:  # a whole run, worth keeping
+        if len(phases["files"]) > 20 and phases["builds"]:  # a whole run (not make quick's)
             PHASES.parent.mkdir(exist_ok=True)
             PHASES.write_text(json.dumps(phases, indent=1), encoding="utf-8")
     rows = []
