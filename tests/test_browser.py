@@ -719,7 +719,9 @@ def published(built_book, built_zh, tmp_path_factory):
 
 
 def test_language_switch(published, browser):
-    """Both editions' switches, on the published layout: en -> zh -> en on every page."""
+    """Both editions' switches, on the published layout, on every page at both widths; from
+    each English page at 1280 px the switch followed to its Chinese page, and that page's link
+    back to it."""
     roots = _edition_roots(published)
     done = check_language_switch(browser, roots["en"], roots.get("zh"))
     n_en = len([rel for rel in _page_ids(roots["en"]) if not rel.startswith("zh/")])
