@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import legibility
 import pytest
-from test_browser import browser  # noqa: F401  (the module's Chromium)
+from test_browser import LEGIBILITY_FONTS, browser  # noqa: F401  (browser: the module's Chromium)
 
 pytestmark = pytest.mark.slow
 
@@ -126,9 +126,7 @@ def _page(make, language: str, path):
     return path
 
 
-@pytest.mark.parametrize("font", [pytest.param(font, marks=[pytest.mark.extended]
-                                                if font == "fallback" else [])
-                                  for font in legibility.FONTS])  # the fallback: make test-all
+@pytest.mark.parametrize("font", LEGIBILITY_FONTS)  # the fallback: make test-all, CI
 @pytest.mark.parametrize("language", ["en", "zh"])
 @pytest.mark.parametrize("name", list(MEASURED))
 def test_measured_figure_is_legible_at_any_scale(browser, tmp_path, name, language,  # noqa: F811
