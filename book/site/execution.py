@@ -30,6 +30,11 @@ that step over (registered by ``book.site.sphinxext``) while keeping force mode'
   :class:`CachedClient`, which fills the notebook's outputs from the cache (executing it there
   and then if the cache has nothing, e.g. a notebook some other hook changed).
 
+* the kernels are forked from a process that has imported what every chapter's kernel
+  imports (ipykernel, torch, the ``book`` package: ~2.7 s of each kernel's start), one fork
+  server per build (``book.site.kernel_fork``); a kernel that cannot be forked starts as
+  before. Nothing of a notebook runs before its own first cell.
+
 Each execution is the one MyST-NB's force mode makes (``jupyter_cache``'s
 ``single_nb_execution``, restated in :func:`_worker`: the notebook's folder as working
 directory, the configured timeout and ``allow_errors``), in a worker process
@@ -154,8 +159,19 @@ def _worker(source: str, target: str, cwd: str, timeout: str, allow_errors: str)
     settings = notebook.metadata.get("execution", {})
     timeout = settings.get("timeout", timeout)
     allow = settings.get("allow_errors", allow)
+    options = {}
+    if os.environ.get("BOOK_KERNEL_FORK"):   # the build's fork server (kernel_fork.py)
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(
+            "book_kernel_fork", Path(__file__).with_name("kernel_fork.py"))
+        kernel_fork = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(kernel_fork)
+        options["kernel_manager_class"] = kernel_fork.kernel_manager_class(
+            os.environ["BOOK_KERNEL_FORK"])
     try:
-        execute(notebook, cwd=cwd, timeout=timeout, allow_errors=allow, record_timing=False)
+        execute(notebook, cwd=cwd, timeout=timeout, allow_errors=allow, record_timing=False,
+                **options)
     except (CellExecutionError, CellTimeoutError):   # the cell's traceback only
         Path(source).with_suffix(".err").write_text(traceback.format_exc(), encoding="utf-8")
         return 1
@@ -350,9 +366,18 @@ def pre_execute(app, env, docnames) -> None:
             pass
 
     start = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=min(n, total)) as pool:
-        for future in [pool.submit(worker) for _ in range(min(n, total))]:
-            future.result()
+    from book.site import kernel_fork
+
+    server = kernel_fork.start()   # kernels forked after their imports (None: no fork here)
+    _state["fork"] = {kernel_fork.SOCKET_ENV: server.path} if server else {}
+    try:
+        with ThreadPoolExecutor(max_workers=min(n, total)) as pool:
+            for future in [pool.submit(worker) for _ in range(min(n, total))]:
+                future.result()
+    finally:
+        _state["fork"] = {}
+        if server:
+            server.close()
     _log(f"[{prefix}] {total} notebook(s) executed in {time.perf_counter() - start:.1f} s")
 
 
@@ -364,7 +389,8 @@ def _execute(path: Path, notebook: dict, key: str, timeout,
         source.write_text(json.dumps(notebook), encoding="utf-8")
         from book.kit import memo
 
-        env = {memo.FOLDER_ENV: str(_state["memo"]), memo.SALT_ENV: _salt(_state["app"])}
+        env = {memo.FOLDER_ENV: str(_state["memo"]), memo.SALT_ENV: _salt(_state["app"]),
+               **_state.get("fork", {})}
         return run_one(source, cache / f"{key}.ipynb", Path(path).parent, timeout, allow_errors,
                        env)
 
