@@ -24,11 +24,13 @@ $(BOOK_STAMP): requirements-base.txt requirements-book.txt requirements-model.tx
 	PYTHONDONTWRITEBYTECODE= $(PY) -P book/site/bytecode.py
 	touch $(BOOK_STAMP)
 
-# The test tools, then every module left uncompiled above, one process per core (compileall
-# reports the files written for other Python versions, e.g. torch's py312 tests: not errors here).
+# The test tools; meanwhile, on the core pip leaves idle, compileall byte-compiles the modules
+# make book's install left uncompiled (its output is dropped: it reports files written for other
+# Python versions, e.g. torch's py312 tests, which no one imports).
 $(STAMP): $(BOOK_STAMP) requirements.txt requirements-dev.txt
-	set -o pipefail; $(PY) -m pip install --quiet -r requirements-dev.txt 2>&1 | { grep -v "is ignored" || true; }
-	$(PY) -m compileall -q -j0 $$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") >/dev/null 2>&1 || true
+	$(PY) -m compileall -q $$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") >/dev/null 2>&1 & \
+	set -o pipefail; $(PY) -m pip install --quiet -r requirements-dev.txt 2>&1 | { grep -v "is ignored" || true; }; \
+	status=$$?; wait; exit $$status
 	touch $(STAMP)
 
 setup-book: $(BOOK_STAMP) git-filter

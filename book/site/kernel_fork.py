@@ -44,7 +44,7 @@ SOCKET_ENV = "BOOK_KERNEL_FORK"   # the server's socket, for the worker's kernel
 # torch._dynamo (1.6 s): chapters 2, 7 and 9b's code reaches it.
 PRELOAD = ["ipykernel.kernelapp", "ipykernel.ipkernel", "IPython.display", "numpy", "torch",
            "torch.nn.functional", "torch._dynamo", "plotly.graph_objects", "plotly.io._renderers",
-           "nbformat", "ipywidgets", "anywidget", "book", "book.face.display"]
+           "nbformat", "ipywidgets", "anywidget", "book"]
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
              signal.SIGUSR2)
 
