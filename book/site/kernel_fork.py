@@ -1,29 +1,30 @@
 """A build's kernels forked from one process that has imported what their notebooks import.
 
-Every notebook of a build runs in a kernel of its own, whose first cell imports ``book``
-(torch, numpy, plotly) and whose start imports ipykernel: ~2.7 s of one core, 28 times in
-``make book`` (both editions), ~75 of its ~440 CPU-seconds. A fork server does those imports
-once, runs none of a notebook's code, and forks one kernel per notebook: the kernel is a
+Every notebook of a build runs in a kernel of its own, whose first cell imports ``book`` (torch,
+numpy, plotly) and whose start imports ipykernel: ~2.7 s of one core, 28 times in ``make book``
+(both editions): its CPU time went from 414 to 331 s with this server. A fork server does those
+imports once, runs none of a notebook's code, and forks one kernel per notebook: the kernel is a
 fresh ipykernel in a process whose ``sys.modules`` already holds those modules, with its own
 working directory, environment, standard streams, fresh random seeds and session.
 
-* ``python -P kernel_fork.py serve`` (:func:`start`, by book.site.execution for each build
-  that executes notebooks): imports :data:`PRELOAD`, checks that it is still one thread (a
-  fork copies no other thread: an OpenMP pool or a helper thread would be left broken in the
-  children; numpy's OpenBLAS pool, started before, re-forms itself after a fork; otherwise
-  the server does not serve and every kernel starts as usual), and listens on a Unix
-  socket. It ends when the build closes its standard input, killing any kernel left.
+* ``python -P kernel_fork.py serve`` (:func:`start`, by book.site.execution for each build that
+  executes notebooks): imports :data:`PRELOAD`, checks that those imports started no thread (a
+  fork copies only the calling thread: an OpenMP pool or a helper thread would be left broken in
+  the children; numpy's OpenBLAS pool, started before them, re-forms itself after a fork); if
+  they did, it says so and forks nothing, and every kernel starts as usual. Otherwise it listens
+  on a Unix socket. It ends when the build closes its standard input, killing any kernel left.
 * the kernel command jupyter_client starts becomes ``python -I -S kernel_fork.py kernel SOCKET
-  -- <the kernelspec's argv>`` (:func:`kernel_manager_class`): a stub of a few milliseconds
-  that hands the server its argv, working directory, environment and standard streams, waits
-  for the forked kernel and passes on the signals it gets (interrupts, terminate); when the
-  stub dies (killed), the server kills its kernel. When the server cannot be reached or the
-  kernelspec is not ``python -m ipykernel_launcher``, the stub becomes that kernel instead
-  (``os.execv``): the same process to jupyter_client, only slower.
+  -- <the kernelspec's argv>`` (:func:`kernel_manager_class`): a stub of a few milliseconds that
+  hands the server its argv, working directory, environment and standard streams, waits for the
+  forked kernel and passes on the signals it gets (interrupts, terminate); when the stub dies
+  (killed), the server kills its kernel. When the server cannot be reached or the kernelspec is
+  not ``python -m ipykernel_launcher``, the stub becomes that kernel instead (``os.execv``): the
+  same process to jupyter_client, only slower.
 
-Only for POSIX systems with ``fork`` and Unix sockets; elsewhere :func:`start` returns None
-and the build starts its kernels as before. Standard library only at the top: the stub runs
-with ``-S`` (no site-packages) and the build's worker imports this file by path.
+Linux only (fork, Unix sockets passing file descriptors, /proc for the thread count); elsewhere
+:func:`start` returns None and the build starts its kernels as before. Standard library only at
+the top: the stub runs with ``-S`` (no site-packages) and the build's worker imports this file
+by path.
 """
 
 from __future__ import annotations
