@@ -29,6 +29,7 @@ by path.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -159,22 +160,16 @@ def serve(path: str) -> int:
                 os.waitpid(pid, 0)
 
 
-class _quiet:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, value, tb):
-        return kind is not None and issubclass(kind, OSError)
+def _quiet():
+    """A peer (stub or kernel) may be gone already: nothing to do about it."""
+    return contextlib.suppress(OSError)
 
 
 def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
+    """The stub's request ({} when it went away before the whole line) and its three fds."""
     data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
-    while not data.endswith(b"\n"):
-        more = conn.recv(1 << 20)
-        if not more:
-            raise ConnectionError("the stub went away")
-        data += more
-    return json.loads(data), fds
+    request, _ = _line(conn, data)
+    return request, fds
 
 
 def _fork_kernel(conn, listener, others) -> int | None:
@@ -182,7 +177,7 @@ def _fork_kernel(conn, listener, others) -> int | None:
         request, fds = _receive(conn)
     except (OSError, ValueError):
         return None
-    argv = request["argv"]
+    argv = request.get("argv", [])
     if len(fds) != 3 or argv[1:3] != ["-m", "ipykernel_launcher"]:
         with _quiet():
             conn.sendall(b'{"refused": "not a python -m ipykernel_launcher kernel"}\n')
