@@ -72,6 +72,8 @@ def main(argv: list[str]) -> int:
               "bytecode: run it as `PYTHONDONTWRITEBYTECODE= python -P book/site/bytecode.py`",
               file=sys.stderr)
         return 2
+    # debugpy (in KERNEL) warns about frozen modules on import otherwise, as in the kernels
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     if argv[1:] == ["--build"]:
         failed = import_all(BUILD + book_modules(site=True))
         import compileall
