@@ -42,10 +42,23 @@ AXE_RUN_JS = """async (only) => {
 def set_dark(page) -> None:
     """The theme's dark mode, as its switcher sets it (data-theme and data-mode on <html>)."""
     # the theme fades colours in over 0.25 s: switched off, so axe measures the settled colours
+    # (with no transition they are settled at the next style recalculation; two frames on,
+    # whatever the change started, such as the dark logo's load, has started too)
     page.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
-    page.evaluate("""() => { document.documentElement.dataset.mode = 'dark';
-                             document.documentElement.dataset.theme = 'dark'; }""")
-    page.wait_for_timeout(300)
+    _set_mode(page, "dark")
+
+
+def set_light(page) -> None:
+    """The theme's light mode, its default (what a reader sees first and prints)."""
+    _set_mode(page, "light")
+
+
+def _set_mode(page, mode: str) -> None:
+    page.evaluate("""(mode) => new Promise(done => {
+        document.documentElement.dataset.mode = mode;
+        document.documentElement.dataset.theme = mode;
+        requestAnimationFrame(() => requestAnimationFrame(done));
+    })""", mode)
 
 
 def run_axe(page, script: str, only: list[str] | None = None) -> list[dict]:

@@ -1,8 +1,10 @@
 """Open every built page from file:// in headless Chromium with the network cut off.
 
-Asserts per page: no console error, no request that leaves the machine, no failed local load,
-MathJax output wherever the page has math, every plotly figure painted, and on every static
-explorer, moving a slider or choosing a dropdown entry changes the drawn data. Then the
+Asserts per page, in one visit: 0 serious or critical axe-core findings in light and dark
+mode, no console error, no request that leaves the machine, no failed local load, MathJax
+output wherever the page has math, every plotly figure painted, on every static explorer,
+moving a slider or choosing a dropdown entry changes the drawn data, and nothing printed off
+an A4 page. Then the
 legibility check of tests/legibility.py on every figure in every state, at 1280 and 390 px, in
 the book's fonts (make test) and a wide fallback (DejaVu Sans; make test-all and CI), and
 the page checks (code blocks that overflow, chapters over 15 screens); and every CJK character
@@ -90,31 +92,60 @@ def _page_ids(html_root):
 
 @pytest.mark.parametrize("build", EDITION_BUILDS)
 def test_every_page_in_browser(request, build, browser):
-    """Every page: no console error, no request leaving the machine, no failed local load, math
-    typeset, every figure painted (the pages with one as legibility.has_figure reads the HTML)
-    and every static control moving its figure; and, from the same visit (each page is opened
-    once for all of these), the CJK font file it loads holds every CJK character the page can
-    show (check_cjk_fonts), and what it weighs as Chromium loads it: a chapter at most 4 MB, a
-    page without figures at most 1.5 MB (page_checks.page_weight_problems; the table is
-    printed, and `make bench` prints it with paint times over three loads)."""
+    """Every page, each opened once for all of these (loading the pages was most of each
+    check when the accessibility check made a visit of its own):
+
+    * as it opens, on every page a reader can open (the search and index pages too): 0
+      serious or critical axe-core violations in light and dark mode, and every text the
+      book's CSS colours at WCAG AA contrast in both (accessibility_of);
+    * then, back in light mode, on every page of the table of contents: no console error, no
+      request leaving the machine, no failed local load, math typeset, every figure painted
+      (the pages with one as legibility.has_figure reads the HTML) and every static control
+      moving its figure (check_page); the CJK font file it loads holds every CJK character the
+      page can show (check_cjk_fonts), and what it weighs as Chromium loads it: a chapter at
+      most 4 MB, a page without figures at most 1.5 MB (page_checks.page_weight_problems; the
+      table is printed, and `make bench` prints it with paint times over three loads);
+    * and every figure, image, table and code block of a chapter with figures stays inside
+      A4's printable width when the page is printed (check_print_layout).
+
+    Each page's findings are collected and all are reported at the end."""
     html_root = request.getfixturevalue(build)["html"]
     language = _edition(html_root)
-    checked, fonts_loaded, weights = [], [], []
-    for rel in _page_ids(html_root):
+    script = page_checks.axe_script()
+    printable = set(_page_ids(html_root))
+    a11y = {"counts": {"light": {}, "dark": {}}, "lowest": {}, "failures": [], "low": []}
+    checked, fonts_loaded, weights, problems_seen = [], [], [], []
+    measured, overflow = 0, []
+    for rel in _all_pages(html_root):
         loaded: set[Path] = set()
         page, problems = open_page(browser, html_root / rel, loaded)
         try:
-            report = check_page(page, rel)
-            row = bench_pages.page_row(page, html_root / rel, html_root, loaded)
-            if SCREENSHOTS:
-                Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(Path(SCREENSHOTS) / (rel.replace("/", "_") + ".png")),
-                                full_page=True)
+            has_figures = page.locator("div.plotly-graph-div").count() > 0
+            if has_figures:
+                page.wait_for_function("() => Array.from(document.querySelectorAll("
+                                       "'div.plotly-graph-div')).every(g => g._fullLayout)",
+                                       timeout=30_000)
+            accessibility_of(page, rel, script, a11y)
+            if rel in printable:
+                page_checks.set_light(page)
+                report = check_page(page, rel)
+                row = bench_pages.page_row(page, html_root / rel, html_root, loaded)
+                if has_figures:
+                    n, out = check_print_layout(page, rel, Path(SCREENSHOTS) / "print"
+                                                if SCREENSHOTS else None)
+                    measured += n
+                    overflow += out
+                if SCREENSHOTS:
+                    Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(Path(SCREENSHOTS) / (rel.replace("/", "_")
+                                                                  + ".png")), full_page=True)
         finally:
             page.context.close()
-        assert problems["console"] == [], f"{rel}: console errors {problems['console']}"
-        assert problems["blocked"] == [], f"{rel}: requests left the machine {problems['blocked']}"
-        assert problems["failed"] == [], f"{rel}: failed local loads {problems['failed']}"
+        problems_seen += [f"{rel}: {what} {problems[key]}" for key, what in (
+            ("console", "console errors"), ("blocked", "requests left the machine"),
+            ("failed", "failed local loads")) if problems[key]]
+        if rel not in printable:
+            continue
         # the legibility check's fallback pass visits the pages that hold a figure, as read
         # from the built HTML: what Chromium drew agrees
         assert (report["figures"] > 0) == legibility.has_figure(html_root / rel), (
@@ -126,12 +157,22 @@ def test_every_page_in_browser(request, build, browser):
     print()
     for rel, report in checked:
         print(f"{rel}: {json.dumps(report)}")
+    print(f"axe {html_root}: {json.dumps(a11y['counts'], ensure_ascii=False)}")
+    print(f"lowest contrast of the book's CSS colours: {json.dumps(a11y['lowest'])}")
+    print(f"print {html_root}: {measured} figures, images, tables and code blocks measured on A4")
+    bench_pages.report_pages(weights)
+    found = {
+        "console errors, requests that left the machine, failed local loads": problems_seen,
+        "serious or critical axe violations": a11y["failures"],
+        "text under WCAG AA contrast": a11y["low"],
+        "printed figures leave the page": overflow,
+        "page weight": page_checks.page_weight_problems(html_root, weights)}
+    assert not any(found.values()), "\n".join(
+        f"{kind}:\n  " + "\n  ".join(items[:40]) for kind, items in found.items() if items)
     assert any(r["figures"] for _, r in checked), "no page had a plotly figure"
     assert any(r["controls_moved"] for _, r in checked), "no explorer was exercised"
+    assert measured, "no page with figures was printed"
     check_cjk_fonts(html_root, fonts_loaded)
-    bench_pages.report_pages(weights)
-    heavy = page_checks.page_weight_problems(html_root, weights)
-    assert not heavy, "page weight:\n" + "\n".join(heavy)
 
 
 def check_page(page, rel: str) -> dict:
@@ -488,67 +529,37 @@ def _all_pages(html_root: Path) -> list[str]:
             if "_static" not in p.relative_to(html_root).parts]
 
 
-def check_accessibility(browser, html_root: Path, pdf_dir: Path | None = None) -> dict:
-    """axe-core on every page, light mode (all rules, the experimental ones included) and dark
-    mode (colour contrast), plus the computed contrast of every text the book's CSS colours;
-    then, in the same visit, each chapter with figures laid out for print (check_print_layout).
-    Returns the counts by rule and the number of boxes measured for print; asserts no serious or
-    critical violation, no contrast under AA, nothing printed off the page."""
-    script = page_checks.axe_script()
-    counts = {"light": {}, "dark": {}}
-    lowest: dict[str, float] = {}  # "mode selector" -> the lowest contrast ratio measured
-    failures, low = [], []
-    printable = set(_page_ids(html_root))
-    measured, overflow = 0, []
-    for rel in _all_pages(html_root):
-        page, problems = open_page(browser, html_root / rel)
-        try:
-            has_figures = page.locator("div.plotly-graph-div").count() > 0
-            if has_figures:
-                page.wait_for_function("() => Array.from(document.querySelectorAll("
-                                       "'div.plotly-graph-div')).every(g => g._fullLayout)",
-                                       timeout=30_000)
-            for mode in ("light", "dark"):
-                if mode == "dark":
-                    page_checks.set_dark(page)
-                found = page_checks.run_axe(page, script,
-                                            None if mode == "light" else ["color-contrast"])
-                for rule, n in page_checks.count_by_rule(found).items():
-                    counts[mode][rule] = counts[mode].get(rule, 0) + n
-                failures += [f"{rel} [{mode}] {v['id']} ({v['impact']}): {n['target']} "
-                             f"{n['summary'][:200]}"
-                             for v in page_checks.blocking(found) for n in v["nodes"]]
-                for c in page_checks.contrast(page):
-                    key = f"{mode} {c['selector']}"
-                    lowest[key] = min(lowest.get(key, 99.0), c["ratio"])
-                    if c["ratio"] < c["needed"]:
-                        low.append(f"{rel} [{mode}] {c['selector']} {c['text']!r}: "
-                                   f"{c['ratio']}:1 (needs {c['needed']}:1)")
-            if has_figures and rel in printable:
-                n, out = check_print_layout(page, rel, pdf_dir)
-                measured += n
-                overflow += out
-                assert problems["console"] == [], f"{rel}: console errors {problems['console']}"
-        finally:
-            page.context.close()
-    print(f"\naxe {html_root}: {json.dumps(counts, ensure_ascii=False)}")
-    print(f"lowest contrast of the book's CSS colours: {json.dumps(lowest)}")
-    print(f"print {html_root}: {measured} figures, images, tables and code blocks measured on A4")
-    assert not failures, "serious or critical axe violations:\n" + "\n".join(failures[:60])
-    assert not low, "text under WCAG AA contrast:\n" + "\n".join(low[:60])
-    assert measured, "no page with figures was printed"
-    assert not overflow, "printed figures leave the page:\n" + "\n".join(overflow[:40])
-    return {**counts, "print_boxes": measured}
+def accessibility_of(page, rel: str, script: str, found: dict) -> None:
+    """axe-core on ``page`` as it opened, light mode (all rules, the experimental ones included)
+    and dark mode (colour contrast), plus the computed contrast of every text the book's CSS
+    colours; adds to ``found`` (test_every_page_in_browser's): the counts by rule, the lowest
+    ratio per mode and selector, the serious or critical violations and the contrasts under AA.
+    The page is left in dark mode."""
+    for mode in ("light", "dark"):
+        if mode == "dark":
+            page_checks.set_dark(page)
+        violations = page_checks.run_axe(page, script,
+                                         None if mode == "light" else ["color-contrast"])
+        counts = found["counts"][mode]
+        for rule, n in page_checks.count_by_rule(violations).items():
+            counts[rule] = counts.get(rule, 0) + n
+        found["failures"] += [f"{rel} [{mode}] {v['id']} ({v['impact']}): {n['target']} "
+                              f"{n['summary'][:200]}"
+                              for v in page_checks.blocking(violations) for n in v["nodes"]]
+        for c in page_checks.contrast(page):
+            key = f"{mode} {c['selector']}"
+            found["lowest"][key] = min(found["lowest"].get(key, 99.0), c["ratio"])
+            if c["ratio"] < c["needed"]:
+                found["low"].append(f"{rel} [{mode}] {c['selector']} {c['text']!r}: "
+                                    f"{c['ratio']}:1 (needs {c['needed']}:1)")
 
 
 def check_print_layout(page, rel: str, pdf_dir: Path | None = None) -> tuple[int, list[str]]:
     """A chapter with figures, laid out for print at A4's printable width the way a browser
     prints (the page reflows, the window keeps its size): the number of figures, images, tables
-    and code blocks measured, and those that leave the page. The page is put back in the
-    theme's light mode first (check_accessibility's dark-mode pass comes before; colours do
-    not move boxes, but a reader prints what the theme shows by default)."""
-    page.evaluate("""() => { document.documentElement.dataset.mode = 'light';
-                             document.documentElement.dataset.theme = 'light'; }""")
+    and code blocks measured, and those that leave the page. In light mode, the theme's default,
+    which a reader prints (colours do not move boxes)."""
+    page_checks.set_light(page)
     result = page_checks.print_layout(page)
     overflow = [f"{rel}: {b['what']} spans {b['left']}..{b['right']} px of {result['width']}"
                 for b in result["overflow"]]
@@ -556,16 +567,6 @@ def check_print_layout(page, rel: str, pdf_dir: Path | None = None) -> tuple[int
         pdf_dir.mkdir(parents=True, exist_ok=True)
         page.pdf(path=str(pdf_dir / (rel.replace("/", "_") + ".pdf")), format="A4")
     return len(result["boxes"]), overflow
-
-
-@pytest.mark.parametrize("build", EDITION_BUILDS)
-def test_pages_are_accessible_and_print_on_the_page(request, build, browser):
-    """0 serious or critical axe-core violations on every page, in light and dark mode; every
-    text the book's CSS colours reaches WCAG AA contrast in both modes; and every figure, image,
-    table and code block of a chapter with figures stays inside A4's printable width when the
-    page is printed (one visit per page for both: loading the pages was most of each check)."""
-    check_accessibility(browser, request.getfixturevalue(build)["html"],
-                        Path(SCREENSHOTS) / "print" if SCREENSHOTS else None)
 
 
 def check_search(browser, html_root: Path, query: str) -> int:
