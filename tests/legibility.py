@@ -37,6 +37,7 @@ while iterating on one figure.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -412,62 +413,78 @@ def has_figure(path: Path) -> bool:
     return 'class="plotly-graph-div' in path.read_text(encoding="utf-8")
 
 
-def check_page(browser, path: Path, width: int, shots: Path | None = None,
-               name: str | None = None, font: str = "book") -> dict:
-    """Open ``path`` at ``width`` px and run the check on every figure and on the page, in the
-    book's fonts (``font="book"``) or the wide fallback (``"fallback"``, see FALLBACK_FAMILIES).
-    Each finding names its font."""
+@contextlib.contextmanager
+def tab(browser, width: int, font: str = "book"):
+    """A page at ``width`` px in ``font`` (the wide fallback's init script in it, every request
+    off the machine refused) for :func:`check_page` to open pages in, one after another: each
+    new page starts a renderer (~0.4 s a load here), a page that navigates keeps its own."""
     if font not in FONTS:
         raise ValueError(f"font must be one of {FONTS}, got {font!r}")
-    name = name or path.name
     context = browser.new_context(viewport={"width": width, "height": SCREEN_HEIGHT})
     if font == "fallback":
         context.add_init_script(fallback_script())
     page = context.new_page()
     page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(
         ("file://", "data:", "blob:")) else r.abort())
+    page.book_tab = (width, font)
     try:
-        page.goto(path.as_uri(), wait_until="load")
-        page.evaluate("document.fonts.ready.then(() => 0)")
-        if font == "fallback":
-            from book.face.plotting import FONT_FAMILY
-
-            probe = page.evaluate(FONT_PROBE_JS, [FONT_FAMILY])
-            if abs(probe["stack"] - probe["dejavu"]) > 0.01:
-                raise RuntimeError(f"the fallback font is not in effect on {name}: {probe}")
-        findings = []
-        figures = page.locator("div.plotly-graph-div")
-        n = figures.count()
-        states = 0
-        for i in range(n):
-            fig = figures.nth(i)
-            fig.scroll_into_view_if_needed()
-            page.wait_for_function("gd => gd._fullLayout && gd.querySelector('.main-svg')",
-                                   arg=fig.element_handle(), timeout=20_000)
-            fig_id = fig.evaluate("gd => gd.id")
-            found, n_states = check_figure(page, fig, width)
-            states += n_states
-            for f in found:
-                f.update(page=name, figure=f"figure {i} ({fig_id})", width=width, font=font)
-            if found and shots is not None:
-                shots.mkdir(parents=True, exist_ok=True)
-                fig.screenshot(path=str(
-                    shots / f"{name.replace('/', '_')}-{width}-{font}-fig{i}.png"))
-            findings += found
-        # the page's own checks (code blocks, length) in the book's fonts: the fallback
-        # changes only the figures' font families
-        if width == DESKTOP and font == "book":
-            info = page.evaluate(PAGE_JS, [SCREEN_HEIGHT])
-            findings += [{"kind": "code_overflow", "page": name, "figure": "-", "state": "-",
-                          "width": width, "font": font, "what": w} for w in info["wide"]]
-            if info["screens"] > MAX_SCREENS and "chapters/" in name:
-                findings.append({"kind": "too_long", "page": name, "figure": "-", "state": "-",
-                                 "width": width, "font": font,
-                                 "what": f"{info['screens']:.1f} screens of {SCREEN_HEIGHT} px"})
-        return {"figures": n, "states": states, "findings": findings, "width": width,
-                "font": font, "page": name}
+        yield page
     finally:
         context.close()
+
+
+def check_page(browser, path: Path, width: int, shots: Path | None = None,
+               name: str | None = None, font: str = "book", page=None) -> dict:
+    """Open ``path`` at ``width`` and run the check on every figure and on the page, in the
+    book's fonts (``font="book"``) or the wide fallback (``"fallback"``, see FALLBACK_FAMILIES),
+    in ``page`` (a :func:`tab` of that width and font) or in a tab of its own. Each finding
+    names its font."""
+    if page is None:
+        with tab(browser, width, font) as own:
+            return check_page(browser, path, width, shots, name, font, own)
+    if getattr(page, "book_tab", None) != (width, font):
+        raise ValueError(f"check_page({width}, {font!r}) was given a page that is not a "
+                         f"legibility.tab({width}, {font!r}): open one with that tab()")
+    name = name or path.name
+    page.goto(path.as_uri(), wait_until="load")
+    page.evaluate("document.fonts.ready.then(() => 0)")
+    if font == "fallback":
+        from book.face.plotting import FONT_FAMILY
+
+        probe = page.evaluate(FONT_PROBE_JS, [FONT_FAMILY])
+        if abs(probe["stack"] - probe["dejavu"]) > 0.01:
+            raise RuntimeError(f"the fallback font is not in effect on {name}: {probe}")
+    findings = []
+    figures = page.locator("div.plotly-graph-div")
+    n = figures.count()
+    states = 0
+    for i in range(n):
+        fig = figures.nth(i)
+        fig.scroll_into_view_if_needed()
+        page.wait_for_function("gd => gd._fullLayout && gd.querySelector('.main-svg')",
+                               arg=fig.element_handle(), timeout=20_000)
+        fig_id = fig.evaluate("gd => gd.id")
+        found, n_states = check_figure(page, fig, width)
+        states += n_states
+        for f in found:
+            f.update(page=name, figure=f"figure {i} ({fig_id})", width=width, font=font)
+        if found and shots is not None:
+            shots.mkdir(parents=True, exist_ok=True)
+            fig.screenshot(path=str(
+                shots / f"{name.replace('/', '_')}-{width}-{font}-fig{i}.png"))
+        findings += found
+    # the page's own checks (code blocks, length) in the book's fonts: the fallback
+    # changes only the figures' font families
+    if width == DESKTOP and font == "book":
+        info = page.evaluate(PAGE_JS, [SCREEN_HEIGHT])
+        findings += [{"kind": "code_overflow", "page": name, "figure": "-", "state": "-",
+                      "width": width, "font": font, "what": w} for w in info["wide"]]
+        if info["screens"] > MAX_SCREENS and "chapters/" in name:
+            findings.append({"kind": "too_long", "page": name, "figure": "-", "state": "-",
+                             "width": width, "font": font,
+                             "what": f"{info['screens']:.1f} screens of {SCREEN_HEIGHT} px"})
+    return {"figures": n, "states": states, "findings": findings, "width": width,
+            "font": font, "page": name}
 
 
 def totals(results: list[dict]) -> dict:
@@ -516,18 +533,19 @@ def main(argv: list[str]) -> int:
         b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
                               args=["--no-sandbox", "--disable-gpu"])
         results = []
-        for path in paths:
-            for width in widths:
-                for font in fonts:
-                    r = check_page(b, path, width, shots, name=f"{path.parent.name}/{path.name}",
-                                   font=font)
-                    results.append(r)
-                    seen = set()
-                    for f in r["findings"]:
-                        key = (f["figure"], f["kind"], f["what"][:40])
-                        if key not in seen:
-                            seen.add(key)
-                            print(describe(f))
+        for width in widths:
+            for font in fonts:
+                with tab(b, width, font) as page:
+                    for path in paths:
+                        r = check_page(b, path, width, shots, font=font, page=page,
+                                       name=f"{path.parent.name}/{path.name}")
+                        results.append(r)
+                        seen = set()
+                        for f in r["findings"]:
+                            key = (f["figure"], f["kind"], f["what"][:40])
+                            if key not in seen:
+                                seen.add(key)
+                                print(describe(f))
         b.close()
     for group, t in totals_by(results).items():
         print(group, json.dumps(t))

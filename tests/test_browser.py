@@ -269,12 +269,13 @@ def test_every_figure_is_legible(request, build, font, browser, tmp_path):
     shots = Path(SCREENSHOTS or tmp_path) / "legibility" / build
     known = KNOWN_OPEN[build]
     results = []
-    for rel in _page_ids(html_root):
-        if font == "fallback" and not legibility.has_figure(html_root / rel):
-            continue
-        for width in (legibility.DESKTOP, legibility.PHONE):
-            results.append(legibility.check_page(browser, html_root / rel, width, shots, rel,
-                                                 font=font))
+    for width in (legibility.DESKTOP, legibility.PHONE):
+        with legibility.tab(browser, width, font) as page:  # one tab per width: pages in turn
+            for rel in _page_ids(html_root):
+                if font == "fallback" and not legibility.has_figure(html_root / rel):
+                    continue
+                results.append(legibility.check_page(browser, html_root / rel, width, shots,
+                                                     rel, font=font, page=page))
     assert results, f"no page of {html_root} was checked"
     totals = legibility.totals(results)
     by_group = legibility.totals_by(results)
@@ -668,22 +669,24 @@ def check_language_switch(browser, en_root: Path, zh_root: Path | None) -> dict:
     sides = [("en", en_root, "zh-CN")] + ([("zh", zh_root, "en")] if zh_root else [])
     published = zh_root is not None and zh_root.resolve() == (en_root / "zh").resolve()
     for edition, root, other_lang in sides:
-        for rel in _page_ids(root):
-            if edition == "en" and rel.startswith("zh/"):
-                continue
-            for width in (legibility.DESKTOP, legibility.PHONE):
-                if (edition == "zh" and published and width == legibility.DESKTOP
-                        and (en_root / rel).is_file()):
-                    continue  # opened by the English page's switch below, and checked there
-                context = browser.new_context(viewport={"width": width, "height": 900})
-                page = context.new_page()
-                # the switch sits in the header, above every figure and formula, and no title
-                # holds math: the figures' bundle and MathJax (the better half of a page's load;
-                # test_every_page_in_browser draws both) are not fetched here, the CSS, the fonts
-                # and every other script are
-                page.route("**/plotly-book.min.js", lambda r: r.abort())
-                page.route("**/vendor/mathjax/**", lambda r: r.abort())
-                try:
+        for width in (legibility.DESKTOP, legibility.PHONE):
+            # one tab per edition and width, the pages opened in it in turn (each new tab
+            # starts a renderer: ~0.4 s a page)
+            context = browser.new_context(viewport={"width": width, "height": 900})
+            page = context.new_page()
+            # the switch sits in the header, above every figure and formula, and no title holds
+            # math: the figures' bundle and MathJax (the better half of a page's load;
+            # test_every_page_in_browser draws both) are not fetched here, the CSS, the fonts
+            # and every other script are
+            page.route("**/plotly-book.min.js", lambda r: r.abort())
+            page.route("**/vendor/mathjax/**", lambda r: r.abort())
+            try:
+                for rel in _page_ids(root):
+                    if edition == "en" and rel.startswith("zh/"):
+                        continue
+                    if (edition == "zh" and published and width == legibility.DESKTOP
+                            and (en_root / rel).is_file()):
+                        continue  # opened by the English page's switch below, and checked there
                     page.goto((root / rel).as_uri(), wait_until="load")
                     assert page.locator("h1 .math").count() == 0, (
                         f"{rel}: its title holds math; load MathJax in this test again")
@@ -705,8 +708,8 @@ def check_language_switch(browser, en_root: Path, zh_root: Path | None) -> dict:
                         f"zh/{rel}: the switch goes to {back}")
                     done["zh"] += 1
                     done["round_trips"] += 1
-                finally:
-                    context.close()
+            finally:
+                context.close()
     return done
 
 
