@@ -672,15 +672,13 @@ def check_language_switch(browser, en_root: Path, zh_root: Path | None) -> dict:
         for width in (legibility.DESKTOP, legibility.PHONE):
             # one tab per edition and width, the pages opened in it in turn (each new tab
             # starts a renderer: ~0.4 s a page)
-            context = browser.new_context(viewport={"width": width, "height": 900})
-            page = context.new_page()
-            # the switch sits in the header, above every figure and formula, and no title holds
-            # math: the figures' bundle and MathJax (the better half of a page's load;
-            # test_every_page_in_browser draws both) are not fetched here, the CSS, the fonts
-            # and every other script are
-            page.route("**/plotly-book.min.js", lambda r: r.abort())
-            page.route("**/vendor/mathjax/**", lambda r: r.abort())
-            try:
+            with legibility.tab(browser, width) as page:
+                # the switch sits in the header, above every figure and formula, and no title
+                # holds math: the figures' bundle and MathJax (the better half of a page's
+                # load; test_every_page_in_browser draws both) are not fetched here, the CSS,
+                # the fonts and every other script are
+                page.route("**/plotly-book.min.js", lambda r: r.abort())
+                page.route("**/vendor/mathjax/**", lambda r: r.abort())
                 for rel in _page_ids(root):
                     if edition == "en" and rel.startswith("zh/"):
                         continue
@@ -708,8 +706,6 @@ def check_language_switch(browser, en_root: Path, zh_root: Path | None) -> dict:
                         f"zh/{rel}: the switch goes to {back}")
                     done["zh"] += 1
                     done["round_trips"] += 1
-            finally:
-                context.close()
     return done
 
 
