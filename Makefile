@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 BOOK_STAMP := $(VENV)/.installed-book
 HTML := _build/html/index.html
 
-.PHONY: setup setup-book book gettext test quick lint bench clean browser-deps assignments grade grade-demo \
+.PHONY: setup setup-book book gettext test quick lint bench clean browser-deps test-deps assignments grade grade-demo \
 	grade-check git-filter test-all test-jupyter notebooks-zh book-student pdf pdf-deps figures
 
 # Two steps: what the book build needs (requirements-book.txt: make book, book-student, gettext,
@@ -81,11 +81,12 @@ pdf-deps:
 	@if ! command -v xelatex >/dev/null || ! command -v pdffonts >/dev/null || \
 	    ! fc-list | grep -q "Noto Serif CJK SC"; then \
 	  echo "Installing Debian's TeX Live (xelatex, xeCJK) and Noto CJK fonts for make pdf"; \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(PDF_DEBS) >/dev/null || \
+	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(PDF_DEBS) >/dev/null 2>&1 || \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(PDF_DEBS) >/dev/null; }; } || \
 	  { echo "Could not install them: run 'sudo apt-get install -y --no-install-recommends $(PDF_DEBS)'"; exit 1; }; fi
 
 # Both editions at once (xelatex is single-threaded), prefixed [en] / [zh] like make book.
-pdf: setup pdf-deps browser-deps
+pdf: setup pdf-deps test-deps
 	$(PY) -m book.site.builds --pdf en zh
 	@echo
 	@echo "The PDFs are built:"
@@ -108,11 +109,21 @@ gettext: setup-book
 notebooks-zh: setup-book
 	$(PY) -m book.site.editions notebooks-zh
 
-browser-deps:
-	@command -v chromium >/dev/null || { echo "Installing Debian's chromium for the browser tests"; \
-	  apt-get install -y chromium >/dev/null || { echo "Could not install chromium: run 'sudo apt-get install -y chromium'"; exit 1; }; }
-	@command -v bwrap >/dev/null || { echo "Installing Debian's bubblewrap for the classroom sandbox tests"; \
-	  apt-get install -y bubblewrap >/dev/null || { echo "Could not install bubblewrap: run 'sudo apt-get install -y bubblewrap'"; exit 1; }; }
+# Every Debian package the tests use, one list for make test, make test-all, make bench and CI
+# (.ci/run): Chromium for the browser tests, bubblewrap for the grading sandbox, and the fonts.
+# The browser tests' Chromium sees no other font than the files of the fonts-* packages listed
+# here (tests/headless.py narrows its fontconfig to them), so a test that passes only because
+# this machine has some other font (a CJK one, say) fails here too, not only on a newcomer's
+# machine. The book's own CJK web fonts ship in assets/static/fonts. make pdf adds PDF_DEBS.
+TEST_DEBS := chromium bubblewrap fonts-dejavu-core fonts-liberation
+test-deps:
+	@missing=""; for p in $(TEST_DEBS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "Installing Debian's$$missing for the tests"; \
+	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null 2>&1 || \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }; } || \
+	  { echo "Could not install them: run 'sudo apt-get install -y$$missing'"; exit 1; }; fi
+browser-deps: test-deps
 
 # Two xdist workers (tests/conftest.py: a file's tests stay together, the notebook and browser
 # tests spread); both editions build in the background from the start, while the tests that need
@@ -121,11 +132,11 @@ browser-deps:
 # Chinese notebooks and assignments, the in-page model and explorers, the student edition's build,
 # the three new assignments under attack, the legibility check's wide fallback font); `make
 # test-all` runs every test, and is what CI runs (.ci/run). --durations lists the 25 slowest steps.
-test: setup browser-deps
+test: setup test-deps
 	$(VENV)/bin/ruff check book tests chapters
 	$(PY) -m pytest -n 2 --dist loadfile -m "not extended" --durations=25
 
-test-all: setup browser-deps pdf-deps
+test-all: setup test-deps pdf-deps
 	$(VENV)/bin/ruff check book tests chapters
 	$(PY) -m pytest -n 2 --dist loadfile --durations=25
 
@@ -138,7 +149,7 @@ quick: setup
 
 # JupyterLab itself: Run All in every chapter, every control moved (three chapters run in
 # `make test`; this runs all ten).
-test-jupyter: setup browser-deps
+test-jupyter: setup test-deps
 	BOOK_JUPYTER_ALL=1 $(PY) -m pytest tests/test_jupyterlab.py -q
 
 lint: setup
@@ -146,7 +157,7 @@ lint: setup
 
 # Every section in one run (tests/bench.py); BENCH=--zh adds the Chinese edition's builds and
 # pages, BENCH="--pages --layers" picks sections.
-bench: setup browser-deps
+bench: setup test-deps
 	$(PY) tests/bench.py $(BENCH)
 
 # Every notebook (the solutions here, the submissions below) runs in its own bubblewrap sandbox.

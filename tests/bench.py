@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import bench_layers  # noqa: E402
 import bench_pages  # noqa: E402
+import headless  # noqa: E402
 
 
 def notebook_times() -> dict[str, float]:
@@ -306,8 +307,7 @@ def inpage_redraw() -> list[str]:
                                          lambda cell, text: maps._type(cell, 16, 1, text),
                                          maps._held_out(head_maps_max_words(16), 20))}
     with tempfile.TemporaryDirectory() as scratch, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=order.CHROMIUM, headless=True,
-                                    args=order.ARGS)
+        browser = headless.launch(p)
         for name, (view, type_, texts) in views.items():
             for language in ("en", "zh"):
                 path = (maps._page(Path(scratch), language, models) if view == "head_maps"

@@ -28,11 +28,10 @@ import time
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import headless
+
 ROOT = Path(__file__).resolve().parent.parent
 JB = Path(sys.executable).parent / "jupyter-book"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 CHAPTER_LIMIT, PLAIN_LIMIT, PAINT_LIMIT_MS = 4_000_000, 1_500_000, 1000
 LOADS = 3  # each page opened this many times by make bench; paint times are the medians
 COPY = ["book", "chapters", "assets", "locale", "_config.yml", "_toc.yml", "index.md",
@@ -131,7 +130,7 @@ def browser_pages(html_root: Path, browser=None, loads: int = 1) -> list[dict]:
         from playwright.sync_api import sync_playwright
 
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            browser = headless.launch(p)
             try:
                 return browser_pages(html_root, browser, loads)
             finally:

@@ -9,17 +9,15 @@ Run alone: ``python tests/core_path.py _build/html`` (prints one line per page a
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
+
+import headless
 
 from book.chapters import CHAPTERS
 
 WIDTH, HEIGHT = 1280, 800
 MAX_SCREENS = 70
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 def core_pages() -> list[str]:
@@ -39,7 +37,7 @@ def screens(html: Path, pages: list[str] | None = None, width: int = WIDTH,
         raise FileNotFoundError(f"{html} lacks {missing}: build the book first")
     out = {}
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        browser = headless.launch(p)
         try:
             context = browser.new_context(viewport={"width": width, "height": height})
             page = context.new_page()

@@ -42,6 +42,8 @@ import json
 import sys
 from pathlib import Path
 
+import headless
+
 DESKTOP, PHONE = 1280, 390
 SCREEN_HEIGHT = 900
 MAX_SCREENS = 15
@@ -530,8 +532,7 @@ def main(argv: list[str]) -> int:
     widths = next(([int(w) for w in a.split("=", 1)[1].split(",")] for a in argv
                    if a.startswith("--width=")), [DESKTOP, PHONE])
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                              args=["--no-sandbox", "--disable-gpu"])
+        b = headless.launch(p)
         results = []
         for width in widths:
             for font in fonts:

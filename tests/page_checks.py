@@ -15,6 +15,8 @@ import json
 import sys
 from pathlib import Path
 
+import headless
+
 BLOCKING = ("serious", "critical")
 AA_NORMAL, AA_LARGE = 4.5, 3.0
 
@@ -222,8 +224,7 @@ def main(argv: list[str]) -> int:
 
     script = axe_script()
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                    args=["--no-sandbox", "--disable-gpu"])
+        browser = headless.launch(p)
         for arg in argv:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(Path(arg).resolve().as_uri(), wait_until="load")

@@ -19,6 +19,7 @@ import shutil
 from pathlib import Path
 
 import bench_pages
+import headless
 import legibility
 import page_checks
 import pytest
@@ -27,9 +28,6 @@ from test_build import pages
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 LEGIBILITY_TOTALS = ROOT / "_build" / "legibility-totals.json"  # the last run's, per edition
 SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS")  # a folder: save a full-page PNG of each page
 
@@ -43,12 +41,12 @@ SNAPSHOT_JS = """(gd) => JSON.stringify(gd._fullData.map(t => [t.visible].concat
 
 @pytest.fixture(scope="module")
 def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed: run `apt-get install -y chromium` (make test does)")
+    if not Path(headless.CHROMIUM).exists():
+        pytest.fail("chromium is not installed: run `make test-deps` (make test does)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        b = headless.launch(p)
         yield b
         b.close()
 
@@ -323,7 +321,7 @@ def test_legibility_sees_cells_drawn_off_their_axes(browser, tmp_path):
     def found(fig_dict, name):
         path = tmp_path / name
         figures_page.write_page([pio.to_html(fig_dict, include_plotlyjs=False, full_html=False,
-                                             validate=False)], path)
+                                             validate=False)], path, language="zh")
         report = legibility.check_page(browser, path, legibility.DESKTOP)
         return [f for f in report["findings"] if f["kind"] == "misplaced_cells"]
 
@@ -459,7 +457,7 @@ def test_figures_are_drawn_one_task_each_in_page_order(browser, tmp_path):
     parts = [pio.to_html(f, include_plotlyjs=False, full_html=False, div_id=k)
              for k, f in figs.items()]
     path = tmp_path / "figures.html"
-    figures_page.write_page(parts, path, page_js=True)
+    figures_page.write_page(parts, path)
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     errors = []

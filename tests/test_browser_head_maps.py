@@ -62,7 +62,7 @@ def _page(tmp_path, language: str, models):
         html = ch06_heads.head_maps_inpage(models).html()
     finally:
         i18n.set_language(before)
-    return bare_page([html], tmp_path / f"head-maps-{language}.html")
+    return bare_page([html], tmp_path / f"head-maps-{language}.html", language)
 
 
 def _type(cell, n_heads: int | None = None, layer: int | None = None,

@@ -122,7 +122,7 @@ def _page(make, language: str, path):
                  for peak in PEAKS]
     finally:
         i18n.set_language(before)
-    figures_page.write_page(parts, path)
+    figures_page.write_page(parts, path, language=language)
     return path
 
 

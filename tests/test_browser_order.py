@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 import statistics
 
+import headless
 import legibility
 import numpy as np
 import pytest
-from test_browser import ARGS, CHROMIUM  # noqa: F401
 
 pytestmark = [pytest.mark.slow, pytest.mark.extended]  # the in-page model: make test-all, CI
 
@@ -40,7 +40,7 @@ def chromium():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        b = headless.launch(p)
         yield b
         b.close()
 
@@ -96,16 +96,16 @@ def _page(tmp_path, language: str, view: str = "order"):
                 train.pretrained(), written, [o.text for o in written]).html()
     finally:
         i18n.set_language(before)
-    return bare_page([html], tmp_path / f"{view}-{language}.html")
+    return bare_page([html], tmp_path / f"{view}-{language}.html", language)
 
 
-def bare_page(parts: list[str], path):
+def bare_page(parts: list[str], path, language: str = "en"):
     """The cells' HTML (``parts``) on a bare page with the installed plotly.js and
-    book/face/inpage.js, at ``path``."""
+    book/face/inpage.js, at ``path``, in the fonts of the ``language`` edition."""
     import figures_page
     from conftest import ROOT
 
-    figures_page.write_page(parts, path)
+    figures_page.write_page(parts, path, language=language)
     script = (ROOT / "book" / "face" / "inpage.js").as_uri()
     path.write_text(path.read_text(encoding="utf-8").replace(
         "</body>", f'<script src="{script}"></script></body>'), encoding="utf-8")

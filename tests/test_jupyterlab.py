@@ -26,14 +26,12 @@ import time
 import urllib.request
 from pathlib import Path
 
+import headless
 import pytest
 from conftest import CHAPTERS
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 # Three chapters that together use every kind of output: static sliders and a live walkthrough
 # (3), glued figures, timing cells and four admonitions (9), dropdowns and a live explorer whose
 # controls depend on each other (10).
@@ -66,8 +64,8 @@ def _free_port() -> int:
 def lab(tmp_path_factory):
     """A JupyterLab server over a copy of chapters/; yields (base url, its folder)."""
     pytest.importorskip("jupyterlab", reason="pip install -r requirements-dev.txt")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} not found: run `make browser-deps` (Debian's chromium)")
+    if not Path(headless.CHROMIUM).exists():
+        pytest.fail(f"{headless.CHROMIUM} not found: run `make test-deps` (Debian's chromium)")
     root = tmp_path_factory.mktemp("lab")
     for nb in CHAPTERS:
         shutil.copy2(nb, root / nb.name)
@@ -121,7 +119,7 @@ def lab(tmp_path_factory):
 def browser():
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        b = headless.launch(p)
         yield b
         b.close()
 
