@@ -3,6 +3,11 @@ hint that does not give the answer away, and reports unanswered exercises as suc
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from book import chapters
@@ -102,3 +107,179 @@ def test_the_book_says_once_per_page_that_exercises_run_in_jupyter(monkeypatch):
     assert first.startswith('<p class="book-check-note">') and "run in Jupyter" in note
     assert first.endswith(second) and 'class="book-check-note"' not in second
     assert "book-check-note" not in checks.Result("ch1.x", "bad", "no")._repr_html_()
+
+
+# ---- value exercises: the verdicts they gave before their checks became data -------------------
+#
+# tests/face/value_verdicts.json holds, for every exercise whose answer is a value, what the
+# Python check said (str(Result), in English and in Chinese) on its reference, each listed
+# mistake and the probes below: recorded from the hand-written checkers before they were
+# replaced by declarative specs (book.face.checks.Answer), so that the specs are held to the
+# same verdicts. Re-record after changing a verdict on purpose:
+#     .venv/bin/python tests/face/test_checks.py record
+
+VERDICTS = Path(__file__).with_name("value_verdicts.json")
+
+
+def _plain(value):
+    """``value`` as plain Python data (tensors and arrays as nested lists, tagged)."""
+    if hasattr(value, "detach"):
+        return {"tensor": value.detach().cpu().tolist(), "dtype": str(value.dtype)}
+    if isinstance(value, np.ndarray):
+        return {"ndarray": value.tolist(), "dtype": str(value.dtype)}
+    if isinstance(value, np.generic):
+        return _plain(value.item())
+    if isinstance(value, tuple):
+        return {"tuple": [_plain(v) for v in value]}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return {"float": repr(value)}
+    return value
+
+
+def _label(value) -> str:
+    return json.dumps(_plain(value), ensure_ascii=False, sort_keys=True)
+
+
+def _number_probes(ref) -> list:
+    ref = float(ref)
+    out = [0, 1, -1, 0.5, 2, 3, 4, 5, 7, 8, 16, 64, 100, 128, 1e9, -1e-3, 2.5, True, False,
+           [1, 2], [ref], "abc", ref + 1, ref - 1, ref + 2, ref - 2, ref * 2, ref / 2, ref * 4,
+           ref / 4, ref * 24, ref / 24, int(ref) if ref == int(ref) else ref]
+    out += [ref * f for f in (1.0005, 0.9995, 1.001, 0.999, 1.002, 0.998, 1.01, 0.99, 1.019,
+                              0.981, 1.021, 0.979, 1.029, 0.971, 1.031, 0.969, 1.049, 0.951,
+                              1.051, 0.949, 1.1, 0.9)]
+    out += [ref + d for d in (1e-4, -1e-4, 9e-4, -9e-4, 1.1e-3, -1.1e-3)]
+    return out
+
+
+def _tuple_probes(ref: tuple) -> list:
+    n = len(ref)
+    out = [tuple(reversed(ref)), ref[:-1], ref + (1,), (0,) * n, (1,) * n, tuple(range(n)),
+           5, True, list(ref), tuple(float(v) for v in ref), tuple(v + 0.5 for v in ref),
+           (), [ref], "ab", ("a", "b"), (1, "x")]
+    for i in range(n):
+        for d in (-2, -1, 1, 2):
+            out.append(tuple(v + d if j == i else v for j, v in enumerate(ref)))
+    if n == 2:  # (layer, head) and (without, with): the grid around it, and off it
+        out += [(a, b) for a in range(-1, 8) for b in range(-1, 13)]
+        out += [(ref[0], 0), (0, ref[1]), (ref[0] + 8, ref[1]), (ref[1], ref[1]), (ref[0], ref[0])]
+    if n == 4:  # a scores shape: every order of its axes and the usual slips
+        from itertools import permutations
+
+        out += sorted(set(permutations(ref)))
+        out += [(3, 10, 10), (3, 10, 64), (3, 8, 10, 64), (3, 8, 64, 10), (8, 3, 10, 10),
+                (3, 10, 8, 64), (10, 10), (3, 8, 10), (3, 80, 10)]
+    if n == 2 and ref == (3, 6):
+        out += [(3, 2), (2, 3), (6, 6), (3, 3, 2), (1, 3, 6), 18, (18,)]
+    return out
+
+
+def _array_probes(ref: np.ndarray) -> list:
+    return [ref + 0.004, ref - 0.004, ref + 0.006, ref.round(2), ref.round(3), ref[:-1],
+            ref[::-1], np.full(ref.shape, 1 / ref.size), ref.tolist(), [ref.tolist()], 0.5,
+            np.concatenate([ref, [0.0]]), np.sort(ref), ref * 1.01, [True, False, False],
+            ref.astype(np.float32)]
+
+
+def _mask_probes(ref) -> list:
+    want = np.asarray(ref)
+    rng = np.random.default_rng(0)
+    out = [want, want.tolist(), want.astype(int).tolist(), want.astype(float).tolist(),
+           want.T, ~want, np.tril(want, -1), np.ones((5, 5), bool), np.zeros((5, 5), bool),
+           np.eye(5, dtype=bool), np.triu(want, 1), (~want).astype(int), want.astype(float) * 3,
+           np.where(want, 0.0, -np.inf), np.where(want, 0.0, -1e9), want[:4, :4], want[0],
+           True, 1, [[True]], want.astype(int) - 1]
+    out += [rng.random((5, 5)) < 0.5 for _ in range(6)]
+    flipped = want.copy()
+    flipped[2, 1] = False
+    out.append(flipped)
+    return out
+
+
+def _labels_probes(ref: list) -> list:
+    from book.toy.orders import LABELS
+
+    out = [tuple(ref), ref + ["omit"], ref[:-1], [], "count_2", 5, None, [1, 2, 3, 4],
+           list(reversed(ref)), [[label] for label in ref]]
+    for i in range(len(ref)):
+        for label in LABELS:
+            if label != ref[i]:
+                out.append([label if j == i else v for j, v in enumerate(ref)])
+    return out
+
+
+def probes(key: str) -> list:
+    """The answers a value exercise's verdicts are recorded on: its reference, its listed
+    mistakes, then probes around the reference (by the reference's kind)."""
+    ex = checks.registered()[key]
+    ref = ex.reference()
+    out = [ref, *ex.mistakes()]
+    if isinstance(ref, (int, float, np.integer, np.floating)) and not isinstance(ref, bool):
+        out += _number_probes(ref)
+    elif isinstance(ref, tuple):
+        out += _tuple_probes(ref)
+    elif isinstance(ref, list):
+        out += _labels_probes(ref)
+    elif hasattr(ref, "dtype") and str(ref.dtype) in ("torch.bool", "bool"):
+        out += _mask_probes(ref)
+    else:
+        out += _array_probes(np.asarray(ref, dtype=float))
+    return [p for p in out if p is not None]
+
+
+def _verdicts(key: str) -> dict[str, dict[str, str]]:
+    from book.kit import i18n
+
+    before = i18n.language()
+    out: dict[str, dict[str, str]] = {}
+    try:
+        for answer in probes(key):
+            label = _label(answer)
+            for language in ("en", "zh"):
+                i18n.set_language(language)
+                out.setdefault(label, {})[language] = str(checks.check(key, answer))
+    finally:
+        i18n.set_language(before)
+    return out
+
+
+def value_keys() -> list[str]:
+    """The exercises whose answer is a value (not a function to write)."""
+    return [k for k in KEYS if not callable(checks.reference(k))]
+
+
+@pytest.mark.parametrize("key", value_keys())
+def test_value_verdicts_are_unchanged(key):
+    """Every value exercise says, in both languages, what its checker said when recorded, on
+    its reference, its mistakes and every probe."""
+    recorded = json.loads(VERDICTS.read_text(encoding="utf-8"))
+    assert key in recorded, f"{key}: no verdicts recorded; run `{RECORD}`"
+    now = _verdicts(key)
+    assert set(now) == set(recorded[key]), (
+        f"{key}: the probes changed (new: {sorted(set(now) - set(recorded[key]))[:5]}, gone: "
+        f"{sorted(set(recorded[key]) - set(now))[:5]}); run `{RECORD}`")
+    changed = [f"{answer}: {recorded[key][answer]} -> {said}" for answer, said in now.items()
+               if said != recorded[key][answer]]
+    assert not changed, f"{key}: {len(changed)} verdicts changed:\n" + "\n".join(changed[:10])
+
+
+def test_every_value_exercise_is_recorded():
+    assert sorted(json.loads(VERDICTS.read_text(encoding="utf-8"))) == sorted(value_keys())
+
+
+RECORD = ".venv/bin/python tests/face/test_checks.py record"
+
+
+def record() -> None:
+    table = {key: _verdicts(key) for key in value_keys()}
+    VERDICTS.write_text(json.dumps(table, ensure_ascii=False, indent=1, sort_keys=True) + "\n",
+                        encoding="utf-8")
+    print(f"wrote {VERDICTS}: {len(table)} exercises, "
+          f"{sum(len(v) for v in table.values())} answers")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["record"]:
+        record()
