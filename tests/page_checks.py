@@ -123,7 +123,7 @@ CONTRAST_JS = r"""(selectors) => {
 BOOK_TEXT = ["table.book-matrix caption", "table.book-matrix caption .shape",
              "table.book-matrix th", "table.book-matrix td", ".book-check", ".book-check *",
              ".book-language-switch a", ".book-question", ".book-question *", ".book-live-note",
-             ".book-check-note", ".book-questions-fold > summary"]
+             ".book-check-note", ".book-questions-fold > summary", ".book-run", ".book-run *"]
 
 
 def contrast(page, selectors=BOOK_TEXT) -> list[dict]:

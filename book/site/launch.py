@@ -184,13 +184,12 @@ def box(page: str, edition: str, hub: Hub | None, repository: str = "") -> str:
     i18n.set_language(edition)
     try:
         label = (f'<strong id="book-run-label" class="book-run-label">'
-                 f'{escape(i18n.tr("common.run_label"))}</strong> ')
+                 f'{escape(i18n.tr("common.run_label"))}</strong>')
         if hub is not None:
-            url = launch_url(hub, page, edition)
-            body = (f'<p>{label}{escape(i18n.tr("common.run_hub"))} '
-                    f'<a class="book-run-link" href="{escape(url)}">'
-                    f'{escape(i18n.tr("common.run_hub_link"))}</a>. '
-                    f'{escape(i18n.tr("common.run_hub_copies"))}</p>')
+            link = (f'<a class="book-run-link" href="{escape(launch_url(hub, page, edition))}">'
+                    f'{escape(i18n.tr("common.run_hub_link"))}</a>')
+            before, after = i18n.tr("common.run_hub", link="\0").split("\0")
+            body = f"<p>{label}{escape(before)}{link}{escape(after)}</p>"
         else:
             lines = []
             if repository:

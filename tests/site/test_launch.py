@@ -141,8 +141,10 @@ def test_the_hub_box_links_where_the_button_does(edition):
     hrefs = re.findall(r'href="([^"]+)"', box)
     assert [html.unescape(h) for h in hrefs] == [launch.launch_url(HUB, "02_scaling", edition)]
     table = i18n.table()
-    for key in ("run_label", "run_hub", "run_hub_link", "run_hub_copies"):
-        assert table[f"common.{key}"][edition] in _text(box), key
+    link = table["common.run_hub_link"][edition]
+    said = table["common.run_label"][edition] + table["common.run_hub"][edition].format(link=link)
+    assert _text(box) == said
+    assert re.search(rf'<a class="book-run-link" href="[^"]+">{link}</a>', box)
     assert "make lab" not in box
     assert i18n.language() == "en", "the box left the language switched"
 
@@ -154,7 +156,9 @@ def test_the_local_box_gives_the_command(edition, command):
     assert "book-run-local" in box and "href=" not in box
     code = re.search(r'<pre class="book-run-commands"><code>(.*?)</code></pre>', box, re.S)
     assert code and html.unescape(code.group(1)) == command
-    assert i18n.table()["common.run_local"][edition] in _text(box)
+    table = i18n.table()
+    assert _text(box) == table["common.run_label"][edition] + table["common.run_local"][edition] \
+        + html.unescape(code.group(1))
 
 
 def test_the_local_box_clones_a_named_repository():
