@@ -8,7 +8,8 @@ BOOK_STAMP := $(VENV)/.installed-book
 HTML := _build/html/index.html
 
 .PHONY: setup setup-book book gettext test quick lint bench clean browser-deps test-deps assignments grade grade-demo \
-	grade-check git-filter test-all test-jupyter notebooks-zh book-student pdf pdf-deps figures
+	grade-check git-filter test-all test-jupyter notebooks-zh book-student pdf pdf-deps figures \
+	hub hub-deps hub-setup hub-users hub-course hub-links hub-stop hub-collect hub-backup
 
 # Two steps: what the book build needs (requirements-book.txt: make book, book-student, gettext,
 # notebooks-zh), then JupyterLab and the test, classroom and figure tools on top
@@ -136,7 +137,7 @@ test: setup test-deps
 	$(VENV)/bin/ruff check book tests chapters
 	$(PY) -m pytest -n 2 --dist loadfile -m "not extended" --durations=25
 
-test-all: setup test-deps pdf-deps
+test-all: setup test-deps pdf-deps hub-deps
 	$(VENV)/bin/ruff check book tests chapters
 	$(PY) -m pytest -n 2 --dist loadfile --durations=25
 
@@ -183,6 +184,42 @@ grade-demo: setup
 
 grade-check: setup
 	$(PY) -m book.classroom check-sandbox $(UNSANDBOXED_FLAG)
+
+# The class server (hub/jupyterhub_config.py, the one file a teacher edits; the teacher's guide
+# says more): `sudo make hub` sets up the students' Python, the proxy, the course and one Unix
+# account per line of hub/roster.csv, then runs JupyterHub in the foreground (Ctrl-C stops it).
+# hub-collect copies every student's assignments into HUB_OUT (default build/submissions)
+# for `make grade`; hub-links prints the nbgitpuller link of each chapter and assignment.
+# hub-deps: what the hub needs from Debian (a Python 3.11 every account can run, with venv; npm
+# for the proxy), installed when missing.
+HUB_DEBS := python3-venv
+hub-deps:
+	@missing=""; for p in $(HUB_DEBS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
+	if [ -n "$$missing" ]; then echo "Installing Debian's$$missing for the class server"; \
+	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null 2>&1 || \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }; } || \
+	  { echo "Could not install them: run 'sudo apt-get install -y$$missing'"; exit 1; }; fi
+HUB_CONFIG ?= hub/jupyterhub_config.py
+HUB = $(PY) -m book.classroom.hub --config $(HUB_CONFIG)
+HUB_OUT ?= build/submissions
+hub: setup hub-deps
+	$(HUB) up
+hub-setup: setup hub-deps
+	$(HUB) setup
+hub-users: setup
+	$(HUB) users
+hub-course: setup
+	$(HUB) course
+hub-links: setup-book
+	@$(HUB) links
+hub-stop: setup-book
+	$(HUB) stop
+hub-collect: setup
+	$(HUB) collect --out $(HUB_OUT)
+hub-backup: setup-book
+	$(HUB) backup --out $(or $(BACKUP),build/hub-backup-$$(date +%Y%m%d-%H%M).tar.gz)
 
 clean:
 	rm -rf _build .pytest_cache
