@@ -163,3 +163,18 @@ def test_it_becomes_jupyter_lab(monkeypatch, tmp_path):
     lab.main(["4b"])
     assert calls == [("chdir", lab.ROOT),
                      (str(fake), [str(fake), "lab", "chapters/04b_toy_model.ipynb"])]
+
+
+def test_without_the_catalogue_tools_it_says_what_to_install(monkeypatch, tmp_path, capsys):
+    from book.site import zh_notebooks
+
+    def missing(*args, **kwargs):
+        raise ImportError("No module named 'myst_parser'", name="myst_parser")
+
+    monkeypatch.setattr(zh_notebooks, "write_notebooks", missing)
+    with pytest.raises(RuntimeError, match=r"myst_parser is missing.*make setup-book"):
+        lab.chinese_notebook("chapters/02_scaling", tmp_path)
+    assert not list(tmp_path.rglob("*.ipynb")), "nothing is written"
+    monkeypatch.setattr(lab, "ZH_OUT", tmp_path)
+    assert lab.main(["2", "--lang", "zh", "--print"]) == 2
+    assert "make setup-book" in capsys.readouterr().err
