@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from book.face import plotting, questions
-from book.face.checks import call, close_array, exercise, number
+from book.face.checks import Answer, Is, array_answer, call, exercise, right, value_exercise, wrong
 from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, SCALE_COLORS, make_slider, rounded, wrap
 from book.ideas import attention
@@ -155,21 +155,17 @@ def _naive_softmax(x):
         return e / e.sum()
 
 
-@exercise("ch1.softmax_row", "Softmax of the scores [2, 1, 0]",
-          reference=lambda: attention.softmax([2.0, 1.0, 0.0]),
-          mistakes=lambda: [[0.5, 0.3, 0.2], [2, 1, 0], [0.67, 0.24]])
-def _ch1_softmax_row(answer):
-    return close_array(answer, attention.softmax([2.0, 1.0, 0.0]), 5e-3,
-                        tr("ch01.softmax_hint"), tr("ch01.correct"))
+value_exercise("ch1.softmax_row", "Softmax of the scores [2, 1, 0]",
+               reference=lambda: attention.softmax([2.0, 1.0, 0.0]),
+               mistakes=lambda: [[0.5, 0.3, 0.2], [2, 1, 0], [0.67, 0.24]],
+               answer=lambda: array_answer(attention.softmax([2.0, 1.0, 0.0]), 5e-3,
+                                           "ch01.softmax_hint", "ch01.correct"))
 
-
-@exercise("ch1.pair_count", "How many weights does one head compute for a 10-token sentence?",
-          reference=lambda: 10 * 10, mistakes=lambda: [90, 10, 20])
-def _ch1_pair_count(answer):
-    value = number(answer)
-    ok = value == 10 * 10
-    hint = tr("ch01.pairs_hint") if value != 10 * 9 else tr("ch01.pairs_close")
-    return ok, (tr("ch01.pairs_ok") if ok else hint)
+value_exercise("ch1.pair_count", "How many weights does one head compute for a 10-token sentence?",
+               reference=lambda: 10 * 10, mistakes=lambda: [90, 10, 20],
+               answer=lambda: Answer("number", [(Is.equal(10 * 10), right("ch01.pairs_ok")),
+                                                (Is.equal(10 * 9), wrong("ch01.pairs_close"))],
+                                     otherwise=wrong("ch01.pairs_hint")))
 
 
 @exercise("ch1.my_softmax", "Write softmax(x) that survives large scores",
@@ -201,14 +197,12 @@ def _heads_needed(threshold: float = 0.8) -> int:
                and orders_example.partner_share(h, coriander, noodles) >= threshold)
 
 
-@exercise("ch1.heads_needed",
-          "香菜 needs its modifier and its dish: how many heads keep both sharp?",
-          reference=lambda: _heads_needed(), mistakes=lambda: [1, 3])
-def _ch1_heads_needed(answer):
-    value = number(answer)
-    # The smallest head count at which 香菜 puts ≥ 0.8 on both 不要 and 牛肉面 in some head.
-    ok = value == _heads_needed()
-    return ok, (tr("ch01.correct") if ok else tr("ch01.heads_hint"))
+# The smallest head count at which 香菜 puts ≥ 0.8 on both 不要 and 牛肉面 in some head.
+value_exercise("ch1.heads_needed",
+               "香菜 needs its modifier and its dish: how many heads keep both sharp?",
+               reference=lambda: _heads_needed(), mistakes=lambda: [1, 3],
+               answer=lambda: Answer("number", [(Is.equal(_heads_needed()), right("ch01.correct"))],
+                                     otherwise=wrong("ch01.heads_hint")))
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch01.toml) ---

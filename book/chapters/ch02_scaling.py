@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from book.face import inpage, questions
-from book.face.checks import call, close_number, exercise
+from book.face.checks import call, exercise, number_answer, value_exercise
 from book.face.display import table
 from book.face.live import LiveExplorer
 from book.face.plotting import SCALE_COLORS, make_slider, rounded, wrap
@@ -294,26 +294,22 @@ def _scaled_scores(q, k):
     return q @ k.T / np.sqrt(q.shape[1])
 
 
-@exercise("ch2.variance", "Variance of q·k for d_k = 64 with unit-variance entries",
-          reference=lambda: 64.0, mistakes=lambda: [8, 1, 4096])
-def _ch2_variance(answer):
-    return close_number(answer, 64.0, 0.05, tr("ch02.variance_hint"), tr("ch02.correct"))
+value_exercise("ch2.variance", "Variance of q·k for d_k = 64 with unit-variance entries",
+               reference=lambda: 64.0, mistakes=lambda: [8, 1, 4096],
+               answer=lambda: number_answer(64.0, 0.05, "ch02.variance_hint", "ch02.correct"))
 
+value_exercise("ch2.divisor", "What do you divide the scores by when d_k = 256?",
+               reference=lambda: float(np.sqrt(256)), mistakes=lambda: [256, 4],
+               answer=lambda: number_answer(float(np.sqrt(256)), 1e-6, "ch02.divisor_hint",
+                                            "ch02.correct"))
 
-@exercise("ch2.divisor", "What do you divide the scores by when d_k = 256?",
-          reference=lambda: float(np.sqrt(256)), mistakes=lambda: [256, 4])
-def _ch2_divisor(answer):
-    return close_number(answer, float(np.sqrt(256)), 1e-6, tr("ch02.divisor_hint"),
-                        tr("ch02.correct"))
-
-
-@exercise("ch2.uniform_entropy", "Entropy (nats) of the weights when scores are divided by d_k → ∞",
-          reference=lambda: scaling.saturation(1, "linear", 16)["uniform_entropy"],
-          mistakes=lambda: [0, 16, 1])
-def _ch2_uniform_entropy(answer):
-    n_keys = 16
-    return close_number(answer, float(np.log(n_keys)), 1e-3, tr("ch02.entropy_hint"),
-                        tr("ch02.correct"))
+# the scores divided by d_k → ∞: all 16 weights equal, entropy ln 16
+value_exercise("ch2.uniform_entropy",
+               "Entropy (nats) of the weights when scores are divided by d_k → ∞",
+               reference=lambda: scaling.saturation(1, "linear", 16)["uniform_entropy"],
+               mistakes=lambda: [0, 16, 1],
+               answer=lambda: number_answer(float(np.log(16)), 1e-3, "ch02.entropy_hint",
+                                            "ch02.correct"))
 
 
 @exercise("ch2.scaled_scores", "Write scaled_scores(Q, K) = Q Kᵀ / √d_k",

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from book.face import diagrams, questions
-from book.face.checks import call, close_array, exercise, number
+from book.face.checks import Answer, Is, array_answer, call, exercise, right, value_exercise, wrong
 from book.face.live import LiveExplorer
 from book.face.plotting import SIGNED_COLORSCALE, TITLE_WIDTH, make_slider, rounded, wrap
 from book.ideas import attention, norms, walkthrough
@@ -143,34 +143,27 @@ def _walkthrough_steps():
     return walkthrough.walkthrough(ex.X, ex.heads, ex.W_O), ex
 
 
-@exercise("ch3.softmax_row", "Softmax of the second row of S1 / √d_k (the query 爱)",
-          reference=lambda: _walkthrough_steps()[0]["A1"][1],
-          mistakes=lambda: [_walkthrough_steps()[0]["S1_scaled"][1],
-                            attention.softmax(_walkthrough_steps()[0]["S1"][1]),
-                            _walkthrough_steps()[0]["A1"][0], [1 / 3] * 3])
-def _ch3_softmax_row(answer):
+def _ch3_softmax_answer():
     steps, _ = _walkthrough_steps()
-    arr = np.asarray(answer, dtype=float)
-    if arr.shape == (3,) and np.allclose(arr, attention.softmax(steps["S1"][1]), atol=5e-3):
-        return False, tr("ch03.unscaled_softmax")
-    if arr.shape == (3,) and np.allclose(arr, steps["A1"][0], atol=5e-3):
-        return False, tr("ch03.first_row")
-    return close_array(answer, steps["A1"][1], 5e-3, tr("ch03.softmax_hint"),
-                       tr("ch03.correct"))
+    # np.allclose's own relative tolerance (1e-5) as well, as the hand-written check had
+    return array_answer(steps["A1"][1], 5e-3, "ch03.softmax_hint", "ch03.correct", first=[
+        (Is.close(attention.softmax(steps["S1"][1]), 5e-3, 1e-5), wrong("ch03.unscaled_softmax")),
+        (Is.close(steps["A1"][0], 5e-3, 1e-5), wrong("ch03.first_row"))])
 
 
-@exercise("ch3.concat_shape", "Shape of the concatenated heads Z",
-          reference=lambda: (3, 6), mistakes=lambda: [(3, 3), (6, 3), (3, 4), 18])
-def _ch3_concat_shape(answer):
-    try:
-        shape = tuple(int(v) for v in answer)
-    except TypeError:
-        return False, tr("ch03.tuple_hint")
-    if shape == (3, 6):
-        return True, tr("ch03.concat_ok")
-    if shape == (6, 3):
-        return False, tr("ch03.rows_are_tokens")
-    return False, tr("ch03.one_row_per_token")
+value_exercise("ch3.softmax_row", "Softmax of the second row of S1 / √d_k (the query 爱)",
+               reference=lambda: _walkthrough_steps()[0]["A1"][1],
+               mistakes=lambda: [_walkthrough_steps()[0]["S1_scaled"][1],
+                                 attention.softmax(_walkthrough_steps()[0]["S1"][1]),
+                                 _walkthrough_steps()[0]["A1"][0], [1 / 3] * 3],
+               answer=_ch3_softmax_answer)
+
+value_exercise("ch3.concat_shape", "Shape of the concatenated heads Z",
+               reference=lambda: (3, 6), mistakes=lambda: [(3, 3), (6, 3), (3, 4), 18],
+               answer=lambda: Answer("shape", [(Is.equal((3, 6)), right("ch03.concat_ok")),
+                                               (Is.equal((6, 3)), wrong("ch03.rows_are_tokens"))],
+                                     otherwise=wrong("ch03.one_row_per_token"),
+                                     wrong_kind=wrong("ch03.tuple_hint")))
 
 
 @exercise("ch3.layer_norm", "Write layer_norm(r): per token, over the features",
@@ -195,13 +188,11 @@ def _ch3_layer_norm(func):
     return True, tr("ch03.correct")
 
 
-@exercise("ch3.w_o_size", "How many numbers does W_O hold?",
-          reference=lambda: _walkthrough_steps()[1].W_O.size, mistakes=lambda: [16, 12, 36])
-def _ch3_w_o_size(answer):
-    value = number(answer)
-    ex = _walkthrough_steps()[1]
-    ok = value == ex.W_O.size
-    return ok, (tr("ch03.correct") if ok else tr("ch03.w_o_hint"))
+value_exercise("ch3.w_o_size", "How many numbers does W_O hold?",
+               reference=lambda: _walkthrough_steps()[1].W_O.size, mistakes=lambda: [16, 12, 36],
+               answer=lambda: Answer("number", [(Is.equal(_walkthrough_steps()[1].W_O.size),
+                                                 right("ch03.correct"))],
+                                     otherwise=wrong("ch03.w_o_hint")))
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch03.toml) ---

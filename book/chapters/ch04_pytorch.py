@@ -11,7 +11,17 @@ import torch
 from plotly.subplots import make_subplots
 
 from book.face import inpage, questions
-from book.face.checks import NotAnswered, exercise
+from book.face.checks import (
+    GOT_DTYPE,
+    GOT_SHAPE,
+    Answer,
+    Is,
+    NotAnswered,
+    exercise,
+    right,
+    value_exercise,
+    wrong,
+)
 from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, MASK_COLORSCALE, make_slider, rounded
 from book.ideas import masks, mha
@@ -252,28 +262,23 @@ def _ch4_causal_mistakes():
             np.ones((4, 4), dtype=bool)]
 
 
-@exercise("ch4.causal_mask", "The causal mask for 5 tokens, in this book's convention",
-          reference=_ch4_causal_reference, mistakes=_ch4_causal_mistakes)
-def _ch4_causal_mask(answer):
-    arr = np.asarray(answer.detach().cpu() if hasattr(answer, "detach") else answer)
-    if arr.dtype.kind == "f" and np.isneginf(arr).any():
-        return False, i18n.tr("ch04.causal_additive")
-    if arr.shape != (5, 5):
-        return False, i18n.tr("ch04.causal_shape", shape=arr.shape)
+def _ch4_causal_answer() -> Answer:
     want = np.tril(np.ones((5, 5), dtype=bool))
-    if arr.dtype != bool:
-        if arr.dtype.kind in "iuf" and np.array_equal(arr != 0, want):
-            return False, i18n.tr("ch04.causal_numbers")
-        return False, i18n.tr("ch04.causal_dtype", dtype=arr.dtype)
-    if np.array_equal(arr, want):
-        return True, i18n.tr("ch04.causal_ok")
-    if np.array_equal(arr, ~want):
-        return False, i18n.tr("ch04.causal_torch")
-    if np.array_equal(arr, want.T):
-        return False, i18n.tr("ch04.causal_future")
-    if np.array_equal(arr, np.tril(want, -1)):
-        return False, i18n.tr("ch04.causal_diagonal")
-    return False, i18n.tr("ch04.causal_rows")
+    return Answer("mask", [
+        (Is.has_neginf(), wrong("ch04.causal_additive")),
+        (Is.not_(Is.shape(5, 5)), wrong(("ch04.causal_shape", {"shape": GOT_SHAPE}))),
+        (Is.all(Is.not_(Is.dtype("bool")), Is.nonzero_is(want)), wrong("ch04.causal_numbers")),
+        (Is.not_(Is.dtype("bool")), wrong(("ch04.causal_dtype", {"dtype": GOT_DTYPE}))),
+        (Is.equal(want), right("ch04.causal_ok")),
+        (Is.equal(~want), wrong("ch04.causal_torch")),
+        (Is.equal(want.T), wrong("ch04.causal_future")),
+        (Is.equal(np.tril(want, -1)), wrong("ch04.causal_diagonal"))],
+        otherwise=wrong("ch04.causal_rows"))
+
+
+value_exercise("ch4.causal_mask", "The causal mask for 5 tokens, in this book's convention",
+               reference=_ch4_causal_reference, mistakes=_ch4_causal_mistakes,
+               answer=_ch4_causal_answer)
 
 
 def _ch4_split_reference(x, n_heads):
@@ -386,23 +391,20 @@ def _ch4_scores_shape() -> tuple[int, ...]:
     return next(shape for name, shape in steps.items() if name.startswith("scores"))
 
 
-@exercise("ch4.scores_shape", "The shape of the scores for x of shape (3, 10, 512), 8 heads",
-          reference=_ch4_scores_shape,
-          mistakes=lambda: [(3, 10, 10), (3, 8, 10, 64), (3, 10, 8, 10), (3, 10, 512), 80])
-def _ch4_scores_shape_check(answer):
-    try:
-        shape = tuple(int(v) for v in answer)
-    except TypeError:
-        return False, i18n.tr("ch04.scores_tuple")
-    if shape == _ch4_scores_shape():
-        return True, i18n.tr("ch04.scores_ok")
-    if len(shape) == 3 and shape[1] == shape[2]:
-        return False, i18n.tr("ch04.scores_no_heads")
-    if len(shape) == 4 and shape[1] != 8 and 8 in shape:
-        return False, i18n.tr("ch04.scores_order")
-    if len(shape) == 4 and shape[-1] != shape[-2]:
-        return False, i18n.tr("ch04.scores_q")
-    return False, i18n.tr("ch04.scores_trace")
+def _ch4_scores_answer() -> Answer:
+    return Answer("shape", [
+        (Is.equal(_ch4_scores_shape()), right("ch04.scores_ok")),
+        (Is.all(Is.length(3), Is.same(1, 2)), wrong("ch04.scores_no_heads")),
+        (Is.all(Is.length(4), Is.not_(Is.at(1, Is.equal(8))), Is.has(8)),
+         wrong("ch04.scores_order")),
+        (Is.all(Is.length(4), Is.not_(Is.same(-1, -2))), wrong("ch04.scores_q"))],
+        otherwise=wrong("ch04.scores_trace"), wrong_kind=wrong("ch04.scores_tuple"))
+
+
+value_exercise("ch4.scores_shape", "The shape of the scores for x of shape (3, 10, 512), 8 heads",
+               reference=_ch4_scores_shape,
+               mistakes=lambda: [(3, 10, 10), (3, 8, 10, 64), (3, 10, 8, 10), (3, 10, 512), 80],
+               answer=_ch4_scores_answer)
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch04.toml) ---

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import torch
 
 from book.face import diagrams, questions
-from book.face.checks import exercise, number
+from book.face.checks import Answer, Is, right, value_exercise, wrong
 from book.kit import validate
 from book.kit.i18n import tr
 from book.toy import orders as orders_mod
@@ -150,60 +150,46 @@ def _labels_reference() -> list[str]:
     return [lab for lab in o.labels if lab != NONE]
 
 
-@exercise("ch4b.labels", f"The labels of the scored words of {EXERCISE_ORDER}",
-          reference=_labels_reference,
-          mistakes=lambda: [["count_1", "omit", "omit", "extra"],
-                            ["count_2", "normal", "omit", "extra"],
-                            ["count_2", "omit", "omit"],
-                            ["count_2", "extra", "extra", "extra"]])
-def _labels_check(answer):
-    if isinstance(answer, str) or not isinstance(answer, Sequence):
-        return False, tr("ch04b.ex_labels_list")
-    answer = [str(a) for a in answer]
+def _labels_answer() -> Answer:
     want = _labels_reference()
-    if answer == want:
-        return True, tr("ch04b.ex_labels_ok")
-    if len(answer) != len(want):
-        return False, tr("ch04b.ex_labels_count")
-    if answer[0] != want[0]:
-        return False, tr("ch04b.ex_labels_dish")
-    if answer[1] != want[1]:
-        return False, tr("ch04b.ex_labels_before")
-    return False, tr("ch04b.ex_labels_clause")
+    return Answer("labels", [
+        (Is.equal(want), right("ch04b.ex_labels_ok")),
+        (Is.not_(Is.length(len(want))), wrong("ch04b.ex_labels_count")),
+        (Is.not_(Is.at(0, Is.equal(want[0]))), wrong("ch04b.ex_labels_dish")),
+        (Is.not_(Is.at(1, Is.equal(want[1]))), wrong("ch04b.ex_labels_before"))],
+        otherwise=wrong("ch04b.ex_labels_clause"), wrong_kind=wrong("ch04b.ex_labels_list"))
 
 
-@exercise("ch4b.chance", "The loss of a model that gives the 7 labels equal probability",
-          reference=lambda: math.log(len(LABELS)),
-          mistakes=lambda: [7, 1 / 7, math.log2(7), math.log10(7), 0.0])
-def _chance_check(answer):
-    value = number(answer)
-    want = math.log(len(LABELS))
-    if abs(value - want) <= 1e-3:
-        return True, tr("ch04b.ex_chance_ok")
-    if abs(value - math.log2(len(LABELS))) <= 1e-3:
-        return False, tr("ch04b.ex_chance_log2")
-    if value <= 1:
-        return False, tr("ch04b.ex_chance_prob")
-    return False, tr("ch04b.ex_chance_hint")
+value_exercise("ch4b.labels", f"The labels of the scored words of {EXERCISE_ORDER}",
+               reference=_labels_reference,
+               mistakes=lambda: [["count_1", "omit", "omit", "extra"],
+                                 ["count_2", "normal", "omit", "extra"],
+                                 ["count_2", "omit", "omit"],
+                                 ["count_2", "extra", "extra", "extra"]],
+               answer=_labels_answer)
+
+value_exercise("ch4b.chance", "The loss of a model that gives the 7 labels equal probability",
+               reference=lambda: math.log(len(LABELS)),
+               mistakes=lambda: [7, 1 / 7, math.log2(7), math.log10(7), 0.0],
+               answer=lambda: Answer("number", [
+                   (Is.near(math.log(len(LABELS)), 1e-3), right("ch04b.ex_chance_ok")),
+                   (Is.near(math.log2(len(LABELS)), 1e-3), wrong("ch04b.ex_chance_log2")),
+                   (Is.at_most(1), wrong("ch04b.ex_chance_prob"))],
+                   otherwise=wrong("ch04b.ex_chance_hint")))
 
 
 def _ff_params() -> int:
     return sum(p.numel() for p in book_model().blocks[0].ff.parameters())
 
 
-@exercise("ch4b.ff_params", "Parameters of one feed-forward layer (d_model 64, d_ff 128)",
-          reference=_ff_params,
-          mistakes=lambda: [2 * 64 * 128, 64 * 128 + 128, 64 * 128, 3 * 64 * 128])
-def _ff_params_check(answer):
-    value = number(answer)
-    want = _ff_params()
-    if value == want:
-        return True, tr("ch04b.ex_ff_ok")
-    if value == 2 * 64 * 128:
-        return False, tr("ch04b.ex_ff_bias")
-    if value < 2 * 64 * 128:
-        return False, tr("ch04b.ex_ff_two")
-    return False, tr("ch04b.ex_ff_hint")
+value_exercise("ch4b.ff_params", "Parameters of one feed-forward layer (d_model 64, d_ff 128)",
+               reference=_ff_params,
+               mistakes=lambda: [2 * 64 * 128, 64 * 128 + 128, 64 * 128, 3 * 64 * 128],
+               answer=lambda: Answer("number", [
+                   (Is.equal(_ff_params()), right("ch04b.ex_ff_ok")),
+                   (Is.equal(2 * 64 * 128), wrong("ch04b.ex_ff_bias")),
+                   (Is.below(2 * 64 * 128), wrong("ch04b.ex_ff_two"))],
+                   otherwise=wrong("ch04b.ex_ff_hint")))
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch04b.toml) ---

@@ -10,7 +10,7 @@ from plotly.subplots import make_subplots
 from torch import nn
 
 from book.face import questions
-from book.face.checks import NotAnswered, close_number, exercise, number
+from book.face.checks import Is, NotAnswered, exercise, number_answer, value_exercise, wrong
 from book.face.live import LiveExplorer
 from book.face.plotting import RUN_COLORS, RUN_DASHES, italic, panel_title_width, rounded, wrap
 from book.kit import i18n, validate
@@ -267,42 +267,29 @@ def stability_live(runs, data=None, steps: int | None = None) -> TrainingExplore
 # --- exercises (registered with book.face.checks)
 # ------------------------------------------------------
 
-@exercise("ch5.large_rms", "RMS after a 32 → 32 linear layer with N(0, 1) weights",
-          reference=lambda: float(np.sqrt(32)), mistakes=lambda: [32, 1, 1 / np.sqrt(32)])
-def _ch5_large_rms(answer):
-    value = number(answer)
-    if abs(value - 32) < 0.5:
-        return False, i18n.tr("ch05.rms_variance")
-    if abs(value - 1 / np.sqrt(32)) < 0.01:
-        return False, i18n.tr("ch05.rms_shrink")
-    return close_number(answer, float(np.sqrt(32)), 0.03, i18n.tr("ch05.rms_hint"),
-                        i18n.tr("ch05.rms_ok"))
+value_exercise("ch5.large_rms", "RMS after a 32 → 32 linear layer with N(0, 1) weights",
+               reference=lambda: float(np.sqrt(32)), mistakes=lambda: [32, 1, 1 / np.sqrt(32)],
+               answer=lambda: number_answer(float(np.sqrt(32)), 0.03, "ch05.rms_hint",
+                                            "ch05.rms_ok", first=[
+                   (Is.near(32, 0.5, strict=True), wrong("ch05.rms_variance")),
+                   (Is.near(1 / np.sqrt(32), 0.01, strict=True), wrong("ch05.rms_shrink"))]))
 
+value_exercise("ch5.xavier_std", "Standard deviation of Xavier weights in a 32 × 32 layer",
+               reference=lambda: float(np.sqrt(2 / 64)),
+               mistakes=lambda: [1 / 32, float(np.sqrt(6 / 64)), 1, float(np.sqrt(32))],
+               answer=lambda: number_answer(float(np.sqrt(2 / 64)), 0.02, "ch05.xavier_hint",
+                                            "ch05.xavier_ok", first=[
+                   (Is.near(1 / 32, 1e-3, strict=True), wrong("ch05.xavier_variance")),
+                   (Is.near(np.sqrt(6 / 64), 1e-3, strict=True),
+                    wrong("ch05.xavier_uniform_bound"))]))
 
-@exercise("ch5.xavier_std", "Standard deviation of Xavier weights in a 32 × 32 layer",
-          reference=lambda: float(np.sqrt(2 / 64)),
-          mistakes=lambda: [1 / 32, float(np.sqrt(6 / 64)), 1, float(np.sqrt(32))])
-def _ch5_xavier_std(answer):
-    value = number(answer)
-    if abs(value - 1 / 32) < 1e-3:
-        return False, i18n.tr("ch05.xavier_variance")
-    if abs(value - np.sqrt(6 / 64)) < 1e-3:
-        return False, i18n.tr("ch05.xavier_uniform_bound")
-    return close_number(answer, float(np.sqrt(2 / 64)), 0.02, i18n.tr("ch05.xavier_hint"),
-                        i18n.tr("ch05.xavier_ok"))
-
-
-@exercise("ch5.chance_loss", "Loss of a model that gives all 7 labels the same probability",
-          reference=lambda: float(np.log(7)),
-          mistakes=lambda: [1 / 7, 7, float(np.log2(7)), 0])
-def _ch5_chance_loss(answer):
-    value = number(answer)
-    if abs(value - np.log2(7)) < 1e-2:
-        return False, i18n.tr("ch05.chance_bits")
-    if abs(value - 1 / 7) < 1e-3:
-        return False, i18n.tr("ch05.chance_probability")
-    return close_number(answer, float(np.log(7)), 2e-3, i18n.tr("ch05.chance_hint"),
-                        i18n.tr("ch05.chance_ok"))
+value_exercise("ch5.chance_loss", "Loss of a model that gives all 7 labels the same probability",
+               reference=lambda: float(np.log(7)),
+               mistakes=lambda: [1 / 7, 7, float(np.log2(7)), 0],
+               answer=lambda: number_answer(float(np.log(7)), 2e-3, "ch05.chance_hint",
+                                            "ch05.chance_ok", first=[
+                   (Is.near(np.log2(7), 1e-2, strict=True), wrong("ch05.chance_bits")),
+                   (Is.near(1 / 7, 1e-3, strict=True), wrong("ch05.chance_probability"))]))
 
 
 def _ch5_pre_ln(x, sublayer, norm):

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from book.face import inpage, questions
-from book.face.checks import call, exercise, number
+from book.face.checks import Answer, Is, call, exercise, right, value_exercise, wrong
 from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, RUN_COLORS, make_slider, rounded, wrap
 from book.kit import i18n, timing, validate
@@ -408,42 +408,31 @@ def _ch6_max_heads(d_model: int = 128, min_d_k: int = 16) -> int:
     return max(h for h in range(1, d_model + 1) if d_model % h == 0 and d_model // h >= min_d_k)
 
 
-@exercise("ch6.max_heads", "d_model = 128: the most heads that keep d_k ≥ 16",
-          reference=_ch6_max_heads, mistakes=lambda: [16, 128 * 16, 4, 7])
-def _ch6_max_heads_check(answer):
-    value = number(answer)
-    expected = _ch6_max_heads()
-    if value == expected:
-        return True, _tr("ex_max_heads_ok")
-    if value == 16:
-        return False, _tr("ex_max_heads_16")
-    if value > 128:
-        return False, _tr("ex_max_heads_times")
-    if value < expected and 128 % value == 0:
-        return False, _tr("ex_max_heads_small")
-    return False, _tr("ex_max_heads_hint")
+value_exercise("ch6.max_heads", "d_model = 128: the most heads that keep d_k ≥ 16",
+               reference=_ch6_max_heads, mistakes=lambda: [16, 128 * 16, 4, 7],
+               answer=lambda: Answer("number", [
+                   (Is.equal(_ch6_max_heads()), right("ch06.ex_max_heads_ok")),
+                   (Is.equal(16), wrong("ch06.ex_max_heads_16")),
+                   (Is.above(128), wrong("ch06.ex_max_heads_times")),
+                   (Is.all(Is.below(_ch6_max_heads()), Is.divides(128)),
+                    wrong("ch06.ex_max_heads_small"))],
+                   otherwise=wrong("ch06.ex_max_heads_hint")))
 
 
 def _ch6_parameters() -> int:
     return heads.attention_parameters(64, 16)
 
 
-@exercise("ch6.parameters", "Parameters of mha.MultiHeadSelfAttention(64, 16)",
-          reference=_ch6_parameters,
-          mistakes=lambda: [4 * 64 * 64, 16 * 4 * (4 * 4 + 4), 16 * 4 * (64 * 64 + 64),
-                            3 * (64 * 64 + 64)])
-def _ch6_parameters_check(answer):
-    value = number(answer)
-    expected = _ch6_parameters()
-    if value == expected:
-        return True, _tr("ex_params_ok")
-    if value == 4 * 64 * 64:
-        return False, _tr("ex_params_bias")
-    if value == 3 * (64 * 64 + 64):
-        return False, _tr("ex_params_wo")
-    if value > expected:
-        return False, _tr("ex_params_big")
-    return False, _tr("ex_params_hint")
+value_exercise("ch6.parameters", "Parameters of mha.MultiHeadSelfAttention(64, 16)",
+               reference=_ch6_parameters,
+               mistakes=lambda: [4 * 64 * 64, 16 * 4 * (4 * 4 + 4), 16 * 4 * (64 * 64 + 64),
+                                 3 * (64 * 64 + 64)],
+               answer=lambda: Answer("number", [
+                   (Is.equal(_ch6_parameters()), right("ch06.ex_params_ok")),
+                   (Is.equal(4 * 64 * 64), wrong("ch06.ex_params_bias")),
+                   (Is.equal(3 * (64 * 64 + 64)), wrong("ch06.ex_params_wo")),
+                   (Is.above(_ch6_parameters()), wrong("ch06.ex_params_big"))],
+                   otherwise=wrong("ch06.ex_params_hint")))
 
 
 def _ch6_js(p, q):

@@ -9,7 +9,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from book.face import questions
-from book.face.checks import NotAnswered, exercise, number
+from book.face.checks import Answer, Is, NotAnswered, exercise, right, value_exercise, wrong
 from book.face.live import LiveExplorer
 from book.face.plotting import MASK_COLORSCALE, TITLE_WIDTH, rounded, wrap
 from book.ideas import masks
@@ -234,19 +234,16 @@ def _ch7_key_padding_mask(func):
     return True, _tr("ex_kpm_ok")
 
 
-@exercise("ch7.left_pad_rows", "Left padding + causal mask: how many query rows see no key?",
-          reference=lambda: 4, mistakes=lambda: [0, 3, 7, 1])
-def _ch7_left_pad_rows(answer):
-    value = number(answer)
+def _ch7_left_pad_answer() -> Answer:
     allowed = masks.combine(masks.causal_mask(7), masks.padding_mask([3], 7, side="left"))
-    want = len(masks.fully_masked_rows(allowed))
-    if value == want:
-        return True, _tr("ex_rows_ok")
-    if value == 0:
-        return False, _tr("ex_rows_zero")
-    if value == 7:
-        return False, _tr("ex_rows_all")
-    return False, _tr("ex_rows_hint")
+    return Answer("number", [
+        (Is.equal(len(masks.fully_masked_rows(allowed))), right("ch07.ex_rows_ok")),
+        (Is.equal(0), wrong("ch07.ex_rows_zero")),
+        (Is.equal(7), wrong("ch07.ex_rows_all"))], otherwise=wrong("ch07.ex_rows_hint"))
+
+
+value_exercise("ch7.left_pad_rows", "Left padding + causal mask: how many query rows see no key?",
+               reference=lambda: 4, mistakes=lambda: [0, 3, 7, 1], answer=_ch7_left_pad_answer)
 
 
 def _ch7_softmax_reference():

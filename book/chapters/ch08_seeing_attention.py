@@ -11,7 +11,17 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from book.face import inpage, questions, views
-from book.face.checks import NotAnswered, call, exercise
+from book.face.checks import (
+    Answer,
+    Is,
+    NotAnswered,
+    Words,
+    call,
+    exercise,
+    right,
+    value_exercise,
+    wrong,
+)
 from book.face.display import table
 from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, italic, rounded, text_width, wrap
@@ -544,26 +554,28 @@ def _ch8_best_head_mistakes():
     return out
 
 
-@exercise("ch8.best_head", "Which head puts the most weight on an ingredient's modifier?",
-          reference=_ch8_best_head, mistakes=_ch8_best_head_mistakes)
-def _ch8_best_head_check(answer):
-    try:
-        layer, head = (int(v) for v in answer)
-    except (TypeError, ValueError):
-        return False, tr("ch08.ex_pair")
+def _ch8_best_head_answer() -> Answer:
     mass = _ch8_modifier_mass()
-    ing = mass["ingredient → its modifier"]
-    if not (0 <= layer < ing.shape[0] and 0 <= head < ing.shape[1]):
-        return False, tr("ch08.ex_range", layers=ing.shape[0], heads=ing.shape[1])
-    if (layer, head) == _ch8_best_head():
-        return True, tr("ch08.ex_best_ok", mass=ing[layer, head])
-    dish = mass["dish → its quantity"]
-    if dish[layer, head] > ing[layer, head] and dish[layer, head] >= 0.5:
-        return False, tr("ch08.ex_best_dish",
-                         panel=relation_label("ingredient → its modifier"))
-    if layer == 0:
-        return False, tr("ch08.ex_best_layer0")
-    return False, tr("ch08.ex_best_other", panel=relation_label("ingredient → its modifier"))
+    ing, dish = mass["ingredient → its modifier"], mass["dish → its quantity"]
+    layers, heads = ing.shape
+    # the heads that look more at a dish's quantity (and at least half of it) than at this
+    dish_heads = [(layer, head) for layer in range(layers) for head in range(heads)
+                  if dish[layer, head] > ing[layer, head] and dish[layer, head] >= 0.5]
+    best = _ch8_best_head()
+    panel = Words("ch08.rel_ing_mod")  # relation_label("ingredient → its modifier")
+    return Answer("int_pair", [
+        (Is.not_(Is.all(Is.at(0, Is.in_range(0, layers)), Is.at(1, Is.in_range(0, heads)))),
+         wrong(("ch08.ex_range", {"layers": layers, "heads": heads}))),
+        (Is.equal(best), right(("ch08.ex_best_ok", {"mass": float(ing[best])}))),
+        (Is.one_of(*dish_heads), wrong(("ch08.ex_best_dish", {"panel": panel}))),
+        (Is.at(0, Is.equal(0)), wrong("ch08.ex_best_layer0"))],
+        otherwise=wrong(("ch08.ex_best_other", {"panel": panel})),
+        wrong_kind=wrong("ch08.ex_pair"))
+
+
+value_exercise("ch8.best_head", "Which head puts the most weight on an ingredient's modifier?",
+               reference=_ch8_best_head, mistakes=_ch8_best_head_mistakes,
+               answer=_ch8_best_head_answer)
 
 
 def _ch8_pair_orders():

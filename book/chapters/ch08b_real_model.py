@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from book.face import questions, views
-from book.face.checks import NotAnswered, exercise
+from book.face.checks import Answer, Is, NotAnswered, exercise, right, value_exercise, wrong
 from book.face.display import table
 from book.face.live import LiveExplorer
 from book.face.plotting import wrap
@@ -429,21 +429,20 @@ def _broad_mistakes():
     return [int(np.argmin(e)), second, _broad_layer() + 1, "layer 0", 2.5]
 
 
-@exercise("ch8b.broad_layer", "Which layer spreads its attention most (highest mean entropy)?",
-          reference=_broad_layer, mistakes=_broad_mistakes)
-def _broad_layer_check(answer):
-    if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
-        return False, tr("ch08b.ex_layer_int")
+def _broad_answer() -> Answer:
     e = _layer_entropy()
-    if not 0 <= answer < len(e):
-        return False, tr("ch08b.ex_layer_range", n=len(e))
-    if answer == _broad_layer():
-        return True, tr("ch08b.ex_layer_ok", entropy=e[answer])
-    if answer == int(np.argmin(e)):
-        return False, tr("ch08b.ex_layer_sharpest")
-    if answer == _broad_layer() + 1:
-        return False, tr("ch08b.ex_layer_from_zero")
-    return False, tr("ch08b.ex_layer_close")
+    best = _broad_layer()
+    return Answer("integer", [
+        (Is.not_(Is.in_range(0, len(e))), wrong(("ch08b.ex_layer_range", {"n": len(e)}))),
+        (Is.equal(best), right(("ch08b.ex_layer_ok", {"entropy": float(e[best])}))),
+        (Is.equal(int(np.argmin(e))), wrong("ch08b.ex_layer_sharpest")),
+        (Is.equal(best + 1), wrong("ch08b.ex_layer_from_zero"))],
+        otherwise=wrong("ch08b.ex_layer_close"), wrong_kind=wrong("ch08b.ex_layer_int"))
+
+
+value_exercise("ch8b.broad_layer",
+               "Which layer spreads its attention most (highest mean entropy)?",
+               reference=_broad_layer, mistakes=_broad_mistakes, answer=_broad_answer)
 
 
 def _prev_head() -> tuple[int, int]:
@@ -453,28 +452,28 @@ def _prev_head() -> tuple[int, int]:
 
 def _prev_mistakes():
     heads = head_stats.positional_heads(_measured()["shares"])
-    wrong = [(1, 3), (_prev_head()[0] + 1, _prev_head()[1] + 1), "L0 H2"]
+    slips = [(1, 3), (_prev_head()[0] + 1, _prev_head()[1] + 1), "L0 H2"]
     if heads["next token"]:
-        wrong.append(heads["next token"][0][:2])
-    return [w for w in wrong if w != _prev_head()]
+        slips.append(heads["next token"][0][:2])
+    return [w for w in slips if w != _prev_head()]
 
 
-@exercise("ch8b.previous_head", "Which head looks at the previous token?",
-          reference=_prev_head, mistakes=_prev_mistakes)
-def _previous_head(answer):
-    try:
-        layer, head = (int(v) for v in answer)
-    except (TypeError, ValueError):
-        return False, tr("ch08b.ex_pair")
+def _previous_answer() -> Answer:
     shares = _measured()["shares"]
     prev, nxt = shares["previous token"]["mass"], shares["next token"]["mass"]
-    if not (0 <= layer < prev.shape[0] and 0 <= head < prev.shape[1]):
-        return False, tr("ch08b.ex_head_range", layers=prev.shape[0] - 1, heads=prev.shape[1] - 1)
-    if (layer, head) == _prev_head():
-        return True, tr("ch08b.ex_prev_ok", share=prev[layer, head])
-    if nxt[layer, head] > 0.5:
-        return False, tr("ch08b.ex_prev_next")
-    return False, tr("ch08b.ex_prev_other")
+    layers, heads = prev.shape
+    best = _prev_head()
+    return Answer("int_pair", [
+        (Is.not_(Is.all(Is.at(0, Is.in_range(0, layers)), Is.at(1, Is.in_range(0, heads)))),
+         wrong(("ch08b.ex_head_range", {"layers": layers - 1, "heads": heads - 1}))),
+        (Is.equal(best), right(("ch08b.ex_prev_ok", {"share": float(prev[best])}))),
+        # the heads that put over half of a token's attention on the next one
+        (Is.one_of(*zip(*np.nonzero(nxt > 0.5), strict=True)), wrong("ch08b.ex_prev_next"))],
+        otherwise=wrong("ch08b.ex_prev_other"), wrong_kind=wrong("ch08b.ex_pair"))
+
+
+value_exercise("ch8b.previous_head", "Which head looks at the previous token?",
+               reference=_prev_head, mistakes=_prev_mistakes, answer=_previous_answer)
 
 
 def _word_map_reference():

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from book.face import diagrams, inpage, questions
-from book.face.checks import call, exercise, number
+from book.face.checks import Answer, Is, call, exercise, right, value_exercise, wrong
 from book.face.live import LiveExplorer
 from book.face.plotting import make_slider, rounded
 from book.ideas import longctx
@@ -246,20 +246,18 @@ def _ch9_keys_per_query() -> int:
     return int(longctx.window_keys(1001, 128)[500])  # a query far from both ends
 
 
-@exercise("ch9.keys_per_query", "Keys per query in a sliding window with w = 128",
-          reference=_ch9_keys_per_query, mistakes=lambda: [128, 256, 129, 2048])
-def _ch9_keys_per_query_check(answer):
-    value = number(answer)
+def _ch9_keys_answer() -> Answer:
     expected = _ch9_keys_per_query()
-    if value == expected:
-        return True, tr("ch09.ex_keys_ok")
-    if value == expected - 1:
-        return False, tr("ch09.ex_keys_almost")
-    if value == 128 + 1:
-        return False, tr("ch09.ex_keys_causal")
-    if value == 128:
-        return False, tr("ch09.ex_keys_one_side")
-    return False, tr("ch09.ex_keys_hint")
+    return Answer("number", [
+        (Is.equal(expected), right("ch09.ex_keys_ok")),
+        (Is.equal(expected - 1), wrong("ch09.ex_keys_almost")),
+        (Is.equal(128 + 1), wrong("ch09.ex_keys_causal")),
+        (Is.equal(128), wrong("ch09.ex_keys_one_side"))], otherwise=wrong("ch09.ex_keys_hint"))
+
+
+value_exercise("ch9.keys_per_query", "Keys per query in a sliding window with w = 128",
+               reference=_ch9_keys_per_query, mistakes=lambda: [128, 256, 129, 2048],
+               answer=_ch9_keys_answer)
 
 
 def _ch9_crossover(d_model: int = 768) -> int:
@@ -270,18 +268,14 @@ def _ch9_crossover(d_model: int = 768) -> int:
                 >= sum(longctx.block_flops(n, d_model).values()))
 
 
-@exercise("ch9.crossover", "At what n does attention take half of a block's FLOPs "
-          "(d_model = 768)?", reference=_ch9_crossover, mistakes=lambda: [768, 3072, 1536, 512])
-def _ch9_crossover_check(answer):
-    value = number(answer)
-    expected = _ch9_crossover()
-    if value == expected:
-        return True, tr("ch09.ex_cross_ok")
-    if value == 768:
-        return False, tr("ch09.ex_cross_d")
-    if value == 4 * 768:
-        return False, tr("ch09.ex_cross_ff")
-    return False, tr("ch09.ex_cross_hint")
+value_exercise("ch9.crossover", "At what n does attention take half of a block's FLOPs "
+               "(d_model = 768)?", reference=_ch9_crossover,
+               mistakes=lambda: [768, 3072, 1536, 512],
+               answer=lambda: Answer("number", [
+                   (Is.equal(_ch9_crossover()), right("ch09.ex_cross_ok")),
+                   (Is.equal(768), wrong("ch09.ex_cross_d")),
+                   (Is.equal(4 * 768), wrong("ch09.ex_cross_ff"))],
+                   otherwise=wrong("ch09.ex_cross_hint")))
 
 
 def _ch9_window_mask(n, w):

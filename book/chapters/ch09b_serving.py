@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 
 from book.chapters.ch09_long_context import METHOD_COLORS, log2_n_axis
 from book.face import questions
-from book.face.checks import exercise, number
+from book.face.checks import Answer, Is, right, value_exercise, wrong
 from book.face.plotting import rounded
 from book.ideas import kvcache
 from book.kit import timing
@@ -97,24 +97,22 @@ def _ch9b_cache_bytes() -> int:
     return kvcache.cache_bytes(24, 4096, 2048, 2)
 
 
-@exercise("ch9b.cache_bytes", "Bytes of the KV cache: 24 layers, d_model 2048, 4096 tokens, "
-          "float16", reference=_ch9b_cache_bytes,
-          mistakes=lambda: [_ch9b_cache_bytes() // 2, _ch9b_cache_bytes() * 2,
-                            _ch9b_cache_bytes() // 24, _ch9b_cache_bytes() // 2**20])
-def _ch9b_cache_bytes_check(answer):
-    value = number(answer)
+def _ch9b_cache_answer() -> Answer:
     expected = _ch9b_cache_bytes()
-    if value == expected:
-        return True, tr("ch09b.ex_cache_ok")
-    if value == expected // 2:
-        return False, tr("ch09b.ex_cache_half")
-    if value == expected * 2:
-        return False, tr("ch09b.ex_cache_double")
-    if value == expected // 24:
-        return False, tr("ch09b.ex_cache_layers")
-    if value == expected // 2**20:
-        return False, tr("ch09b.ex_cache_mib")
-    return False, tr("ch09b.ex_cache_hint")
+    return Answer("number", [
+        (Is.equal(expected), right("ch09b.ex_cache_ok")),
+        (Is.equal(expected // 2), wrong("ch09b.ex_cache_half")),
+        (Is.equal(expected * 2), wrong("ch09b.ex_cache_double")),
+        (Is.equal(expected // 24), wrong("ch09b.ex_cache_layers")),
+        (Is.equal(expected // 2**20), wrong("ch09b.ex_cache_mib"))],
+        otherwise=wrong("ch09b.ex_cache_hint"))
+
+
+value_exercise("ch9b.cache_bytes", "Bytes of the KV cache: 24 layers, d_model 2048, 4096 tokens, "
+               "float16", reference=_ch9b_cache_bytes,
+               mistakes=lambda: [_ch9b_cache_bytes() // 2, _ch9b_cache_bytes() * 2,
+                                 _ch9b_cache_bytes() // 24, _ch9b_cache_bytes() // 2**20],
+               answer=_ch9b_cache_answer)
 
 
 # the decode step of exercise 2: a prompt of PROMPT_LEN tokens, DONE tokens generated already
@@ -138,28 +136,23 @@ def _ch9b_step_mistakes() -> list:
             (without, without), (with_cache, without), (without, 0), without]
 
 
-@exercise("ch9b.step_positions", f"Positions one decode step computes after a {PROMPT_LEN}-token "
-          f"prompt and {DONE} generated tokens, (without, with) the KV cache",
-          reference=_ch9b_step_positions, mistakes=_ch9b_step_mistakes)
-def _ch9b_step_positions_check(answer):
-    try:
-        without, with_cache = (number(v) for v in answer)
-    except (TypeError, ValueError):
-        return False, tr("ch09b.ex_steps_pair")
+def _ch9b_steps_answer() -> Answer:
     right_without, right_with = _ch9b_step_positions()
-    if (without, with_cache) == (right_without, right_with):
-        return True, tr("ch09b.ex_steps_ok")
-    if (without, with_cache) == (right_with, right_without):
-        return False, tr("ch09b.ex_steps_swapped")
-    if with_cache == 0:
-        return False, tr("ch09b.ex_steps_zero")
-    if with_cache != right_with:
-        return False, tr("ch09b.ex_steps_cached")
-    if without == right_without - PROMPT_LEN:
-        return False, tr("ch09b.ex_steps_prompt")
-    if without in (right_without - 1, right_without + 1):
-        return False, tr("ch09b.ex_steps_off_by_one")
-    return False, tr("ch09b.ex_steps_hint")
+    return Answer("number_pair", [
+        (Is.equal((right_without, right_with)), right("ch09b.ex_steps_ok")),
+        (Is.equal((right_with, right_without)), wrong("ch09b.ex_steps_swapped")),
+        (Is.at(1, Is.equal(0)), wrong("ch09b.ex_steps_zero")),
+        (Is.not_(Is.at(1, Is.equal(right_with))), wrong("ch09b.ex_steps_cached")),
+        (Is.at(0, Is.equal(right_without - PROMPT_LEN)), wrong("ch09b.ex_steps_prompt")),
+        (Is.at(0, Is.one_of(right_without - 1, right_without + 1)),
+         wrong("ch09b.ex_steps_off_by_one"))],
+        otherwise=wrong("ch09b.ex_steps_hint"), wrong_kind=wrong("ch09b.ex_steps_pair"))
+
+
+value_exercise("ch9b.step_positions", f"Positions one decode step computes after a {PROMPT_LEN}-"
+               f"token prompt and {DONE} generated tokens, (without, with) the KV cache",
+               reference=_ch9b_step_positions, mistakes=_ch9b_step_mistakes,
+               answer=_ch9b_steps_answer)
 
 
 # exercise 3: a Llama-2-7B-like shape (as in the worked example above it), float16 throughout
@@ -185,24 +178,22 @@ def _ch9b_weights_mistakes() -> list:
             _ch9b_block_weight_bytes() // FP16]                          # weights, not tokens
 
 
-@exercise("ch9b.cache_vs_weights", "Tokens of KV cache that weigh as much as the blocks' weights "
-          "(32 layers, d_model 4096, float16)", reference=_ch9b_cache_vs_weights,
-          mistakes=_ch9b_weights_mistakes)
-def _ch9b_cache_vs_weights_check(answer):
-    value = number(answer)
-    expected = _ch9b_cache_vs_weights()
+def _ch9b_weights_answer() -> Answer:
     per_token = kvcache.cache_bytes(LLAMA_LAYERS, 1, LLAMA_D, FP16)
-    if value == expected:
-        return True, tr("ch09b.ex_weights_ok")
-    if value == _ch9b_block_weight_bytes() // (per_token // 2):
-        return False, tr("ch09b.ex_weights_keys_only")
-    if value == _ch9b_block_weight_bytes() // (per_token // LLAMA_LAYERS):
-        return False, tr("ch09b.ex_weights_one_layer")
-    if value == _ch9b_block_weight_bytes(per_layer=4) // per_token:
-        return False, tr("ch09b.ex_weights_attention_only")
-    if value in (_ch9b_block_weight_bytes() // FP16, _ch9b_block_weight_bytes()):
-        return False, tr("ch09b.ex_weights_not_tokens")
-    return False, tr("ch09b.ex_weights_hint")
+    weights = _ch9b_block_weight_bytes()
+    return Answer("number", [
+        (Is.equal(_ch9b_cache_vs_weights()), right("ch09b.ex_weights_ok")),
+        (Is.equal(weights // (per_token // 2)), wrong("ch09b.ex_weights_keys_only")),
+        (Is.equal(weights // (per_token // LLAMA_LAYERS)), wrong("ch09b.ex_weights_one_layer")),
+        (Is.equal(_ch9b_block_weight_bytes(per_layer=4) // per_token),
+         wrong("ch09b.ex_weights_attention_only")),
+        (Is.one_of(weights // FP16, weights), wrong("ch09b.ex_weights_not_tokens"))],
+        otherwise=wrong("ch09b.ex_weights_hint"))
+
+
+value_exercise("ch9b.cache_vs_weights", "Tokens of KV cache that weigh as much as the blocks' "
+               "weights (32 layers, d_model 4096, float16)", reference=_ch9b_cache_vs_weights,
+               mistakes=_ch9b_weights_mistakes, answer=_ch9b_weights_answer)
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch09b.toml) ---
 questions.question("ch09b.same_tokens", kind="predict", right=1)

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from book.face import questions
-from book.face.checks import call, exercise, number
+from book.face.checks import Answer, Is, call, exercise, right, value_exercise, wrong
 from book.face.live import LiveExplorer
 from book.face.plotting import make_slider, rounded
 from book.ideas import beyond
@@ -140,28 +140,24 @@ def pattern_live() -> LiveExplorer:
 # --- exercises (registered with book.face.checks)
 # ------------------------------------------------------
 
-@exercise("ch10.dilated_keys", "Keys seen by a query: dilated attention, w = 2, r = 3",
-          reference=lambda: 2 * 2 + 1, mistakes=lambda: [3, 7, 13, 6])
-def _ch10_dilated_keys(answer):
-    ok = number(answer) == len(beyond.dilated_offsets(2, 3))
-    return ok, _tr("ex_keys_ok" if ok else "ex_keys_hint")
+value_exercise("ch10.dilated_keys", "Keys seen by a query: dilated attention, w = 2, r = 3",
+               reference=lambda: 2 * 2 + 1, mistakes=lambda: [3, 7, 13, 6],
+               answer=lambda: Answer("number", [
+                   (Is.equal(len(beyond.dilated_offsets(2, 3))), right("ch10.ex_keys_ok"))],
+                   otherwise=wrong("ch10.ex_keys_hint")))
 
+value_exercise("ch10.dilated_reach", "Farthest key of dilated attention, w = 2, r = 3",
+               reference=lambda: 6, mistakes=lambda: [2, 3, 5, 12],
+               answer=lambda: Answer("number", [
+                   (Is.equal(int(beyond.dilated_offsets(2, 3).max())), right("ch10.ex_reach_ok"))],
+                   otherwise=wrong("ch10.ex_reach_hint")))
 
-@exercise("ch10.dilated_reach", "Farthest key of dilated attention, w = 2, r = 3",
-          reference=lambda: 6, mistakes=lambda: [2, 3, 5, 12])
-def _ch10_dilated_reach(answer):
-    ok = number(answer) == int(beyond.dilated_offsets(2, 3).max())
-    return ok, _tr("ex_reach_ok" if ok else "ex_reach_hint")
-
-
-@exercise("ch10.linear_state", "Size of φ(K)ᵀV for d_k = d_v = 64 and 10 000 tokens",
-          reference=lambda: 64 * 64, mistakes=lambda: [10_000 * 64, 10_000 ** 2, 128, 64])
-def _ch10_linear_state(answer):
-    value = number(answer)
-    if value in (10_000 * 64, 10_000 ** 2):
-        return False, _tr("ex_state_grows")
-    ok = value == 64 * 64
-    return ok, _tr("ex_state_ok" if ok else "ex_state_hint")
+value_exercise("ch10.linear_state", "Size of φ(K)ᵀV for d_k = d_v = 64 and 10 000 tokens",
+               reference=lambda: 64 * 64, mistakes=lambda: [10_000 * 64, 10_000 ** 2, 128, 64],
+               answer=lambda: Answer("number", [
+                   (Is.one_of(10_000 * 64, 10_000 ** 2), wrong("ch10.ex_state_grows")),
+                   (Is.equal(64 * 64), right("ch10.ex_state_ok"))],
+                   otherwise=wrong("ch10.ex_state_hint")))
 
 
 def _dilated_mask_reference(n, w, r):

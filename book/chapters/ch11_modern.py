@@ -14,7 +14,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from book.face import questions
-from book.face.checks import NotAnswered, exercise, number
+from book.face.checks import Answer, Is, NotAnswered, exercise, right, value_exercise, wrong
 from book.face.live import LiveExplorer
 from book.face.plotting import SIGNED_COLORSCALE, rounded, text_width
 from book.ideas import flash, gqa, positions
@@ -379,15 +379,13 @@ def flash_live() -> LiveExplorer:
 
 # --- exercises --------------------------------------------------------------------------------
 
-@exercise("ch11.kv_head", "Grouped-query attention: which key/value head does query head 13 "
-          "read, with 32 query heads and 8 key/value heads?",
-          reference=lambda: gqa.kv_head_of(13, 32, 8), mistakes=lambda: [5, 1, 13, 4, 8])
-def _ch11_kv_head(answer):
-    value = number(answer)
-    if value == 13 % 8:
-        return False, text("ex_kv_head_mod")
-    ok = value == gqa.kv_head_of(13, 32, 8)
-    return ok, text("ex_kv_head_ok" if ok else "ex_kv_head_hint")
+value_exercise("ch11.kv_head", "Grouped-query attention: which key/value head does query head "
+               "13 read, with 32 query heads and 8 key/value heads?",
+               reference=lambda: gqa.kv_head_of(13, 32, 8), mistakes=lambda: [5, 1, 13, 4, 8],
+               answer=lambda: Answer("number", [
+                   (Is.equal(13 % 8), wrong("ch11.ex_kv_head_mod")),
+                   (Is.equal(gqa.kv_head_of(13, 32, 8)), right("ch11.ex_kv_head_ok"))],
+                   otherwise=wrong("ch11.ex_kv_head_hint")))
 
 
 def _llama_bytes_per_token() -> int:
@@ -396,21 +394,20 @@ def _llama_bytes_per_token() -> int:
                               s["bytes_per_number"])
 
 
-@exercise("ch11.kv_bytes", "KV-cache bytes per token of the Llama-style shape (GQA)",
-          reference=_llama_bytes_per_token,
-          mistakes=lambda: [4 * _llama_bytes_per_token(), _llama_bytes_per_token() // 2,
-                            2 * _llama_bytes_per_token()])
-def _ch11_kv_bytes(answer):
-    value = number(answer)
+def _kv_bytes_answer() -> Answer:
     want = _llama_bytes_per_token()
-    if value == 4 * want:
-        return False, text("ex_bytes_mha")
-    if value == want // 2:
-        return False, text("ex_bytes_half")
-    if value == 2 * want:
-        return False, text("ex_bytes_double")
-    ok = value == want
-    return ok, text("ex_bytes_ok" if ok else "ex_bytes_hint")
+    return Answer("number", [
+        (Is.equal(4 * want), wrong("ch11.ex_bytes_mha")),
+        (Is.equal(want // 2), wrong("ch11.ex_bytes_half")),
+        (Is.equal(2 * want), wrong("ch11.ex_bytes_double")),
+        (Is.equal(want), right("ch11.ex_bytes_ok"))], otherwise=wrong("ch11.ex_bytes_hint"))
+
+
+value_exercise("ch11.kv_bytes", "KV-cache bytes per token of the Llama-style shape (GQA)",
+               reference=_llama_bytes_per_token,
+               mistakes=lambda: [4 * _llama_bytes_per_token(), _llama_bytes_per_token() // 2,
+                                 2 * _llama_bytes_per_token()],
+               answer=_kv_bytes_answer)
 
 
 MERGE_CASES = ((1.0, 2.5, 3.0, 1.2), (2.0, 1.0, -1.0, 4.0), (0.0, 1.0, 0.0, 1.0),
@@ -446,15 +443,13 @@ def _ch11_online_merge(func):
     return True, text("ex_merge_ok")
 
 
-@exercise("ch11.rope_offset", "RoPE: q at position 7 and k at position 2 give score s. At "
-          "which key position does q at position 20 give the same score?",
-          reference=lambda: 15, mistakes=lambda: [2, 25, 13, 22])
-def _ch11_rope_offset(answer):
-    value = number(answer)
-    ok = value == 20 - (7 - 2)
-    if value == 2:
-        return False, text("ex_rope_abs")
-    return ok, text("ex_rope_ok" if ok else "ex_rope_hint")
+value_exercise("ch11.rope_offset", "RoPE: q at position 7 and k at position 2 give score s. "
+               "At which key position does q at position 20 give the same score?",
+               reference=lambda: 15, mistakes=lambda: [2, 25, 13, 22],
+               answer=lambda: Answer("number", [
+                   (Is.equal(2), wrong("ch11.ex_rope_abs")),
+                   (Is.equal(20 - (7 - 2)), right("ch11.ex_rope_ok"))],
+                   otherwise=wrong("ch11.ex_rope_hint")))
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch11.toml) ---

@@ -26,7 +26,8 @@
 * concept questions: ``book/face/questions.js`` is copied to ``_static/book-questions.js`` and
   loaded on the pages that hold a question (book/face/questions.py); in-page explorers:
   ``book/face/inpage.js`` to ``_static/book-inpage.js``, loaded on the pages that hold one
-  (book/face/inpage.py);
+  (book/face/inpage.py); value exercises answered in the page: ``book/face/exercises.js`` to
+  ``_static/book-exercises.js``, loaded on the pages that hold one (book/face/checks.py);
 * the page itself: ``book-page.js`` (assets/static) lists search results from ``file://``
   without the excerpts a browser refuses to fetch there, and scales figures to the paper when
   printing; the theme's search field and MyST-NB's hidden-cell toggles are named by the text
@@ -150,12 +151,27 @@ def _add_inpage(app, pagename, templatename, context, doctree):
         app.builder.add_js_file(INPAGE_JS)
 
 
+# Value exercises answered in the page (book/face/checks.py form_html): their script, copied
+# from the package the same way, loaded only on pages that hold such a form.
+EXERCISES_JS = "book-exercises.js"
+
+
+def exercises_js_path() -> Path:
+    return Path(__file__).resolve().parents[1] / "face" / "exercises.js"
+
+
+def _add_exercises(app, pagename, templatename, context, doctree):
+    if app.builder.format == "html" and 'class="book-exercise ' in (context.get("body") or ""):
+        app.builder.add_js_file(EXERCISES_JS)
+
+
 def _copy_questions_js(app, exception):
     if exception is None and app.builder.format == "html":
         static = Path(app.outdir) / "_static"
         static.mkdir(parents=True, exist_ok=True)
         shutil.copy2(questions_js_path(), static / QUESTIONS_JS)
         shutil.copy2(inpage_js_path(), static / INPAGE_JS)
+        shutil.copy2(exercises_js_path(), static / EXERCISES_JS)
 
 
 def _is_thebe(asset) -> bool:
@@ -601,6 +617,7 @@ def setup(app):
     app.connect("html-page-context", _add_plotly)
     app.connect("html-page-context", _add_questions)
     app.connect("html-page-context", _add_inpage)
+    app.connect("html-page-context", _add_exercises)
     app.connect("build-finished", _copy_questions_js)
     app.connect("html-page-context", _drop_thebe, priority=900)
     app.connect("html-page-context", _mathjax_only_with_math, priority=900)

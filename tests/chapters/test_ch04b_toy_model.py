@@ -11,6 +11,7 @@ from conftest import check_exercise, figure_texts
 
 from book import chapters
 from book.chapters import ch04b_toy_model as ch
+from book.face import checks
 from book.toy import orders
 from book.toy.train import MODEL
 
@@ -30,7 +31,7 @@ def test_exercise_checker(key):
 def test_labels_exercise_follows_the_rules():
     want = [lab for lab in orders.Order.from_text(ch.EXERCISE_ORDER).labels if lab != orders.NONE]
     assert want == ["count_2", "omit", "omit", "extra"]
-    assert not ch._labels_check("count_2")[0]   # a string, not a list
+    assert checks.check("ch4b.labels", "count_2").status == "bad"   # a string, not a list
 
 
 def test_sample_orders_show_both_kinds_of_label_and_a_clause_boundary():

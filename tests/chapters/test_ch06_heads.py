@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from book.chapters import ch06_heads
+from book.face import checks
 from book.studies import heads
 from book.toy import orders as O
 from book.toy import probe
@@ -141,7 +142,7 @@ def test_chapter6_figures_in_chinese(models, data):
         # the Chinese edition labels the tokens alone, no English gloss
         assert all("(" not in label for label in figures[0].data[0].y)
         assert figures[0].layout.annotations[0].text == "头 0"
-        message = ch06_heads._ch6_parameters_check(4 * 64 * 64)[1]
+        message = checks.check("ch6.parameters", 4 * 64 * 64).message
         assert "偏置" in message and _english_words([message]) == []
     finally:
         i18n.set_language("en")

@@ -101,7 +101,7 @@ def test_chapter7_figures_and_messages_in_chinese():
         fig = ch07_mask_traps.mask_training_figure({"正确的掩码": ok, "翻转": bad})
         assert english([t.name for t in fig.data] + [fig.layout.xaxis.title.text,
                                                      fig.layout.yaxis.title.text]) == []
-        message = ch07_mask_traps._ch7_left_pad_rows(0)[1]
+        message = checks.check("ch7.left_pad_rows", 0).message
         assert english([message]) == [] and "右填充" in message
         assert ch07_mask_traps.api_meaning("nn.MultiheadAttention attn_mask") == "True = 屏蔽"
     finally:

@@ -9,6 +9,7 @@ import json
 import numpy as np
 
 from book.chapters import ch10_beyond
+from book.face import checks
 
 
 def test_pattern_explorer_controls_change_the_pattern():
@@ -64,7 +65,7 @@ def test_chapter10_figures_and_messages_in_chinese():
                                                unit=i18n.tr("ch10.time_y"),
                                                title=i18n.tr("ch10.time_title"))
         assert english([t.name for t in cost.data] + [cost.layout.xaxis.title.text]) == []
-        message = ch10_beyond._ch10_linear_state(10_000 * 64)[1]
+        message = checks.check("ch10.linear_state", 10_000 * 64).message
         assert "序列" in message
     finally:
         i18n.set_language("en")
