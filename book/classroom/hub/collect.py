@@ -61,7 +61,7 @@ for top in ("assignments", os.path.join("zh", "assignments")):
                 skipped.append([rel, f"larger than {limit} bytes"])
                 continue
             found.append([rel, base64.b64encode(data).decode()])
-json.dump({"found": found, "skipped": skipped}, sys.stdout)
+json.dump({"found": found, "skipped": skipped, "course": os.path.isdir(course)}, sys.stdout)
 """
 
 
@@ -128,5 +128,6 @@ def collect(settings: Settings, out: Path, log=print) -> dict[str, list[str]]:
             written.setdefault(student.username, []).append(str(target.relative_to(out)))
         for rel, why in found["skipped"]:
             log(f"{student.username}: {rel} skipped ({why})")
-        log(f"{student.username}: {len(chosen)} notebook(s)")
+        log(f"{student.username}: {len(chosen)} notebook(s)" if found.get("course") else
+            f"{student.username}: no ~/course yet (never opened a link of the course)")
     return written

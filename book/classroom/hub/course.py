@@ -53,10 +53,11 @@ def assignment_path(name: str, language: str = "en") -> str:
 
 
 def link(settings: Settings, path: str) -> str:
-    """The nbgitpuller link that opens ``path`` of the course in a student's JupyterLab (the
-    same URL sphinx-book-theme's JupyterHub launch button builds)."""
+    """The nbgitpuller link that opens ``path`` of the course in a student's JupyterLab: for a
+    chapter, the very URL of the book's launch button (book/site/launch.py) built with
+    BOOK_HUB_URL=PUBLIC_URL and BOOK_HUB_COURSE=HUB_DIR/course."""
     query = urlencode({"repo": str(settings.course), "urlpath": f"lab/tree/{FOLDER}/{path}",
-                       "branch": BRANCH}, safe="/")
+                       "branch": BRANCH, "targetpath": FOLDER}, safe="/")
     return f"{settings.public_url}/hub/user-redirect/git-pull?{query}"
 
 
