@@ -64,9 +64,9 @@ def _check_local(root: Path, edition: str) -> None:
         banner_end = text.index("</p>", text.index('class="book-path-banner"')) + len("</p>")
         assert text[banner_end:].startswith(box), f"{edition} {c.page}: the box is not under " \
             "the banner"
-        code = re.search(r"<code>(.*?)</code>", box, re.S)
-        assert code and html.unescape(code.group(1)).splitlines()[-1] == \
-            launch.lab_command(c.page, edition), (edition, c.page, box)
+        code = re.findall(r"<code[^>]*>(.*?)</code>", box, re.S)
+        assert [html.unescape(x) for x in code] == [launch.lab_command(c.page, edition)], \
+            (edition, c.page, box)
         assert "git clone" not in box, "repository.url is empty: no clone line"
         assert not _launch_links(text), f"{edition} {c.page}: a launch button with no server"
     for rel in NOT_CHAPTERS:

@@ -175,8 +175,9 @@ def github_parts(url: str) -> tuple[str, str] | None:
 # --- the box -----------------------------------------------------------------------------------
 
 def box(page: str, edition: str, hub: Hub | None, repository: str = "") -> str:
-    """The "run this chapter" box of ``page`` in ``edition``: the hub's link, or the commands
-    that run it locally (``git clone`` first when the book names its ``repository``)."""
+    """The "run this chapter" box of ``page`` in ``edition``: the hub's link, or the command
+    that runs it locally (``git clone … &&`` first when the book names its ``repository``),
+    each inside one sentence, so that the box takes two lines of a desktop screen."""
     from book.kit import i18n
 
     i18n.check_language(edition)
@@ -191,14 +192,14 @@ def box(page: str, edition: str, hub: Hub | None, repository: str = "") -> str:
             before, after = i18n.tr("common.run_hub", link="\0").split("\0")
             body = f"<p>{label}{escape(before)}{link}{escape(after)}</p>"
         else:
-            lines = []
+            command = lab_command(page, edition)
             if repository:
-                lines = [f"git clone {repository}", f"cd {folder_of(repository)}"]
-            lines.append(lab_command(page, edition))
-            words = i18n.tr("common.run_local_clone" if repository else "common.run_local")
-            body = (f'<p>{label}{escape(words)}</p>'
-                    f'<pre class="book-run-commands"><code>{escape(chr(10).join(lines))}'
-                    '</code></pre>')
+                command = (f"git clone {repository} && cd {folder_of(repository)} "
+                           f"&& {command}")
+            words = "common.run_local_clone" if repository else "common.run_local"
+            before, after = i18n.tr(words, command="\0").split("\0")
+            body = (f'<p>{label}{escape(before)}<code class="book-run-command">'
+                    f'{escape(command)}</code>{escape(after)}</p>')
     finally:
         i18n.set_language(previous)
     kind = "hub" if hub is not None else "local"

@@ -154,19 +154,20 @@ def test_the_hub_box_links_where_the_button_does(edition):
 def test_the_local_box_gives_the_command(edition, command):
     box = launch.box("04b_toy_model", edition, None)
     assert "book-run-local" in box and "href=" not in box
-    code = re.search(r'<pre class="book-run-commands"><code>(.*?)</code></pre>', box, re.S)
-    assert code and html.unescape(code.group(1)) == command
+    code = re.findall(r'<code class="book-run-command">(.*?)</code>', box, re.S)
+    assert [html.unescape(c) for c in code] == [command]
     table = i18n.table()
-    assert _text(box) == table["common.run_label"][edition] + table["common.run_local"][edition] \
-        + html.unescape(code.group(1))
+    assert _text(box) == (table["common.run_label"][edition]
+                          + table["common.run_local"][edition].format(command=command))
 
 
 def test_the_local_box_clones_a_named_repository():
     box = launch.box("02_scaling", "en", None, "https://github.com/org/attention-book.git")
-    code = html.unescape(re.search(r"<code>(.*?)</code>", box, re.S).group(1))
-    assert code.splitlines() == ["git clone https://github.com/org/attention-book.git",
-                                 "cd attention-book", "make lab CHAPTER=02"]
-    assert i18n.table()["common.run_local_clone"]["en"] in _text(box)
+    code = html.unescape(re.search(r"<code[^>]*>(.*?)</code>", box, re.S).group(1))
+    assert code == ("git clone https://github.com/org/attention-book.git && cd attention-book "
+                    "&& make lab CHAPTER=02")
+    assert _text(box).endswith(i18n.table()["common.run_local_clone"]["en"].format(
+        command=code))
 
 
 def test_the_box_goes_under_the_banner_of_chapter_pages_only():
