@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 BOOK_STAMP := $(VENV)/.installed-book
 HTML := _build/html/index.html
 
-.PHONY: setup setup-book book gettext test quick lint bench clean browser-deps test-deps assignments grade grade-demo \
+.PHONY: setup setup-book book lab gettext test quick lint bench clean browser-deps test-deps assignments grade grade-demo \
 	grade-check git-filter test-all test-jupyter notebooks-zh book-student pdf pdf-deps figures \
 	hub hub-deps hub-setup hub-users hub-course hub-links hub-stop hub-collect hub-backup
 
@@ -47,6 +47,18 @@ git-filter: $(BOOK_STAMP)
 	  git config filter.nbstripout.clean '$(NBSTRIPOUT)' && \
 	  git config filter.nbstripout.smudge cat && \
 	  git config diff.ipynb.textconv '$(NBSTRIPOUT) -t'; fi
+
+# A reader's way into one chapter (the "Run this chapter" box of every page): the reader's
+# environment (requirements.txt: JupyterLab, jupyterlab-myst) on top of make book's, then
+# JupyterLab on that chapter's notebook: make lab CHAPTER=02 (BOOK_LANG=zh: the Chinese one,
+# generated from the catalogues; book/site/lab.py).
+LAB_STAMP := $(VENV)/.installed-lab
+$(LAB_STAMP): $(BOOK_STAMP) requirements.txt
+	set -o pipefail; $(PY) -m pip install --quiet -r requirements.txt 2>&1 | { grep -v "is ignored" || true; }
+	touch $(LAB_STAMP)
+lab: $(LAB_STAMP) git-filter
+	@test -n "$(CHAPTER)" || { echo "usage: make lab CHAPTER=02 [BOOK_LANG=zh]  (a chapter's number, e.g. 02, 4b or 11)"; exit 2; }
+	$(PY) -m book.site.lab $(CHAPTER) $(if $(BOOK_LANG),--lang $(BOOK_LANG))
 
 # Both editions: English at _build/html, Chinese (prose from locale/zh_CN, figures drawn in
 # Chinese) built under _build/zh and published to _build/html/zh (book/site/editions.py).

@@ -11,6 +11,7 @@ typed order redrawn in the page ≤ 100 ms (median).
     python tests/bench.py --zh            # … and the Chinese edition's (make bench BENCH=--zh)
     python tests/bench.py --pages --layers --phases   # just these sections (any of SECTIONS)
     python tests/bench.py --pages --html _build/html  # pages of a book built already
+    python tests/bench.py --hub                       # students at once on a class server (root)
     python tests/bench.py --fresh-clone               # a newcomer's `make book` (see below)
     python tests/bench.py --fresh-clone --rev main    # … of another commit, to compare
 
@@ -506,7 +507,9 @@ def last_ci_total() -> None:
 
 
 SECTIONS = ("--pages", "--layers", "--phases", "--notebooks", "--live", "--inpage",
-            "--long-context", "--window", "--pretrained")
+            "--long-context", "--window", "--pretrained", "--hub")
+# a real class server with 8 students (root only, ~20 min): only when asked for
+ON_REQUEST = ("--hub",)
 
 
 def main(argv: list[str]) -> None:
@@ -521,7 +524,7 @@ def main(argv: list[str]) -> None:
         argv = [a for a in argv if a not in ("--fresh-clone", "--rev", rev)]
         if not argv:
             return
-    chosen = [a for a in argv if a in SECTIONS] or list(SECTIONS)
+    chosen = [a for a in argv if a in SECTIONS] or [s for s in SECTIONS if s not in ON_REQUEST]
     unknown = [a for a in argv if a.startswith("--") and a not in SECTIONS + ("--zh", "--html")]
     if unknown:
         sys.exit(f"unknown option(s) {unknown}; choose from {', '.join(SECTIONS)}, --zh, --html,"
@@ -549,6 +552,10 @@ def main(argv: list[str]) -> None:
         window_kernels()
     if "--pretrained" in chosen:
         pretrained()
+    if "--hub" in chosen:   # students at once on one class server (tests/bench_hub.py)
+        import bench_hub
+
+        bench_hub.main([])
     if slow:  # the latency budget lives here, not in unit tests (they flake on a busy machine)
         sys.exit(f"explorers over their budget (live 50 ms, in-page 100 ms): {', '.join(slow)}")
 

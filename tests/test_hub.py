@@ -125,7 +125,9 @@ def _until(check, timeout_s: float, what: str, page=None) -> None:
         if page is not None:
             errors = page.evaluate(ERRORS)
             assert not errors, f"{what}: error outputs {errors}"
-        time.sleep(0.5)
+            page.wait_for_timeout(500)   # (time.sleep would keep Playwright from its events)
+        else:
+            time.sleep(0.5)
     raise AssertionError(f"{what}: not done after {timeout_s} s")
 
 
