@@ -49,9 +49,10 @@ c.JupyterHub.cleanup_servers = True
 c.JupyterHub.authenticator_class = "pam"
 c.PAMAuthenticator.open_sessions = False
 c.Authenticator.admin_users = set(TEACHERS)
-with open(Path(__file__).resolve().parent / ROSTER, encoding="utf-8") as roster:
-    STUDENTS = [line.split(",")[0].strip() for line in roster
-                if line.strip() and not line.startswith("#") and not line.startswith("username,")]
+ROSTER_FILE = Path(__file__).resolve().parent / ROSTER   # make hub checks it line by line
+STUDENTS = [line.split(",")[0].strip() for line in (
+    ROSTER_FILE.read_text(encoding="utf-8").splitlines() if ROSTER_FILE.is_file() else [])
+    if line.strip() and not line.startswith("#") and not line.startswith("username,")]
 c.Authenticator.allowed_users = set(STUDENTS) | set(TEACHERS)
 
 # Each student's JupyterLab runs as their own Unix account, in their home (mode 700), with the
