@@ -581,21 +581,20 @@ def form_html(key: str) -> str:
     _forms_shown += 1
     ident = f"bookex-{_forms_shown}-{key.replace('.', '-')}"
     form = i18n.tr(f"common.exercise_form_{_FORM[spec.kind]}")
-    button = i18n.tr("common.q_check")
-    help_text = html.escape(i18n.tr("common.exercise_help", form=form, button=button))
+    help_text = html.escape(i18n.tr("common.exercise_help", form=form))
     label = html.escape(i18n.tr("common.exercise_label"))
-    button = html.escape(button)
+    button = html.escape(i18n.tr("common.q_check"))
     common = (f'id="{ident}" name="answer" autocomplete="off" autocapitalize="off" '
               f'spellcheck="false" aria-describedby="{ident}-help"')
-    field = (f'<textarea {common} rows="5"></textarea>' if spec.kind == "mask"
+    field = (f'<textarea {common} rows="3"></textarea>' if spec.kind == "mask"
              else f'<input type="text" {common}>')
     data = json.dumps(spec.page_spec(key), ensure_ascii=False, separators=(",", ":"))
     data = data.replace("</", "<\\/")  # never ends the script element early
     return (f'<form class="book-exercise book-exercise-{spec.kind}" '
             f'data-exercise="{html.escape(key)}" novalidate>'
             f'<div class="book-exercise-row"><label for="{ident}">{label}</label>{field}'
-            f'<button type="submit">{button}</button></div>'
-            f'<div class="book-exercise-help" id="{ident}-help">{help_text}</div>'
+            f'<button type="submit">{button}</button>'
+            f'<span class="book-exercise-help" id="{ident}-help">{help_text}</span></div>'
             f'<div class="book-exercise-verdict" role="status" aria-live="polite"></div>'
             f'<script type="application/json" class="book-exercise-spec">{data}</script>'
             "</form>")

@@ -64,7 +64,13 @@
         for (i++; i < s.length && s[i] !== c; i++) {
           if (s[i] === "\\" && i + 1 < s.length) {
             i++;
-            out += {n: "\n", t: "\t"}[s[i]] || s[i];
+            var digits = {x: 2, u: 4}[s[i]], code = digits ? s.substr(i + 1, digits) : "";
+            if (code.length === digits && /^[0-9a-fA-F]+$/.test(code)) {  // \xHH, \uHHHH
+              out += String.fromCharCode(parseInt(code, 16));
+              i += digits;
+            } else {
+              out += {n: "\n", t: "\t", r: "\r"}[s[i]] || s[i];
+            }
           } else {
             out += s[i];
           }
