@@ -10,6 +10,7 @@ single-user server memory (RSS after Run All, median and largest), the hub's and
 own memory, and the machine's free memory.
 
     python tests/bench_hub.py [--counts 1,2,4,8] [--chapters 01_intuition,05_stability]
+    python tests/bench_hub.py --from-log bench.log   # the table and estimate of a run's rows
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ import headless  # noqa: E402
 import hub_session as hs  # noqa: E402
 
 RUN_ALL_TIMEOUT_S = 900
+WAIT_S = 120        # what a student waits for Run All at most, for the capacity estimate
+RESERVE_GIB = 2     # memory left to the system
 
 
 def _p95(values: list[float]) -> float:
@@ -130,6 +133,10 @@ def round_(browser, hub, users: list[str], chapter: str) -> dict:
 def main(argv: list[str]) -> int:
     from playwright.sync_api import sync_playwright
 
+    if "--from-log" in argv:   # the table and estimate again from a run's printed rows
+        text = Path(argv[argv.index("--from-log") + 1]).read_text(encoding="utf-8")
+        report([json.loads(line) for line in text.splitlines() if line.startswith('{"k"')])
+        return 0
     counts = [1, 2, 4, 8]
     chapters = ["01_intuition", "05_stability"]
     if "--counts" in argv:
@@ -174,6 +181,18 @@ def main(argv: list[str]) -> int:
             problems = hs.stop_and_remove(hub)
             if problems:
                 print("cleanup:", problems)
+    report(rows)
+    return 0
+
+
+def report(rows: list[dict], wait_s: float = WAIT_S, class_size: int = 300) -> None:
+    """The table of the rounds, and what they say about a class: how many students the
+    machine's memory holds, how many can Run All at once within ``wait_s``, and what a class of
+    ``class_size`` running one chapter at once needs (cores and memory, scaled from one
+    student's run; this machine's own cores and memory in the first line)."""
+    total_gib = int(Path("/proc/meminfo").read_text().split()[1]) / 1024 ** 2
+    print(f"\n{os.cpu_count()} cores, {total_gib:.1f} GiB; the simulated students' browsers run "
+          "on the same cores (real students' run on their own computers)")
     print("\n| chapter | students at once | login → Run All done, median (p95) | kernel RSS "
           "median (max) | server RSS | hub + proxy | memory left |")
     print("|---|---|---|---|---|---|---|")
@@ -183,7 +202,33 @@ def main(argv: list[str]) -> int:
               f"{r['kernel_median_mb']:.0f} MB ({r['kernel_max_mb']:.0f}) | "
               f"{r['server_median_mb']:.0f} MB | {r['hub_mb']:.0f} + {r['proxy_mb']:.0f} MB | "
               f"{r['free_mb'] / 1024:.1f} GiB |")
-    return 0
+    print()
+    cpus = os.cpu_count() or 1
+    hub_gib = max(r["hub_mb"] + r["proxy_mb"] for r in rows) / 1024
+    for chapter in dict.fromkeys(r["chapter"] for r in rows):
+        mine = sorted((r for r in rows if r["chapter"] == chapter and not r["unfinished"]),
+                      key=lambda r: r["k"])
+        per_gib = max(r["kernel_max_mb"] + r["server_median_mb"] for r in mine) / 1024
+        held = int((total_gib - RESERVE_GIB - hub_gib) // per_gib)
+        within = [r["k"] for r in mine if r["p95_s"] <= wait_s]
+        # each more student at once adds this much to everyone's wait (least squares, k vs s)
+        ks, ts = [r["k"] for r in mine], [r["median_s"] for r in mine]
+        mk, mt = statistics.mean(ks), statistics.mean(ts)
+        slope = sum((k - mk) * (t - mt) for k, t in zip(ks, ts, strict=True)) / max(
+            sum((k - mk) ** 2 for k in ks), 1e-9)
+        # one student's Run All in core-seconds: at least its time alone on one core (its
+        # kernel is single-threaded), at most the machine's share per student at the largest k
+        # (which also pays for that student's simulated browser)
+        low = mine[0]["median_s"] if mine[0]["k"] == 1 else slope
+        high = cpus * slope
+        print(f"{chapter}: {per_gib:.2f} GiB a student (server + kernel): memory holds {held} "
+              f"students ({total_gib:.0f} GiB less {RESERVE_GIB} for the system and "
+              f"{hub_gib:.2f} for the hub); Run All done within {wait_s:.0f} s for "
+              f"{max(within) if within else 0} at once; each more student at once adds "
+              f"{slope:.0f} s (40 at once: ~{mt + slope * (40 - mk):.0f} s); one Run All costs "
+              f"{low:.0f}-{high:.0f} core-s, so {class_size} at once within {wait_s:.0f} s need "
+              f"~{class_size * low / wait_s:.0f}-{class_size * high / wait_s:.0f} cores and "
+              f"~{class_size * per_gib + hub_gib:.0f} GiB")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ gets sphinx-book-theme's JupyterHub launch button and a box under the chapter's 
 same link::
 
     BOOK_HUB_URL=http://hub.example.org:8000 make book
-    BOOK_HUB_COURSE=/srv/attention-hub/course.git   # the default: the course repository
+    BOOK_HUB_COURSE=/srv/attention-hub/course   # the default: make hub's course repository
 
 The link is nbgitpuller's: ``{hub}/hub/user-redirect/git-pull?repo=<course>&urlpath=lab/tree/
 course/chapters/<page>.ipynb&branch=main&targetpath=course`` (the Chinese edition opens
@@ -41,7 +41,7 @@ from book.site import editions
 
 HUB_URL_ENV = "BOOK_HUB_URL"
 HUB_COURSE_ENV = "BOOK_HUB_COURSE"
-DEFAULT_COURSE = "/srv/attention-hub/course.git"
+DEFAULT_COURSE = "/srv/attention-hub/course"   # make hub's (HUB_DIR/course)
 BRANCH = "main"                      # the course repository's branch (the hub's layout)
 BINDER_URL = "https://mybinder.org"
 INTERFACE = "jupyterlab"             # the theme's name for lab/tree/ links

@@ -40,6 +40,9 @@ def test_the_repositorys_file_loads_as_jupyterhub_reads_it(tmp_path):
     assert settings.students[0].name == "Alice Liu"
     assert settings.teachers == ("teacher",) and settings.hub_dir == Path("/srv/attention-hub")
     assert settings.course == Path("/srv/attention-hub/course")
+    from book.site import launch  # the book's default launch links open this course
+
+    assert Path(launch.DEFAULT_COURSE) == settings.course
     assert settings.bind == ("0.0.0.0", 8000) and settings.language == "en"
     # JupyterHub's own loader reads the same file into the same settings
     from traitlets.config.loader import PyFileConfigLoader

@@ -183,7 +183,7 @@ def test_the_note_says_only_code_needs_jupyter():
     try:
         i18n.set_language("en")
         note = i18n.tr("common.exercises_run_in_jupyter")
-        assert "ask for code" in note and "launch button" in note and "Run this chapter" in note
+        assert "Code exercises" in note and "launch button" in note and "Run this chapter" in note
         i18n.set_language("zh")
         note = i18n.tr("common.exercises_run_in_jupyter")
         assert "写代码" in note and "启动按钮" in note and "运行本章" in note

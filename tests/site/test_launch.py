@@ -65,7 +65,7 @@ def test_hub_from_env():
     assert launch.hub_from_env({}) is None
     assert launch.hub_from_env({"BOOK_HUB_URL": "  "}) is None
     hub = launch.hub_from_env({"BOOK_HUB_URL": "http://127.0.0.1:8000/"})
-    assert hub == launch.Hub("http://127.0.0.1:8000", "/srv/attention-hub/course.git")
+    assert hub == launch.Hub("http://127.0.0.1:8000", "/srv/attention-hub/course")
     hub = launch.hub_from_env({"BOOK_HUB_URL": "https://hub.example.org",
                                "BOOK_HUB_COURSE": "/data/c.git"})
     assert hub.course == "/data/c.git" and hub.folder == "c"
