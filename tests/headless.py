@@ -17,6 +17,7 @@ as empty boxes) and its checks fail here as on a newcomer's machine.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -122,3 +123,16 @@ def launch(playwright, args: list[str] | None = None, **options):
                            "(or `sudo apt-get install -y chromium`)")
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                       args=ARGS if args is None else args, env=env(), **options)
+
+
+@contextlib.contextmanager
+def browser(args: list[str] | None = None):
+    """A guarded Chromium for a module's tests: ``with headless.browser() as b: yield b``."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        launched = launch(p, args)
+        try:
+            yield launched
+        finally:
+            launched.close()

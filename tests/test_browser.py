@@ -43,12 +43,8 @@ SNAPSHOT_JS = """(gd) => JSON.stringify(gd._fullData.map(t => [t.visible].concat
 def browser():
     if not Path(headless.CHROMIUM).exists():
         pytest.fail("chromium is not installed: run `make test-deps` (make test does)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = headless.launch(p)
-        yield b
-        b.close()
+    with headless.browser() as launched:
+        yield launched
 
 
 def open_page(browser, path: Path, loaded: set[Path] | None = None):

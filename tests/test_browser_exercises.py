@@ -211,12 +211,8 @@ def cell_outputs(language: str, monkeypatch) -> list[str]:
 
 @pytest.fixture(scope="module")
 def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = headless.launch(p)
-        yield b
-        b.close()
+    with headless.browser() as launched:
+        yield launched
 
 
 def open_page(browser, path: Path, width: int = 1280):

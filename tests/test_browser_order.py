@@ -37,12 +37,8 @@ WRITTEN = ["一碗牛肉面，不要香菜，多加辣。", "两份招牌炒饭�
 
 @pytest.fixture(scope="module")
 def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = headless.launch(p)
-        yield b
-        b.close()
+    with headless.browser() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="module")

@@ -92,12 +92,8 @@ def chapter_page(hub, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = headless.launch(p)
-        yield b
-        b.close()
+    with headless.browser() as launched:
+        yield launched
 
 
 def _launch(browser, chapter_page: Path):

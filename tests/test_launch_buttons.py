@@ -82,12 +82,8 @@ def test_every_chapter_says_how_to_run_it_locally(built_book, built_zh):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = headless.launch(p)
-        yield b
-        b.close()
+    with headless.browser() as launched:
+        yield launched
 
 
 def _fits(browser, path: Path, width: int = 320) -> dict:

@@ -119,59 +119,43 @@ def _add_plotly(app, pagename, templatename, context, doctree):
         app.builder.add_js_file(PLOTLY_JS, priority=100)
 
 
-# Concept questions (book/face/questions.py): their script, copied from the package (the same
-# file a question's output inlines in Jupyter), loaded only on pages that hold a question.
-QUESTIONS_JS = "book-questions.js"
+# Scripts of book/face copied into _static and loaded only on the pages that hold what they
+# serve (the marker in the page's body): concept questions (book/face/questions.py; the same file
+# a question's output inlines in Jupyter), in-page explorers that recompute their figures from
+# their controls (book/face/inpage.py), value exercises answered in the page (book/face/checks.py).
+PAGE_SCRIPTS = {"book-questions.js": ("questions.js", 'class="book-question"'),
+                "book-inpage.js": ("inpage.js", 'class="book-inpage"'),
+                "book-exercises.js": ("exercises.js", 'class="book-exercise ')}
+QUESTIONS_JS, INPAGE_JS, EXERCISES_JS = PAGE_SCRIPTS
+
+
+def face_script(name: str) -> Path:
+    """The package's file behind the page script ``name`` (a key of PAGE_SCRIPTS)."""
+    return Path(__file__).resolve().parents[1] / "face" / PAGE_SCRIPTS[name][0]
 
 
 def questions_js_path() -> Path:
-    return Path(__file__).resolve().parents[1] / "face" / "questions.js"
-
-
-def _page_has_questions(context: dict) -> bool:
-    return 'class="book-question"' in (context.get("body") or "")
-
-
-def _add_questions(app, pagename, templatename, context, doctree):
-    if app.builder.format == "html" and _page_has_questions(context):
-        app.builder.add_js_file(QUESTIONS_JS)
-
-
-# In-page explorers (book/face/inpage.py): the script that recomputes their figures from their
-# controls, copied from the package the same way, loaded only on pages that hold one.
-INPAGE_JS = "book-inpage.js"
+    return face_script(QUESTIONS_JS)
 
 
 def inpage_js_path() -> Path:
-    return Path(__file__).resolve().parents[1] / "face" / "inpage.js"
+    return face_script(INPAGE_JS)
 
 
-def _add_inpage(app, pagename, templatename, context, doctree):
-    if app.builder.format == "html" and 'class="book-inpage"' in (context.get("body") or ""):
-        app.builder.add_js_file(INPAGE_JS)
+def _add_page_scripts(app, pagename, templatename, context, doctree):
+    if app.builder.format == "html":
+        body = context.get("body") or ""
+        for name, (_, marker) in PAGE_SCRIPTS.items():
+            if marker in body:
+                app.builder.add_js_file(name)
 
 
-# Value exercises answered in the page (book/face/checks.py form_html): their script, copied
-# from the package the same way, loaded only on pages that hold such a form.
-EXERCISES_JS = "book-exercises.js"
-
-
-def exercises_js_path() -> Path:
-    return Path(__file__).resolve().parents[1] / "face" / "exercises.js"
-
-
-def _add_exercises(app, pagename, templatename, context, doctree):
-    if app.builder.format == "html" and 'class="book-exercise ' in (context.get("body") or ""):
-        app.builder.add_js_file(EXERCISES_JS)
-
-
-def _copy_questions_js(app, exception):
+def _copy_page_scripts(app, exception):
     if exception is None and app.builder.format == "html":
         static = Path(app.outdir) / "_static"
         static.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(questions_js_path(), static / QUESTIONS_JS)
-        shutil.copy2(inpage_js_path(), static / INPAGE_JS)
-        shutil.copy2(exercises_js_path(), static / EXERCISES_JS)
+        for name in PAGE_SCRIPTS:
+            shutil.copy2(face_script(name), static / name)
 
 
 def _is_thebe(asset) -> bool:
@@ -615,10 +599,8 @@ def setup(app):
     # cached by the code they run (a prose-only edit executes nothing): book/site/execution.py
     execution.install(app)
     app.connect("html-page-context", _add_plotly)
-    app.connect("html-page-context", _add_questions)
-    app.connect("html-page-context", _add_inpage)
-    app.connect("html-page-context", _add_exercises)
-    app.connect("build-finished", _copy_questions_js)
+    app.connect("html-page-context", _add_page_scripts)
+    app.connect("build-finished", _copy_page_scripts)
     app.connect("html-page-context", _drop_thebe, priority=900)
     app.connect("html-page-context", _mathjax_only_with_math, priority=900)
     app.connect("build-finished", _copy_vendored)
