@@ -143,8 +143,10 @@ browser-deps: test-deps
 # no build run. The time per test file is printed at the end (and by make bench).
 # `make test` leaves out the checks marked `extended` (the newest capabilities: the PDF, the
 # Chinese notebooks and assignments, the in-page model and explorers, the student edition's build,
-# the three new assignments under attack, the legibility check's wide fallback font); `make
-# test-all` runs every test, and is what CI runs (.ci/run). --durations lists the 25 slowest steps.
+# the three new assignments under attack, the legibility check's wide fallback font, the book
+# built for a class server, the class server itself, the full sweep of answers to the page's
+# value exercises); `make test-all` runs every test, and is what CI runs (.ci/run); it also needs
+# what the class server does (hub-deps). --durations lists the 25 slowest steps.
 test: setup test-deps
 	$(VENV)/bin/ruff check book tests chapters
 	$(PY) -m pytest -n 2 --dist loadfile -m "not extended" --durations=25

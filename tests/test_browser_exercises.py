@@ -329,6 +329,7 @@ def test_page_verdicts_are_the_jupyter_checks(chromium, tmp_path, monkeypatch, l
         page.context.close()
 
 
+@pytest.mark.extended   # the full sweep (2780 answers a language): make test-all and CI
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_every_answer_agrees(chromium, tmp_path, monkeypatch, language):
     """Every spelling and garbage string above, and every answer of tests/face/value_verdicts.json's
