@@ -94,29 +94,29 @@ def live_latency() -> dict[str, tuple[float, float]]:
     from book.toy.model import TinyEncoder
 
     cases = {
-        "heads_explorer_live": (ch01_intuition.heads_explorer_live,
+        "heads_live": (ch01_intuition.heads_live,
                                 [{"n_heads": h} for h in (1, 2, 3)]),
-        "dk_explorer_live": (ch02_scaling.dk_explorer_live,
+        "dk_live": (ch02_scaling.dk_live,
                              [{"d_k": d, "n": n} for d in (1, 64, 512) for n in (100, 3000)]),
         "softmax_row_live": (ch02_scaling.softmax_row_live,
                              [{"d_k": d, "n_keys": k} for d in (1, 512) for k in (1, 16, 128)]),
         "walkthrough_live": (ch03_walkthrough.walkthrough_live,
                              [{"step": s, "matrix": m, "row": 5, "col": 3, "value": 3.0}
                               for s in ("X", "A2", "layer_norm") for m in ("X", "W_O")]),
-        "mask_explorer_live": (ch04_pytorch.mask_explorer_live,
+        "mask_live": (ch04_pytorch.mask_live,
                                [{"kind": k, "length": n, "padding": p}
                                 for k in masktraps.MASK_KINDS for n in (1, masktraps.MASK_MAX_REAL)
                                 for p in (0, masktraps.MASK_MAX_PAD)]),
-        "window_explorer_live": (ch09_long_context.window_explorer_live,
+        "window_live": (ch09_long_context.window_live,
                                  [{"window": w, "n": n}
                                   for w in (0, 16, ch09_long_context.WINDOW_LIVE_MAX_W)
                                   for n in (8, ch09_long_context.WINDOW_LIVE_MAX_N)]),
-        "mask_bug_explorer_live": (ch07_mask_traps.mask_bug_explorer_live,
+        "mask_bug_live": (ch07_mask_traps.mask_bug_live,
                                    [{"bug": b, "length": n, "padding": p}
                                     for b in masktraps.BUGS for n in (1, masktraps.BUG_MAX_REAL)
                                     for p in (0, masktraps.BUG_MAX_PAD)]),
         # a new text each time: no cached maps
-        "attention_live": (ch08_seeing_attention.attention_live,
+        "head_view_live": (ch08_seeing_attention.head_view_live,
                            [{"text": t, "layer": 1, "head": h}
                             for t in ("一碗牛肉面，不要香菜，多加辣。", "两份炒饭，葱和蒜都不要。",
                                       "老板，来三盘饺子，醋少放，再来一碗馄饨，不要香菜。")

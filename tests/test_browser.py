@@ -310,7 +310,7 @@ def test_legibility_sees_cells_drawn_off_their_axes(browser, tmp_path):
     before = i18n.language()
     i18n.set_language("zh")
     try:
-        raw = ch03_walkthrough.walkthrough_explorer().to_dict()
+        raw = ch03_walkthrough.walkthrough_figure().to_dict()
     finally:
         i18n.set_language(before)
 

@@ -183,7 +183,7 @@ def _check_mask(state, language):
     i18n.set_language(language)
     v, traces = state["values"], state["traces"]
     n = v["length"] + v["padding"]
-    want = tidy(ch04_pytorch.mask_explorer(v["length"], [n], [v["kind"]]).to_dict())
+    want = tidy(ch04_pytorch.mask_figure(v["length"], [n], [v["kind"]]).to_dict())
     data = ch04_pytorch.masktraps.mask_data(v["kind"], v["length"], n)
     for got, ref in zip(traces, want["data"], strict=True):
         assert got["x"] == ref["x"] and got["y"] == ref["y"]
@@ -326,10 +326,10 @@ def _live_first_values(explorer: str) -> dict:
         return {"n_heads": str(heads.HEAD_COUNTS[0]),
                 "layer": str(heads.SETTINGS["n_layers"] - 1),
                 "order": ch06_heads.HEAD_MAPS_ORDER}
-    live = {"dk": ch02_scaling.dk_explorer_live, "softmax_row": ch02_scaling.softmax_row_live,
-            "mask": ch04_pytorch.mask_explorer_live,
-            "window": ch09_long_context.window_explorer_live,
-            "order": ch08_seeing_attention.attention_live}[explorer]()
+    live = {"dk": ch02_scaling.dk_live, "softmax_row": ch02_scaling.softmax_row_live,
+            "mask": ch04_pytorch.mask_live,
+            "window": ch09_long_context.window_live,
+            "order": ch08_seeing_attention.head_view_live}[explorer]()
     # a menu's value is text in the page (the ch08 menus hold the layer and head numbers)
     return {name: c.value if explorer != "order" or name == "text" else str(c.value)
             for name, c in live.controls.items()}

@@ -1,7 +1,7 @@
 """Chapter 8's "type your own order" in the HTML book: the page runs the trained encoder itself.
 
 A bare page holds the explorer as the book's build writes it (book.chapters.ch08_seeing_attention
-.attention_inpage: the controls, the first state drawn by Python, the checkpoint's weights) with
+.head_view_inpage: the controls, the first state drawn by Python, the checkpoint's weights) with
 the installed plotly.js and book/face/inpage.js, opened from file:// in headless Chromium with
 every other request refused. Orders are typed into its text box as a reader types them: 20
 held-out orders of every length and edge cases (one word, spaces and ASCII punctuation,
@@ -83,7 +83,7 @@ def _page(tmp_path, language: str, view: str = "order"):
     display.setup(language=language)
     try:
         if view == "order":
-            html = ch08_seeing_attention.attention_inpage().html()
+            html = ch08_seeing_attention.head_view_inpage().html()
         else:
             from book.toy import orders, train
 
@@ -117,7 +117,7 @@ def _shared_page(tmp_path, cells: list[str]):
 
     display.setup(language="en")
     written = [orders.Order.from_text(t) for t in WRITTEN]
-    html = {"order": lambda: ch08.attention_inpage().html(),
+    html = {"order": lambda: ch08.head_view_inpage().html(),
             "order_model": lambda: ch08.model_view_inpage(
                 train.pretrained(), written, [o.text for o in written],
                 weights_on_page=True).html()}

@@ -60,7 +60,7 @@ def one_head_figure(weights) -> go.Figure:
     return fig
 
 
-def heads_explorer() -> go.Figure:
+def heads_figure() -> go.Figure:
     """Static explorer: a slider over the number of heads (1–3), one heatmap per head."""
     labels = orders_example.labels()
     keys = orders_example.labels(short=True)
@@ -126,7 +126,7 @@ def menu_figure(weights: dict[str, float]) -> go.Figure:
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
 
-def heads_explorer_live() -> LiveExplorer:
+def heads_live() -> LiveExplorer:
     """Choose 1–3 heads and see how the order-takers split the relations (illustrative)."""
     n = len(orders_example.TOKENS)
     empty = [[None] * n for _ in range(n)]
@@ -140,7 +140,7 @@ def heads_explorer_live() -> LiveExplorer:
 
     controls = {"n_heads": widgets.IntSlider(value=1, min=1, max=orders_example.MAX_HEADS,
                                              description=tr("ch01.live_heads"))}
-    fig = heads_explorer()
+    fig = heads_figure()
     fig.layout.sliders = []
     return LiveExplorer(fig, controls, redraw, adds=tr("ch01.live_adds_heads"))
 

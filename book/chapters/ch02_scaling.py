@@ -37,7 +37,7 @@ def _dk_titles(data: dict, d_k: int) -> list[str]:
             tr("ch02.dk_scaled_title", var=data["scaled_var"])]
 
 
-def dk_explorer(d_ks=None) -> go.Figure:
+def dk_figure(d_ks=None) -> go.Figure:
     """Static explorer: slider over d_k; raw dot products spread out, scaled ones stay put."""
     d_ks = list(scaling.D_K_STEPS if d_ks is None else d_ks)
     first = scaling.dk_data(d_ks[0])
@@ -74,7 +74,7 @@ def dk_explorer(d_ks=None) -> go.Figure:
     return fig
 
 
-def softmax_row_explorer(d_ks=None, n_keys: int = 16) -> go.Figure:
+def softmax_row_figure(d_ks=None, n_keys: int = 16) -> go.Figure:
     """Static explorer: one softmax row, unscaled vs scaled, as d_k grows."""
     d_ks = list(scaling.D_K_STEPS if d_ks is None else d_ks)
     keys = [f"k{j + 1}" for j in range(n_keys)]
@@ -211,7 +211,7 @@ def spread_table(sweep: dict, d_ks) -> object:
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
 
-def dk_explorer_live() -> LiveExplorer:
+def dk_live() -> LiveExplorer:
     """Any d_k from 1 to 4096 and any sample size: histograms of raw and scaled q·k."""
     def redraw(fig, d_k, n):
         data = scaling.dk_data(d_k, n)
@@ -224,7 +224,7 @@ def dk_explorer_live() -> LiveExplorer:
     controls = {"d_k": widgets.IntSlider(value=64, min=1, max=LIVE_MAX_D_K, description="d_k"),
                 "n": widgets.IntSlider(value=2000, min=100, max=3000, step=100,
                                        description=tr("ch02.samples"))}
-    fig = dk_explorer([1, LIVE_MAX_D_K])  # the axes fixed for every d_k the sliders reach
+    fig = dk_figure([1, LIVE_MAX_D_K])  # the axes fixed for every d_k the sliders reach
     fig.layout.sliders = []
     explorer = LiveExplorer(fig, controls, redraw,
                             adds=tr("ch02.live_adds_dk", d_k=LIVE_MAX_D_K))
@@ -244,17 +244,17 @@ def softmax_row_live() -> LiveExplorer:
     controls = {"d_k": widgets.IntSlider(value=64, min=1, max=LIVE_MAX_D_K, description="d_k"),
                 "n_keys": widgets.IntSlider(value=16, min=1, max=128, description=tr("ch02.keys")),
                 "seed": widgets.IntSlider(value=3, min=0, max=99, description=tr("ch02.seed"))}
-    fig = softmax_row_explorer([64])
+    fig = softmax_row_figure([64])
     fig.layout.sliders = []
     return LiveExplorer(fig, controls, redraw, adds=tr("ch02.live_adds_row"))
 
 
 # --- in-page explorers (the book's HTML: book/face/inpage.js recomputes them, no kernel) -------
 
-def dk_explorer_inpage() -> inpage.InPage:
+def dk_inpage() -> inpage.InPage:
     """The d_k sampler in the book's page: the live explorer's controls and first state, d_k up
     to 4096; the page draws the q, k pairs from its own seeded generator."""
-    live = dk_explorer_live()
+    live = dk_live()
     titles = inpage.templates(live.figure, {
         "annotations[0]": ("ch02.dk_raw_title", {"d_k": str(scaling.MAX_D_K), "var": "99999.9"}),
         "annotations[1]": ("ch02.dk_scaled_title", {"var": "99.99"})})
@@ -276,12 +276,12 @@ def softmax_row_inpage() -> inpage.InPage:
     return inpage.from_live("softmax_row", live, spec, highs={"d_k": scaling.MAX_D_K})
 
 
-def dk_explorer_interactive():
+def dk_explorer():
     """The d_k sampler: recomputed in the book's page, the live explorer in Jupyter."""
-    return inpage.either(dk_explorer_live, dk_explorer_inpage)
+    return inpage.either(dk_live, dk_inpage)
 
 
-def softmax_row_interactive():
+def softmax_row_explorer():
     """One softmax row: recomputed in the book's page, the live explorer in Jupyter."""
     return inpage.either(softmax_row_live, softmax_row_inpage)
 

@@ -34,7 +34,7 @@ def _frame_title(frame: dict) -> str:
     return f"<b>{frame['name']}</b> ({r}×{c})<br>{wrap(frame['description'], TITLE_WIDTH)}"
 
 
-def walkthrough_explorer(ex=None) -> go.Figure:
+def walkthrough_figure(ex=None) -> go.Figure:
     """Static explorer: a slider through every step of the walkthrough, one matrix per step."""
     frames = walkthrough.walkthrough_frames(ex)
     first = _frame_update(frames[0])
@@ -125,7 +125,7 @@ def walkthrough_live() -> LiveExplorer:
         "value": widgets.FloatSlider(value=float(base.X[0, 0]), min=-3.0, max=3.0, step=0.1,
                                      description=tr("ch03.w_value")),
     }
-    fig = walkthrough_explorer(base)
+    fig = walkthrough_figure(base)
     fig.layout.sliders = []
     # two rows: what to show, then which entry to edit (five in a row squeeze the sliders)
     explorer = LiveExplorer(fig, controls, redraw,

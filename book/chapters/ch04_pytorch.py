@@ -60,7 +60,7 @@ def _mask_traces(data: dict) -> dict:
             "z": [allowed.astype(int).tolist(), rounded(w)], "text": [mask_text, weight_text]}
 
 
-def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
+def mask_figure(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
                   start: int | None = None) -> go.Figure:
     """Static explorer: a dropdown over mask kinds and a slider over the padded length.
 
@@ -73,7 +73,7 @@ def mask_explorer(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
     seq_lens = list(range(length, masktraps.MASK_MAX_REAL + 1) if seq_lens is None else seq_lens)
     kinds = [validate.choice("kind", k, masktraps.MASK_KINDS) for k in kinds]
     if not seq_lens or not kinds:
-        raise ValueError("mask_explorer needs at least one padded length and one mask kind")
+        raise ValueError("mask_figure needs at least one padded length and one mask kind")
     start = seq_lens[min(1, len(seq_lens) - 1)] if start is None else start
     if start not in seq_lens:
         raise ValueError(f"start={start} is not one of the padded lengths {seq_lens}")
@@ -137,7 +137,7 @@ def _mask_figure_title(length: int, seq_len: int) -> str:
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
 
-def mask_explorer_live() -> LiveExplorer:
+def mask_live() -> LiveExplorer:
     """Any mask kind, 1–8 real tokens and 0–8 padding positions: the mask and the weights.
 
     The controls are the number of real tokens and the amount of padding (the padded length is
@@ -163,7 +163,7 @@ def mask_explorer_live() -> LiveExplorer:
         "padding": widgets.IntSlider(value=2, min=0, max=masktraps.MASK_MAX_PAD,
                                      description=i18n.tr("ch04.live_padding")),
     }
-    fig = mask_explorer(5, [7], ["causal + padding"])
+    fig = mask_figure(5, [7], ["causal + padding"])
     explorer = LiveExplorer(fig, controls, redraw,
                             adds=i18n.tr("ch04.live_adds_mask", real=masktraps.MASK_MAX_REAL,
                                          pad=masktraps.MASK_MAX_PAD))
@@ -205,11 +205,11 @@ def _mask_text_modes(figure) -> list:
     return modes
 
 
-def mask_explorer_inpage() -> inpage.InPage:
+def mask_inpage() -> inpage.InPage:
     """The mask explorer in the book's page: the live explorer's controls and first state; the
     page masks and normalises the seeded layer's scores itself (its projected q and k of every
     position come with the page)."""
-    live = mask_explorer_live()
+    live = mask_live()
     layer, x = masktraps.seeded_layer(4, masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD)
     if layer.n_heads != 1:
         raise ValueError("the page's mask explorer draws one head")
@@ -239,9 +239,9 @@ def mask_explorer_inpage() -> inpage.InPage:
     return inpage.from_live("mask", live, spec)
 
 
-def mask_explorer_interactive():
+def mask_explorer():
     """The mask explorer: recomputed in the book's page, the live explorer in Jupyter."""
-    return inpage.either(mask_explorer_live, mask_explorer_inpage)
+    return inpage.either(mask_live, mask_inpage)
 
 
 # --- exercises (registered with book.face.checks)

@@ -58,7 +58,7 @@ def _chance_line(fig, row=None, col=None) -> None:
                   annotation_position="top right", annotation_font_size=11, **kwargs)
 
 
-def stability_explorer(runs, start: int = 0) -> go.Figure:
+def stability_figure(runs, start: int = 0) -> go.Figure:
     """Static explorer: a dropdown over training runs (:class:`book.studies.stability.Run`).
 
     Top: the loss (running mean) with the chance level ln 7. Below, left: the RMS of
@@ -208,7 +208,7 @@ class TrainingExplorer(LiveExplorer):
             "lr": widgets.Dropdown(options=[(f"{lr:g}", lr) for lr in lrs], value=first.lr,
                                    description="lr"),
         }
-        fig = stability_explorer([first])
+        fig = stability_figure([first])
         fig.layout.updatemenus = []
         super().__init__(fig, controls, self._redraw_run,
                          adds=i18n.tr("ch05.live_adds_train"))

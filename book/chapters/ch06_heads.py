@@ -139,7 +139,7 @@ def _head_panel_annotations(n_heads: int) -> list[dict]:
     return out
 
 
-def head_maps_explorer(models: dict, order, layers=(0, 1), start: int = 0) -> go.Figure:
+def head_maps_figure(models: dict, order, layers=(0, 1), start: int = 0) -> go.Figure:
     """Static explorer: a slider over (number of heads, layer); the heads' attention maps for
     ``order`` on a grid sized to the head count (``models``: {n_heads: TinyEncoder}, at most
     16 heads)."""
@@ -208,7 +208,7 @@ def _ablation_title(n_heads: int, result: dict) -> str:
                top=drop.max(), mean=drop.mean())
 
 
-def ablation_explorer(ablations: dict, start: int = 0) -> go.Figure:
+def ablation_figure(ablations: dict, start: int = 0) -> go.Figure:
     """Static explorer: a slider over the number of heads; a heatmap (head × layer) of how
     many accuracy points the model loses when that one head is zeroed
     (``ablations``: {n_heads: book.studies.heads.ablation(...)})."""
@@ -331,7 +331,7 @@ def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
         "order": widgets.Text(value=order, description=_tr("live_order"), continuous_update=False,
                               layout={"width": "420px"}),
     }
-    fig = head_maps_explorer({counts[0]: models[counts[0]]}, order,
+    fig = head_maps_figure({counts[0]: models[counts[0]]}, order,
                                      layers=(n_layers - 1,))
     fig.layout.sliders = []
     explorer = LiveExplorer(fig, controls, redraw, adds=i18n.tr("ch06.live_adds_maps"))
@@ -394,7 +394,7 @@ def head_maps_inpage(models: dict, order: str = HEAD_MAPS_ORDER) -> inpage.InPag
                          _tr("inpage_adds"))
 
 
-def head_maps_typed(models: dict, order: str = HEAD_MAPS_ORDER):
+def head_maps_explorer(models: dict, order: str = HEAD_MAPS_ORDER):
     """Type an order: in the book's HTML the page computes every head's map
     (:func:`head_maps_inpage`), in Jupyter the kernel does (:func:`head_maps_live`)."""
     return inpage.either(lambda: head_maps_live(models, order),

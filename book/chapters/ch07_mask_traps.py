@@ -76,7 +76,7 @@ def _bug_traces(data: dict) -> dict:
             "z": [allowed.astype(int).tolist(), rounded(z)], "text": [mask_text, weight_text]}
 
 
-def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure:
+def mask_bug_figure(bugs=None, length: int = 5, padding: int = 2) -> go.Figure:
     """Static explorer: a dropdown over the mask bugs of :data:`book.studies.masktraps.BUGS`.
 
     Left: the mask the layer applies (✓ may attend, · blocked; +1/+0 for a float mask that is
@@ -85,7 +85,7 @@ def mask_bug_explorer(bugs=None, length: int = 5, padding: int = 2) -> go.Figure
 
     bugs = list(masktraps.BUGS if bugs is None else bugs)
     if not bugs:
-        raise ValueError("mask_bug_explorer needs at least one bug from "
+        raise ValueError("mask_bug_figure needs at least one bug from "
                          "book.studies.masktraps.BUGS")
     frames = [masktraps.bug_data(b, length, padding) for b in bugs]
     first = _bug_traces(frames[0])
@@ -161,7 +161,7 @@ def mask_training_figure(histories: dict) -> go.Figure:
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
 
-def mask_bug_explorer_live() -> LiveExplorer:
+def mask_bug_live() -> LiveExplorer:
     """Any mask bug with 1–8 real tokens and 0–8 padding positions: mask and weights."""
 
     def redraw(fig, bug, length, padding):
@@ -180,7 +180,7 @@ def mask_bug_explorer_live() -> LiveExplorer:
         "padding": widgets.IntSlider(value=2, min=0, max=masktraps.BUG_MAX_PAD,
                                      description=_tr("live_padding")),
     }
-    fig = mask_bug_explorer(["flipped"])
+    fig = mask_bug_figure(["flipped"])
     explorer = LiveExplorer(fig, controls, redraw,
                             adds=_tr("live_adds_bug", real=masktraps.BUG_MAX_REAL,
                                      pad=masktraps.BUG_MAX_PAD))

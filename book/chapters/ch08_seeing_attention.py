@@ -117,7 +117,7 @@ def _sentence(data: dict, queries: bool = True) -> views.Sentence:
                           data["rows"] if queries else None)
 
 
-def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go.Figure:
+def head_view_figure(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go.Figure:
     """Static head view (:func:`book.face.views.head_view`) of the trained encoder: one
     attention map; a dropdown picks the order, a slider the head. The dropdown sits below the
     plot (one dropdown per figure: plotly draws all dropdowns of a figure in one container)."""
@@ -132,7 +132,7 @@ def head_view(model, orders_, names=None, start: tuple[int, int] = (1, 1)) -> go
         layout={"margin": {"t": 190}})
 
 
-def model_view(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
+def model_view_figure(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
     """Static model view (:func:`book.face.views.model_view`) of the trained encoder: the heads
     of one layer of one order, on a two-column grid (cells large enough to read); a slider
     picks the layer, a dropdown the order (each button redraws every map of every layer, so
@@ -336,7 +336,7 @@ def init_table(at_init: dict, final: np.ndarray):
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
 
-def attention_live(model=None, text: str | None = None) -> LiveExplorer:
+def head_view_live(model=None, text: str | None = None) -> LiveExplorer:
     """Type an order, pick a layer and a head: its attention map and the model's labels.
 
     Bad input (an unknown word, an empty box, too many words) is reported in the widget's
@@ -380,7 +380,7 @@ def attention_live(model=None, text: str | None = None) -> LiveExplorer:
         "head": widgets.Dropdown(options=[(tr("ch08.head", head=i), i) for i in range(n_heads)],
                                  value=min(1, n_heads - 1), description=tr("ch08.head_box")),
     }
-    fig = head_view(model, [attention_roles.EXAMPLE], start=(0, 0))
+    fig = head_view_figure(model, [attention_roles.EXAMPLE], start=(0, 0))
     fig.layout.updatemenus, fig.layout.sliders = [], []
     # the static view's top margin holds its dropdown; here only the caption needs room
     fig.layout.margin.t, fig.layout.height = 140, 640
@@ -425,12 +425,12 @@ def _order_spec(model, max_words: int) -> dict:
             "caption_width": CAPTION_WIDTH, "line_px": ORDER_LINE_PX, "max_words": max_words}
 
 
-def attention_inpage(model=None, text: str | None = None) -> inpage.InPage:
-    """The HTML book's twin of :func:`attention_live`: the page itself runs the trained
+def head_view_inpage(model=None, text: str | None = None) -> inpage.InPage:
+    """The HTML book's twin of :func:`head_view_live`: the page itself runs the trained
     encoder (book/toy/export.py's weights, book/face/inpage.js's forward pass) on the order the
     reader types, and redraws the head's map, the caption and the model's labels."""
     model = train.pretrained() if model is None else model_mod.check_encoder(model)
-    live = attention_live(model, text)
+    live = head_view_live(model, text)
     c = live.controls
     controls = [
         inpage.text_box("text", c["text"].description, c["text"].value),
@@ -463,15 +463,15 @@ MODEL_VIEW_TITLE_PX, MODEL_VIEW_MAX_WORDS, MODEL_VIEW_CELL_PX = 32, 22, 13
 
 def model_view_inpage(model, orders_, names=None, weights_on_page: bool = False
                       ) -> inpage.InPage:
-    """The HTML book's model view (:func:`model_view`, the orders drawn in the build, first)
+    """The HTML book's model view (:func:`model_view_figure`, the orders drawn in the build, first)
     with a text box above it: the page runs the trained encoder on the order the reader types
     and redraws every head of every layer (book/face/inpage.js, ``order_model``); the figure's
     slider still picks the layer, its menu brings back the orders drawn in the build.
-    ``weights_on_page``: another cell of the page (the chapter's :func:`attention_explorer`)
+    ``weights_on_page``: another cell of the page (the chapter's :func:`head_view_explorer`)
     carries the model's weights; this one refers to them (the page holds one copy, 393 KiB)."""
     model = model_mod.check_encoder(model)
     orders_, names = _orders_and_names(orders_, names, "model_view_inpage")
-    fig = model_view(model, orders_, names)
+    fig = model_view_figure(model, orders_, names)
     layout = fig.layout
     n_heads = model.n_heads
     plot_px = layout.height - layout.margin.t - layout.margin.b
@@ -499,9 +499,9 @@ def model_view_inpage(model, orders_, names=None, weights_on_page: bool = False
 def model_view_explorer(model, orders_, names=None):
     """The model view: in the book's HTML with a box for the reader's own order
     (:func:`model_view_inpage`, reading the weights that the chapter's
-    :func:`attention_explorer` carries on the same page), in Jupyter the figure
-    (:func:`attention_explorer` types orders there)."""
-    return inpage.either(lambda: model_view(model, orders_, names),
+    :func:`head_view_explorer` carries on the same page), in Jupyter the figure
+    (:func:`head_view_explorer` types orders there)."""
+    return inpage.either(lambda: model_view_figure(model, orders_, names),
                          lambda: model_view_inpage(model, orders_, names, weights_on_page=True))
 
 
@@ -514,11 +514,11 @@ def page_model_kib(model=None) -> float:
     return len(json.dumps(export.page_model(model), separators=(",", ":"))) / 1024
 
 
-def attention_explorer(model=None, text: str | None = None):
-    """Type an order: in the book's HTML the page computes it (:func:`attention_inpage`), in
-    Jupyter the kernel does (:func:`attention_live`)."""
-    return inpage.either(lambda: attention_live(model, text),
-                         lambda: attention_inpage(model, text))
+def head_view_explorer(model=None, text: str | None = None):
+    """Type an order: in the book's HTML the page computes it (:func:`head_view_inpage`), in
+    Jupyter the kernel does (:func:`head_view_live`)."""
+    return inpage.either(lambda: head_view_live(model, text),
+                         lambda: head_view_inpage(model, text))
 
 
 # --- exercises (registered with book.face.checks)

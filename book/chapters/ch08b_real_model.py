@@ -1,9 +1,9 @@
 """Chapter 8b's figures, live faces and exercises: all-MiniLM-L6-v2's 72 heads.
 
-Static faces (plotly, controls that run in the browser): :func:`head_view` (dropdown =
-sentence, slider = layer · head), :func:`model_view` (dropdown = sentence, slider = layer, the
-layer's 12 heads side by side), :func:`stats_explorer` (dropdown = what is measured, per
-layer × head), :func:`layer_profile`, :func:`relation_figure`, :func:`sink_figure`.
+Static faces (plotly, controls that run in the browser): :func:`head_view_figure`
+(dropdown = sentence, slider = layer · head), :func:`model_view_figure` (dropdown = sentence,
+slider = layer, the layer's 12 heads side by side), :func:`stats_figure` (dropdown = what is
+measured, per layer × head), :func:`layer_profile`, :func:`relation_figure`, :func:`sink_figure`.
 Live faces (ipywidgets + FigureWidget): :func:`head_view_live`, :func:`model_view_live`, for
 any sentence a reader types. The numbers come from :mod:`book.real.pretrained` and
 :mod:`book.real.head_stats`.
@@ -80,7 +80,7 @@ def _sentences(model, texts, names) -> tuple[list[views.Sentence], list[str]]:
 
 # --- head view and model view ---------------------------------------------------------------
 
-def head_view(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.Figure:
+def head_view_figure(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.Figure:
     """One head on one sentence (:func:`book.face.views.head_view`): the dropdown picks the
     sentence, the slider the head (all 72, layer by layer). Rows = queries, columns = keys."""
     sentences, names = _sentences(model, texts, names)
@@ -90,21 +90,21 @@ def head_view(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.F
                            slider_prefix=tr("ch08b.slider_head"), menu={"y": 1.19})
 
 
-def model_view(model, texts, names=None, layer: int = 0,
+def model_view_figure(model, texts, names=None, layer: int = 0,
                max_tokens: int = MODEL_VIEW_TOKENS) -> go.Figure:
     """A layer's 12 heads side by side (:func:`book.face.views.model_view`): the dropdown
     picks the sentence, the slider the layer.
 
     One heatmap per head and sentence (the dropdown shows one sentence's 12); each slider step
     restyles all of them, so the two controls combine. Sentences longer than ``max_tokens``
-    tokens raise: their cells would be too small to read (use :func:`head_view`)."""
+    tokens raise: their cells would be too small to read (use :func:`head_view_figure`)."""
     max_tokens = validate.integer("max_tokens", max_tokens, low=1)
     data, names = _views(model, texts, names)
     for d in data:
         if len(d["labels"]) > max_tokens:
             raise ValueError(f"{d['text']!r} has {len(d['labels'])} tokens; the model view "
                              f"draws at most max_tokens={max_tokens} legibly. Use a shorter "
-                             "sentence, or head_view for this one")
+                             "sentence, or head_view_figure for this one")
     sentences = [views.Sentence(d["maps"], d["labels"], _caption(d["caption"])) for d in data]
     c = model.config
     return views.model_view(
@@ -125,7 +125,7 @@ def _stat_title(kind: str, shares: dict, entropy: dict) -> str:
     return tr("ch08b.share_title", kind=kind_label(kind), even=shares[kind]["even"])
 
 
-def stats_explorer(shares: dict, entropy: dict, start: str = "[CLS]") -> go.Figure:
+def stats_figure(shares: dict, entropy: dict, start: str = "[CLS]") -> go.Figure:
     """Layer × head heatmap of one measurement (dropdown): the share on [CLS], [SEP],
     periods and commas, the previous / same / next token, or the row entropy."""
     kinds = list(STAT_KINDS) + ["entropy"]
@@ -367,8 +367,8 @@ def head_view_live(model=None, text: str = "The animal didn't cross the street b
                                           for i in range(c.n_heads)],
                                  value=2, description=tr("ch08.head_box")),
     }
-    return _live(model, text, lambda t: head_view(model, [t], start=(0, 2)), redraw, controls,
-                 adds=tr("ch08b.live_adds_head"))
+    return _live(model, text, lambda t: head_view_figure(model, [t], start=(0, 2)), redraw,
+                 controls, adds=tr("ch08b.live_adds_head"))
 
 
 def model_view_live(model=None, text: str = "one bowl of beef noodles, no coriander, extra "
@@ -397,7 +397,7 @@ def model_view_live(model=None, text: str = "one bowl of beef noodles, no corian
     controls = {"layer": widgets.IntSlider(value=0, min=0, max=c.n_layers - 1,
                                            description=tr("ch08.layer_box"))}
     return _live(model, text,
-                 lambda t: model_view(model, [t], max_tokens=pretrained.MAX_TOKENS),
+                 lambda t: model_view_figure(model, [t], max_tokens=pretrained.MAX_TOKENS),
                  redraw, controls, adds=tr("ch08b.live_adds_model"))
 
 

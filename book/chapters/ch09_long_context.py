@@ -116,7 +116,7 @@ def _window_titles(data: dict) -> list[str]:
             tr("ch09.window_title_cost", ratio=full / banded, n=big)]
 
 
-def window_explorer(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
+def window_figure(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
                     cost_ns=longctx.WINDOW_COST_NS, start: int = 2) -> go.Figure:
     """Static explorer: a slider over the window half-width w.
 
@@ -188,7 +188,7 @@ WINDOW_LIVE_MAX_N = 96  # a 96 × 96 grid redraws well under 50 ms
 WINDOW_LIVE_MAX_W = 64
 
 
-def window_explorer_live() -> LiveExplorer:
+def window_live() -> LiveExplorer:
     """Any window half-width 0–64 over 8–96 tokens: the allowed pattern, what the banded
     version computes, and the score entries of both versions against n."""
     def redraw(fig, window, n):
@@ -206,7 +206,7 @@ def window_explorer_live() -> LiveExplorer:
                 "n": widgets.IntSlider(value=WINDOW_PATTERN_N, min=8,
                                        max=WINDOW_LIVE_MAX_N,
                                        description=tr("ch09.live_tokens"))}
-    fig = window_explorer(windows=[4], start=0)
+    fig = window_figure(windows=[4], start=0)
     fig.layout.sliders = []
     explorer = LiveExplorer(fig, controls, redraw,
                             adds=tr("ch09.live_adds_window", w=WINDOW_LIVE_MAX_W,
@@ -217,10 +217,10 @@ def window_explorer_live() -> LiveExplorer:
 
 # --- in-page explorer (the book's HTML: book/face/inpage.js recomputes it, no kernel) ---------
 
-def window_explorer_inpage() -> inpage.InPage:
+def window_inpage() -> inpage.InPage:
     """The window explorer in the book's page: the live explorer's controls and first state. The
     grid shows at most WINDOW_PATTERN_N positions at a time (cells stay legible), dragged to pan."""
-    live = window_explorer_live()
+    live = window_live()
     last = longctx.WINDOW_COST_NS[-1]
     titles = inpage.templates(live.figure, {
         "annotations[0]": ("ch09.window_title_pattern", {
@@ -234,9 +234,9 @@ def window_explorer_inpage() -> inpage.InPage:
     return inpage.from_live("window", live, spec)
 
 
-def window_explorer_interactive():
+def window_explorer():
     """The window explorer: recomputed in the book's page, the live explorer in Jupyter."""
-    return inpage.either(window_explorer_live, window_explorer_inpage)
+    return inpage.either(window_live, window_inpage)
 
 
 # --- exercises (registered with book.face.checks)

@@ -44,7 +44,7 @@ def _pattern_steps(kind: str, windows, n: int) -> list[dict]:
     return steps
 
 
-def pattern_explorer(windows=(1, 2, 3, 4), n: int = beyond.PATTERN_N) -> go.Figure:
+def pattern_figure(windows=(1, 2, 3, 4), n: int = beyond.PATTERN_N) -> go.Figure:
     """Static explorer: a dropdown over the variants and a slider over the window size.
 
     One heatmap; the dropdown swaps in its variant's grid, title and slider steps (and puts the
@@ -125,7 +125,7 @@ def pattern_live() -> LiveExplorer:
         "n_global": widgets.IntSlider(value=2, min=0, max=8, description=_tr("live_global")),
         "n": widgets.IntSlider(value=32, min=1, max=128, description=_tr("live_n")),
     }
-    fig = pattern_explorer(windows=(2,))
+    fig = pattern_figure(windows=(2,))
     fig.layout.sliders, fig.layout.updatemenus = [], []
     for i, trace in enumerate(fig.data):
         trace.visible = i == 0

@@ -63,7 +63,7 @@ def _grid_title(kind: str, data: dict) -> str:
                 span=data["score_range"])
 
 
-def score_grid_explorer(n: int = GRID_N, seed: int = 0) -> go.Figure:
+def score_grid_figure(n: int = GRID_N, seed: int = 0) -> go.Figure:
     """Static face: a dropdown over no positions / sinusoidal / RoPE, one heatmap of q_m · k_n
     (rows = query position m, columns = key position n)."""
     labels = [str(i) for i in range(n)]
@@ -270,7 +270,7 @@ def _flash_traces(data: dict, i: int) -> dict:
             "_d_v": d_v}
 
 
-def flash_explorer(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS,
+def flash_figure(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS,
                    seed: int = 0) -> go.Figure:
     """Static face: a slider over the tiles of one query row. Top: the scores (seen tiles mid,
     current tile dark, unseen light) and the running max; middle: the weights implied so far
@@ -339,7 +339,7 @@ def flash_explorer(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS,
 
 def flash_live() -> LiveExplorer:
     """Live face: any tile size, number of keys, seed and step (up to 64 keys)."""
-    fig = flash_explorer()
+    fig = flash_figure()
     fig.layout.sliders = []
 
     def redraw(fig, tile, step, n_keys, seed):

@@ -61,13 +61,13 @@ def figure_texts(fig) -> list[str]:
 
 def _figures():
     sweep = scaling.sweep(d_ks=[1, 64])
-    return [ch01_intuition.heads_explorer(),
+    return [ch01_intuition.heads_figure(),
             ch01_intuition.one_head_figure(orders_example.head_weights(["quantity ↔ dish"])),
             ch01_intuition.menu_figure(orders_example.menu_match()),
-            ch02_scaling.dk_explorer([1, 64]), ch02_scaling.softmax_row_explorer([1, 64]),
+            ch02_scaling.dk_figure([1, 64]), ch02_scaling.softmax_row_figure([1, 64]),
             ch02_scaling.variance_figure(sweep), ch02_scaling.saturation_figure(sweep),
             ch02_scaling.jacobian_figure(sweep), ch02_scaling.exam_figure(),
-            ch03_walkthrough.walkthrough_explorer()]
+            ch03_walkthrough.walkthrough_figure()]
 
 
 @pytest.fixture
@@ -88,7 +88,7 @@ def test_figures_in_english_keep_their_titles():
     fig = ch01_intuition.menu_figure(orders_example.menu_match())
     assert fig.layout.title.text.startswith("Request: spicy, no coriander, noodles")
     assert "牛肉面<br>(beef noodles,<br>coriander on top)" in fig.data[0].y
-    assert "density" in ch02_scaling.dk_explorer([1, 64]).layout.yaxis.title.text
+    assert "density" in ch02_scaling.dk_figure([1, 64]).layout.yaxis.title.text
 
 
 def test_chinese_labels_drop_the_glosses(chinese):
@@ -101,7 +101,7 @@ def test_chinese_labels_drop_the_glosses(chinese):
 
 
 def test_live_widgets_in_chinese(chinese):
-    for live in (ch01_intuition.heads_explorer_live(), ch02_scaling.dk_explorer_live(),
+    for live in (ch01_intuition.heads_live(), ch02_scaling.dk_live(),
                  ch02_scaling.softmax_row_live(), ch03_walkthrough.walkthrough_live()):
         for control in live.controls.values():
             assert not english_words(control.description), control.description
@@ -139,7 +139,7 @@ def test_padding_table_bad_input():
 
 
 def test_heads_explorer_steps_carry_each_head_count():
-    fig = ch01_intuition.heads_explorer()
+    fig = ch01_intuition.heads_figure()
     steps = fig.layout.sliders[0].steps
     assert [s.label for s in steps] == ["1", "2", "3"]
     for h, step in enumerate(steps, start=1):
@@ -156,14 +156,14 @@ def test_heads_explorer_keys_upright_in_a_wider_first_panel(chinese):
     With the glossed English labels the panels stay equal, every panel labelled."""
     from book.face.plotting import tidy
 
-    layout = tidy(ch01_intuition.heads_explorer().to_dict())["layout"]
+    layout = tidy(ch01_intuition.heads_figure().to_dict())["layout"]
     first, second = layout["xaxis"], layout["xaxis2"]
     assert first["domain"][1] - first["domain"][0] > 2 * (second["domain"][1]
                                                           - second["domain"][0])
     assert first["tickangle"] == 0 and "牛<br>肉<br>面" in first["ticktext"]
     assert second["showticklabels"] is False
     i18n.set_language("en")
-    layout = ch01_intuition.heads_explorer().to_dict()["layout"]
+    layout = ch01_intuition.heads_figure().to_dict()["layout"]
     widths = [layout[k]["domain"][1] - layout[k]["domain"][0]
               for k in ("xaxis", "xaxis2", "xaxis3")]
     assert max(widths) - min(widths) < 1e-9 and layout["xaxis2"]["showticklabels"] is True

@@ -15,7 +15,7 @@ from book.toy import orders_example
 
 
 def test_dk_explorer_frames_differ_and_json_is_small():
-    fig = ch02_scaling.dk_explorer()
+    fig = ch02_scaling.dk_figure()
     steps = fig.layout.sliders[0].steps
     assert [int(s.label) for s in steps] == scaling.D_K_STEPS
     assert steps[0].args[0]["x"] != steps[-1].args[0]["x"]
@@ -23,7 +23,7 @@ def test_dk_explorer_frames_differ_and_json_is_small():
 
 
 def test_softmax_row_explorer_shows_saturation():
-    fig = ch02_scaling.softmax_row_explorer()
+    fig = ch02_scaling.softmax_row_figure()
     last = fig.layout.sliders[0].steps[-1].args[0]["y"]
     assert max(last[0]) > 0.9 > max(last[1])
 
@@ -48,8 +48,8 @@ def _data(fig) -> str:
 
 
 @pytest.mark.parametrize("make,extremes", [
-    (ch01_intuition.heads_explorer_live, [{"n_heads": 1}, {"n_heads": orders_example.MAX_HEADS}]),
-    (ch02_scaling.dk_explorer_live, [{"d_k": 1, "n": 100},
+    (ch01_intuition.heads_live, [{"n_heads": 1}, {"n_heads": orders_example.MAX_HEADS}]),
+    (ch02_scaling.dk_live, [{"d_k": 1, "n": 100},
                                      {"d_k": ch02_scaling.LIVE_MAX_D_K, "n": 3000}]),
     (ch02_scaling.softmax_row_live, [{"d_k": 1, "n_keys": 1, "seed": 0},
                                 {"d_k": ch02_scaling.LIVE_MAX_D_K, "n_keys": 128, "seed": 99}]),
@@ -69,14 +69,14 @@ def test_live_explorers_survive_extremes_and_redraw(make, extremes):
 
 
 def test_live_matches_static_data():
-    live = ch02_scaling.dk_explorer_live()
+    live = ch02_scaling.dk_live()
     live.update(d_k=64, n=3000)
     static = scaling.dk_data(64, 3000)
     np.testing.assert_allclose(live.figure.data[0].y, static["raw_y"])
 
 
 def test_live_bad_input():
-    explorer = ch02_scaling.dk_explorer_live()
+    explorer = ch02_scaling.dk_live()
     with pytest.raises(ValueError, match="outside the slider's range"):
         explorer.update(d_k=0)
     with pytest.raises(ValueError, match="unknown control"):

@@ -25,7 +25,7 @@ def test_frames_cover_every_step_with_labels():
 
 
 def test_static_explorer_steps_change_the_matrix():
-    fig = ch03_walkthrough.walkthrough_explorer()
+    fig = ch03_walkthrough.walkthrough_figure()
     steps = fig.layout.sliders[0].steps
     assert steps[0].args[0]["z"] != steps[-1].args[0]["z"]
     assert steps[0].args[0]["x"] != steps[6].args[0]["x"]  # features vs keys

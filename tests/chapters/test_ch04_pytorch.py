@@ -102,7 +102,7 @@ MAX_LEN = masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD
 
 
 def test_static_explorer_has_a_dropdown_and_a_slider_that_combine():
-    fig = ch04_pytorch.mask_explorer()
+    fig = ch04_pytorch.mask_figure()
     kinds = masktraps.MASK_KINDS
     assert len(fig.data) == 2 * len(kinds)
     (menu,) = fig.layout.updatemenus
@@ -131,7 +131,7 @@ def test_static_explorer_has_a_dropdown_and_a_slider_that_combine():
 
 
 def test_static_explorer_initial_drawing_matches_its_start():
-    fig = ch04_pytorch.mask_explorer(3, [3, 6], ["padding", "none"], start=6)
+    fig = ch04_pytorch.mask_figure(3, [3, 6], ["padding", "none"], start=6)
     d = masktraps.mask_data("padding", 3, 6)
     assert list(fig.data[0].x) == d["labels"] and fig.data[0].visible
     assert not fig.data[2].visible
@@ -139,7 +139,7 @@ def test_static_explorer_initial_drawing_matches_its_start():
 
 
 def test_single_kind_and_length_have_no_controls():
-    fig = ch04_pytorch.mask_explorer(2, [2], ["causal"])
+    fig = ch04_pytorch.mask_figure(2, [2], ["causal"])
     assert len(fig.data) == 2 and not fig.layout.updatemenus and not fig.layout.sliders
 
 
@@ -159,7 +159,7 @@ def test_large_grids_drop_the_cell_text():
 ])
 def test_static_explorer_bad_input(kwargs, text):
     with pytest.raises(ValueError, match=text):
-        ch04_pytorch.mask_explorer(**kwargs)
+        ch04_pytorch.mask_figure(**kwargs)
 
 
 LIVE_EXTREMES = [{"kind": k, "length": n, "padding": p} for k in masktraps.MASK_KINDS
@@ -172,7 +172,7 @@ def _drawn(fig) -> str:
 
 
 def test_live_explorer_survives_extremes_and_matches_the_data():
-    explorer = ch04_pytorch.mask_explorer_live()
+    explorer = ch04_pytorch.mask_live()
     drawn = set()
     for values in LIVE_EXTREMES:
         explorer.update(**values)
@@ -190,7 +190,7 @@ def test_live_explorer_survives_extremes_and_matches_the_data():
 
 
 def test_live_controls_redraw_by_themselves():
-    explorer = ch04_pytorch.mask_explorer_live()
+    explorer = ch04_pytorch.mask_live()
     explorer.update(kind="none", length=3, padding=2)
     expected = _drawn(explorer.figure)
     explorer.update(kind="causal", length=8, padding=8)
@@ -201,7 +201,7 @@ def test_live_controls_redraw_by_themselves():
 
 
 def test_live_explorer_bad_input():
-    explorer = ch04_pytorch.mask_explorer_live()
+    explorer = ch04_pytorch.mask_live()
     with pytest.raises(ValueError, match="outside the slider's range"):
         explorer.update(padding=masktraps.MASK_MAX_PAD + 1)
     with pytest.raises(ValueError, match="unknown control"):

@@ -73,17 +73,17 @@ def runs():
 
 
 def test_mask_explorer_in_chinese(zh):
-    fig = ch04_pytorch.mask_explorer()
+    fig = ch04_pytorch.mask_figure()
     texts = figure_texts(fig)
     assert "掩码：无" in texts and any("个真实词元" in t for t in texts)
     assert_chinese(texts)
-    live = ch04_pytorch.mask_explorer_live()
+    live = ch04_pytorch.mask_live()
     assert_chinese([c.description for c in live.controls.values()])
     assert_chinese([label for label, _ in live.controls["kind"].options])
 
 
 def test_mask_explorer_in_english_unchanged():
-    fig = ch04_pytorch.mask_explorer()
+    fig = ch04_pytorch.mask_figure()
     assert [a.text for a in fig.layout.annotations][0] == "may attend? — no mask"
     assert fig.layout.sliders[0].currentvalue.prefix == "padded length: "
 
@@ -96,7 +96,7 @@ def test_agreement_table_in_chinese(zh):
 
 
 def test_stability_figures_in_chinese(zh, runs):
-    figures = [ch05_stability.stability_explorer(runs),
+    figures = [ch05_stability.stability_figure(runs),
                ch05_stability.loss_curves_figure(runs, i18n.tr("ch05.title_post_pre")),
                ch05_stability.layer_norms_figure(runs[:2], "last",
                                                  i18n.tr("ch05.title_last", step=6))]
@@ -180,7 +180,7 @@ def test_chapter6_direction_verdict_reads_the_held_out_loss():
 
 def test_stability_explorer_panel_titles_fit_their_panels(runs):
     from book.face import plotting
-    fig = ch05_stability.stability_explorer(runs)
+    fig = ch05_stability.stability_figure(runs)
     columns = plotting.panel_title_width(2, ch05_stability.EXPLORER_SPACING,
                                          ch05_stability.EXPLORER_MARGIN["l"],
                                          ch05_stability.EXPLORER_MARGIN["r"], size=12)

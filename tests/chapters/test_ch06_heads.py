@@ -30,7 +30,7 @@ def models(data):
 
 def test_head_maps_explorer_steps(models):
     order = ch06_heads.HEAD_MAPS_ORDER
-    fig = ch06_heads.head_maps_explorer(models, order, start=3)
+    fig = ch06_heads.head_maps_figure(models, order, start=3)
     steps = fig.layout.sliders[0].steps
     assert [s.label for s in steps] == [f"{h}·{layer}" for h in models for layer in (0, 1)]
     for step in steps:
@@ -54,7 +54,7 @@ def test_head_maps_explorer_steps(models):
 
 def test_ablation_explorer_and_redundancy_figure(models, data):
     ablations = {h: heads.ablation(m, data[1][:20]) for h, m in models.items()}
-    fig = ch06_heads.ablation_explorer(ablations, start=1)
+    fig = ch06_heads.ablation_figure(ablations, start=1)
     steps = fig.layout.sliders[0].steps
     assert [s.label for s in steps] == ["1", "4", "16"]
     for step, (h, result) in zip(steps, ablations.items(), strict=True):
@@ -131,8 +131,8 @@ def test_chapter6_figures_in_chinese(models, data):
     try:
         ablations = {h: heads.ablation(m, data[1][:20]) for h, m in models.items()}
         red = {h: heads.redundancy(m, data[1][:20]) for h, m in models.items()}
-        figures = [ch06_heads.head_maps_explorer(models, ch06_heads.HEAD_MAPS_ORDER),
-                   ch06_heads.ablation_explorer(ablations),
+        figures = [ch06_heads.head_maps_figure(models, ch06_heads.HEAD_MAPS_ORDER),
+                   ch06_heads.ablation_figure(ablations),
                    ch06_heads.redundancy_figure(red, red),
                    ch06_heads.heads_sweep_figure(heads.sweep((1, 2), data=data, d_model=16,
                                                              steps=2))]
@@ -147,7 +147,7 @@ def test_chapter6_figures_in_chinese(models, data):
     finally:
         i18n.set_language("en")
     # and English is back: glossed query labels, English titles
-    fig = ch06_heads.head_maps_explorer(models, ch06_heads.HEAD_MAPS_ORDER)
+    fig = ch06_heads.head_maps_figure(models, ch06_heads.HEAD_MAPS_ORDER)
     assert any("(" in label for label in fig.data[0].y)
     assert fig.layout.annotations[0].text == "head 0"
 
@@ -175,7 +175,7 @@ def test_chapter6_verdicts_follow_the_numbers():
 
 
 def test_head_maps_gloss_the_queries_with_one_head_and_every_key_in_the_hover(models):
-    fig = ch06_heads.head_maps_explorer(models, ch06_heads.HEAD_MAPS_ORDER)
+    fig = ch06_heads.head_maps_figure(models, ch06_heads.HEAD_MAPS_ORDER)
     one, four = fig.layout.sliders[0].steps[0].args[0], fig.layout.sliders[0].steps[2].args[0]
     glossed = one["y"][0]
     assert any("(" in label for label in glossed)
@@ -230,6 +230,6 @@ def test_head_maps_html_twin_carries_every_model_and_the_live_first_state(models
         ch06_heads.head_maps_max_words(17)
     assert "{max_words}" in spec["messages"]["long"] and "{word}" in spec["messages"]["unknown"]
     monkeypatch.setenv(display.BUILD_ENV, "1")
-    assert isinstance(ch06_heads.head_maps_typed(models), inpage.InPage)
+    assert isinstance(ch06_heads.head_maps_explorer(models), inpage.InPage)
     monkeypatch.setenv(display.BUILD_ENV, "0")
-    assert not isinstance(ch06_heads.head_maps_typed(models), inpage.InPage)
+    assert not isinstance(ch06_heads.head_maps_explorer(models), inpage.InPage)

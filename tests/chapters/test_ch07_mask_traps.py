@@ -17,7 +17,7 @@ from book.toy.fit import History
 
 
 def test_static_explorer_has_one_dropdown_entry_per_bug_and_each_differs():
-    fig = ch07_mask_traps.mask_bug_explorer()
+    fig = ch07_mask_traps.mask_bug_figure()
     buttons = fig.layout.updatemenus[0].buttons
     assert [b.label for b in buttons] == list(masktraps.BUGS)
     drawn = {json.dumps(b.args[0]["z"]) for b in buttons}
@@ -26,7 +26,7 @@ def test_static_explorer_has_one_dropdown_entry_per_bug_and_each_differs():
     assert all(t == "NaN" for row in nan_text for t in row)
     assert json.loads(fig.to_json())   # serialisable for the HTML page
     with pytest.raises(ValueError):
-        ch07_mask_traps.mask_bug_explorer([])
+        ch07_mask_traps.mask_bug_figure([])
 
 
 def test_training_figure_marks_a_diverged_run():
@@ -39,7 +39,7 @@ def test_training_figure_marks_a_diverged_run():
 
 
 def test_live_explorer_any_slider_position():
-    explorer = ch07_mask_traps.mask_bug_explorer_live()
+    explorer = ch07_mask_traps.mask_bug_live()
     for bug in masktraps.BUGS:
         for length, padding in [(1, 0), (8, 8), (3, 5)]:
             explorer.update(bug=bug, length=length, padding=padding)
@@ -89,7 +89,7 @@ def test_chapter7_figures_and_messages_in_chinese():
 
     i18n.set_language("zh")
     try:
-        fig = ch07_mask_traps.mask_bug_explorer()
+        fig = ch07_mask_traps.mask_bug_figure()
         texts = [fig.layout.title.text] + [a.text for a in fig.layout.annotations]
         texts += [fig.layout.xaxis.title.text, fig.layout.yaxis.title.text]
         texts += [t.hovertemplate for t in fig.data]
@@ -106,7 +106,7 @@ def test_chapter7_figures_and_messages_in_chinese():
         assert ch07_mask_traps.api_meaning("nn.MultiheadAttention attn_mask") == "True = 屏蔽"
     finally:
         i18n.set_language("en")
-    assert ch07_mask_traps.mask_bug_explorer().layout.updatemenus[0].buttons[0].label \
+    assert ch07_mask_traps.mask_bug_figure().layout.updatemenus[0].buttons[0].label \
         == "correct"
     with pytest.raises(ValueError, match="api must be one of"):
         ch07_mask_traps.api_meaning("masked fill")

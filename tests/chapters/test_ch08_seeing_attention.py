@@ -43,7 +43,7 @@ def some_orders():
 
 
 def test_head_view_dropdown_and_slider(model):
-    fig = ch08_seeing_attention.head_view(model, TEXTS, names=["a", "b", "c"], start=(1, 1))
+    fig = ch08_seeing_attention.head_view_figure(model, TEXTS, names=["a", "b", "c"], start=(1, 1))
     assert len(fig.data) == 3 and [t.visible for t in fig.data] == [True, False, False]
     (menu,) = fig.layout.updatemenus
     assert [b.label for b in menu.buttons] == ["a", "b", "c"]
@@ -60,20 +60,20 @@ def test_head_view_dropdown_and_slider(model):
     np.testing.assert_allclose(np.array(fig.data[0].z, dtype=float), maps[1, 1], atol=1e-3)
     assert "✗" in fig.layout.annotations[0].text or "✓" in fig.layout.annotations[0].text
     with pytest.raises(ValueError):
-        ch08_seeing_attention.head_view(model, [])
+        ch08_seeing_attention.head_view_figure(model, [])
     with pytest.raises(ValueError, match="names"):
-        ch08_seeing_attention.head_view(model, TEXTS, names=["a"])
+        ch08_seeing_attention.head_view_figure(model, TEXTS, names=["a"])
 
 
 def test_model_view_one_dropdown_redraws_every_map(model):
-    fig = ch08_seeing_attention.model_view(model, TEXTS[:2])
+    fig = ch08_seeing_attention.model_view_figure(model, TEXTS[:2])
     n_maps = model.n_layers * model.n_heads
     assert len(fig.data) == n_maps
     (menu,) = fig.layout.updatemenus
     second = menu.buttons[1].args[0]
     assert len(second["z"]) == n_maps and second["x"][0] != list(fig.data[0].x)
     with pytest.raises(ValueError):
-        ch08_seeing_attention.model_view(model, [])
+        ch08_seeing_attention.model_view_figure(model, [])
 
 
 def test_relation_category_and_entropy_figures(small_model, some_orders):
@@ -94,7 +94,7 @@ def test_relation_category_and_entropy_figures(small_model, some_orders):
 
 
 def test_live_widget_draws_a_typed_order(model):
-    explorer = ch08_seeing_attention.attention_live(model)
+    explorer = ch08_seeing_attention.head_view_live(model)
     explorer.update(text=TEXTS[1], layer=0, head=2)
     d = roles.order_maps(model, TEXTS[1])
     np.testing.assert_allclose(np.array(explorer.figure.data[0].z, dtype=float),
@@ -105,15 +105,15 @@ def test_live_widget_draws_a_typed_order(model):
 
 
 def test_the_html_twin_carries_the_model_and_the_live_first_state(model, monkeypatch):
-    """attention_inpage: the live view's first figure and controls, the checkpoint's weights
+    """head_view_inpage: the live view's first figure and controls, the checkpoint's weights
     and the messages with the fields the page fills (its forward pass against torch:
     tests/test_browser_order.py)."""
     import book
     from book.face import display, inpage
 
     book.setup()
-    cell = ch08_seeing_attention.attention_inpage(model)
-    live = ch08_seeing_attention.attention_live(model)
+    cell = ch08_seeing_attention.head_view_inpage(model)
+    live = ch08_seeing_attention.head_view_live(model)
     assert cell.explorer == "order"
     assert [c["name"] for c in cell.controls] == list(live.controls)
     assert [c["value"] for c in cell.controls] == [live.controls["text"].value,
@@ -127,9 +127,9 @@ def test_the_html_twin_carries_the_model_and_the_live_first_state(model, monkeyp
     assert 300 < ch08_seeing_attention.page_model_kib(model) < 500
     # the book's build shows the page's twin, Jupyter the live view
     monkeypatch.setenv(display.BUILD_ENV, "1")
-    assert isinstance(ch08_seeing_attention.attention_explorer(model), inpage.InPage)
+    assert isinstance(ch08_seeing_attention.head_view_explorer(model), inpage.InPage)
     monkeypatch.setenv(display.BUILD_ENV, "0")
-    assert not isinstance(ch08_seeing_attention.attention_explorer(model), inpage.InPage)
+    assert not isinstance(ch08_seeing_attention.head_view_explorer(model), inpage.InPage)
 
 
 def test_the_model_views_html_twin_takes_a_typed_order(model, monkeypatch):
@@ -142,7 +142,7 @@ def test_the_model_views_html_twin_takes_a_typed_order(model, monkeypatch):
     book.setup()
     orders_ = [orders.Order.from_text(t) for t in TEXTS[:2]]
     cell = ch08_seeing_attention.model_view_inpage(model, orders_)
-    static = ch08_seeing_attention.model_view(model, orders_)
+    static = ch08_seeing_attention.model_view_figure(model, orders_)
     assert cell.explorer == "order_model"
     assert [(c["kind"], c["value"]) for c in cell.controls] == [("text", orders_[0].text)]
     assert [t.z for t in cell.figure.data] == [t.z for t in static.data]
@@ -175,7 +175,7 @@ def test_the_model_views_html_twin_takes_a_typed_order(model, monkeypatch):
     ("", "empty"), ("   ", "empty"),
     ("一碗牛肉面，" * 40, "at most 64")])
 def test_live_widget_reports_bad_input_in_the_widget(model, text, shown):
-    explorer = ch08_seeing_attention.attention_live(model)
+    explorer = ch08_seeing_attention.head_view_live(model)
     before = [list(explorer.figure.data[0].x), explorer.figure.data[0].z]
     explorer.update(text=text)   # must not raise
     assert shown in explorer.message.value and "⚠" in explorer.message.value
@@ -188,7 +188,7 @@ def test_live_widget_reports_bad_input_in_the_widget(model, text, shown):
 
 def test_live_widget_redraws_every_order(model):
     """Each update redraws (its 50 ms budget is measured by `make bench`, not here)."""
-    explorer = ch08_seeing_attention.attention_live(model)
+    explorer = ch08_seeing_attention.head_view_live(model)
     before = explorer.redraws
     for i, text in enumerate(TEXTS * 2):
         explorer.update(text=text, layer=i % 2, head=i % 4)
@@ -212,8 +212,8 @@ def test_chapter8_exercise_hints():
 
 
 def test_chapter_8_figures_speak_chinese(model, small_model, some_orders, chinese):
-    figs = [ch08_seeing_attention.head_view(model, TEXTS, start=(1, 1)),
-            ch08_seeing_attention.model_view(model, TEXTS[:2]),
+    figs = [ch08_seeing_attention.head_view_figure(model, TEXTS, start=(1, 1)),
+            ch08_seeing_attention.model_view_figure(model, TEXTS[:2]),
             ch08_seeing_attention.relation_figure(roles.relation_mass(small_model, some_orders)),
             ch08_seeing_attention.category_figure(roles.category_mass(small_model, some_orders)),
             ch08_seeing_attention.entropy_figure({0: np.full((2, 2), 0.9)},
@@ -234,7 +234,7 @@ def test_chapter_8_figures_speak_chinese(model, small_model, some_orders, chines
 def test_captions_fit_a_phone_screen(model):
     for language in ("en", "zh"):
         i18n.set_language(language)
-        fig = ch08_seeing_attention.head_view(model, TEXTS)
+        fig = ch08_seeing_attention.head_view_figure(model, TEXTS)
         lines = re.sub(r"<(?!br>)[^>]+>", "", fig.layout.annotations[0].text)
         widest = max(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
                      for line in lines.split("<br>"))

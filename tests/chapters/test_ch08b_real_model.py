@@ -36,7 +36,7 @@ def measured(model):
 
 
 def test_head_view_controls(model):
-    fig = ch.head_view(model, TEXTS, ["a", "b"], start=(2, 8))
+    fig = ch.head_view_figure(model, TEXTS, ["a", "b"], start=(2, 8))
     steps = fig.layout.sliders[0].steps
     assert len(steps) == 72 and fig.layout.sliders[0].active == 2 * 12 + 8
     assert steps[0].args[0]["z"] != steps[-1].args[0]["z"]
@@ -46,15 +46,15 @@ def test_head_view_controls(model):
         assert len(set(trace.x)) == len(trace.x) and trace.x == trace.y
     assert fig.layout.height <= 880
     with pytest.raises(ValueError, match="names"):
-        ch.head_view(model, TEXTS, ["only one"])
+        ch.head_view_figure(model, TEXTS, ["only one"])
     with pytest.raises(ValueError, match="layer"):
-        ch.head_view(model, TEXTS, start=(6, 0))
+        ch.head_view_figure(model, TEXTS, start=(6, 0))
 
 
 def test_model_view_controls(model):
     with pytest.raises(ValueError, match="at most max_tokens=12"):
-        ch.model_view(model, TEXTS)
-    fig = ch.model_view(model, TEXTS, max_tokens=20)
+        ch.model_view_figure(model, TEXTS)
+    fig = ch.model_view_figure(model, TEXTS, max_tokens=20)
     assert len(fig.data) == 24 and fig.layout.height <= 880
     steps = fig.layout.sliders[0].steps
     assert len(steps) == 6 and len(steps[0].args[0]["z"]) == 24
@@ -65,7 +65,7 @@ def test_model_view_controls(model):
 
 def test_stats_and_other_figures(model, measured):
     shares, entropy = measured
-    fig = ch.stats_explorer(shares, entropy)
+    fig = ch.stats_figure(shares, entropy)
     buttons = fig.layout.updatemenus[0].buttons
     assert len(buttons) == 7
     assert buttons[0].args[0]["z"] != buttons[-1].args[0]["z"]
@@ -78,7 +78,7 @@ def test_stats_and_other_figures(model, measured):
     sink = {"[CLS]": {"mass": 0.5, "change": 0.01}, "one word": {"mass": 0.05, "change": 0.05}}
     assert len(ch.sink_figure(sink).data) == 2
     with pytest.raises(ValueError, match="start"):
-        ch.stats_explorer(shares, entropy, start="nothing")
+        ch.stats_figure(shares, entropy, start="nothing")
 
 
 def test_head_view_live(model):
@@ -112,9 +112,9 @@ def test_figures_speak_chinese_and_sliders_retitle(model, measured):
     shares, entropy = measured
     i18n.set_language("zh")
     try:
-        figs = [ch.head_view(model, TEXTS, ch.names("noodles", "company")),
-                ch.model_view(model, TEXTS[1:], ch.names("company")),
-                ch.stats_explorer(shares, entropy), ch.layer_profile(shares),
+        figs = [ch.head_view_figure(model, TEXTS, ch.names("noodles", "company")),
+                ch.model_view_figure(model, TEXTS[1:], ch.names("company")),
+                ch.stats_figure(shares, entropy), ch.layer_profile(shares),
                 ch.sink_figure({"[CLS]": {"mass": 0.5, "change": 0.01},
                                 "one word": {"mass": 0.05, "change": 0.1}})]
         for fig in figs:
@@ -184,8 +184,8 @@ def test_figures_fit_a_phone(model):
     try:
         for language in ("en", "zh"):
             i18n.set_language(language)
-            fig = ch.head_view(model, [TEXTS[0], "The animal didn't cross the street because "
-                                              "it was too tired."], ["a", "b"])
+            fig = ch.head_view_figure(model, [TEXTS[0], "The animal didn't cross the street "
+                                                     "because it was too tired."], ["a", "b"])
             captions = [fig.layout.annotations[0].text] + [
                 b.args[1]["annotations"][0]["text"] for b in fig.layout.updatemenus[0].buttons]
             for caption in captions:

@@ -39,7 +39,7 @@ def test_window_data_wide_window_allows_everything():
 
 
 def test_window_explorer_steps_match_window_data():
-    fig = ch09_long_context.window_explorer()
+    fig = ch09_long_context.window_figure()
     steps = fig.layout.sliders[0].steps
     assert [int(s.label) for s in steps] == list(ch09_long_context.WINDOW_STEPS)
     for step in (steps[0], steps[-1]):
@@ -64,7 +64,7 @@ def test_window_data_bad_input(bad, err):
 
 
 def test_live_window_explorer_extremes():
-    explorer = ch09_long_context.window_explorer_live()
+    explorer = ch09_long_context.window_live()
     extremes = [{"window": 0, "n": 8}, {"window": ch09_long_context.WINDOW_LIVE_MAX_W,
                                         "n": ch09_long_context.WINDOW_LIVE_MAX_N},
                 {"window": 0, "n": ch09_long_context.WINDOW_LIVE_MAX_N},
@@ -169,7 +169,7 @@ def test_figures_have_no_english_in_chinese(chinese):
     figures = {"cost": ch09_long_context.attention_cost_figure(sweep(), "memory"),
                "time": ch09_long_context.attention_cost_figure(sweep(), "time"),
                "block": ch09_long_context.block_share_figure(rows),
-               "window": ch09_long_context.window_explorer(),
+               "window": ch09_long_context.window_figure(),
                "kv": ch09b_serving.kv_speedup_figure(kv_rows),
                "impl": ch09b_serving.implementations_figure(impl)}
     for name, fig in figures.items():

@@ -13,7 +13,7 @@ from book.face import checks
 
 
 def test_pattern_explorer_controls_change_the_pattern():
-    fig = ch10_beyond.pattern_explorer()
+    fig = ch10_beyond.pattern_figure()
     assert [b.label for b in fig.layout.updatemenus[0].buttons] == list(ch10_beyond.PATTERN_KINDS)
     steps = fig.layout.sliders[0].steps
     assert steps[0].args[0]["z"] != steps[-1].args[0]["z"]
@@ -52,7 +52,7 @@ def test_chapter10_figures_and_messages_in_chinese():
 
     i18n.set_language("zh")
     try:
-        fig = ch10_beyond.pattern_explorer()
+        fig = ch10_beyond.pattern_figure()
         texts = [fig.layout.title.text, fig.layout.xaxis.title.text,
                  fig.layout.yaxis.title.text, fig.data[0].hovertemplate,
                  fig.layout.sliders[0].currentvalue.prefix]

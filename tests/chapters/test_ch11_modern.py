@@ -30,7 +30,7 @@ def test_merge_exercise_reports_an_unwritten_function_as_todo():
 
 
 def test_score_grid_explorer_titles_change_with_the_dropdown():
-    fig = ch11_modern.score_grid_explorer()
+    fig = ch11_modern.score_grid_figure()
     buttons = fig.layout.updatemenus[0].buttons
     titles = [b.args[1]["title.text"] for b in buttons]
     assert len(set(titles)) == len(titles) == 3
@@ -41,7 +41,7 @@ def test_score_grid_explorer_titles_change_with_the_dropdown():
 
 
 def test_flash_explorer_steps():
-    fig = ch11_modern.flash_explorer()
+    fig = ch11_modern.flash_figure()
     steps = fig.layout.sliders[0].steps
     n_tiles = -(-ch11_modern.FLASH_N_KEYS // ch11_modern.FLASH_TILE)
     assert len(steps) == n_tiles
@@ -127,7 +127,7 @@ def _all_figures():
     rows = [{"n_kv_heads": n, "cache_bytes": 1024 * n, "formula_bytes": 1024 * n,
              "seconds_per_token": 1e-3} for n in (1, 2, 4)]
     sweep = {"n": [256, 512], "full": [2**20, 2**22], "tiled": [2**18, 2**19]}
-    return [ch11_modern.score_grid_explorer(), ch11_modern.flash_explorer(),
+    return [ch11_modern.score_grid_figure(), ch11_modern.flash_figure(),
             ch11_modern.kv_figure(rows), ch11_modern.flash_memory_figure(
                 sweep, {"full": 2.0, "tiled": 1.0}),
             ch11_modern.positions_accuracy_figure(

@@ -73,7 +73,7 @@ def test_text_box_checks_its_input_and_escapes_its_value():
 def test_templates_wrap_as_the_renderer_and_keep_the_fields():
     from book.chapters import ch09_long_context
 
-    fig = ch09_long_context.window_explorer(windows=[4], start=0)
+    fig = ch09_long_context.window_figure(windows=[4], start=0)
     out = inpage.templates(fig, {"annotations[1]": ("ch09.window_title_cost",
                                                     {"ratio": "16384", "n": "16384"})})
     text = out["annotations[1]"]
@@ -173,7 +173,7 @@ def test_either_picks_the_face(monkeypatch):
 def test_from_live_copies_the_live_controls():
     from book.chapters import ch02_scaling
 
-    live = ch02_scaling.dk_explorer_live()
+    live = ch02_scaling.dk_live()
     cell = inpage.from_live("dk", live, {}, highs={"d_k": 4096})
     got = {c["name"]: (c["low"], c["high"], c["value"], c["step"], c["label"])
            for c in cell.controls}
@@ -193,10 +193,10 @@ def test_the_four_chapter_explorers(language):
     from book.chapters import ch02_scaling, ch04_pytorch, ch09_long_context
 
     i18n.set_language(language)
-    made = {"dk": ch02_scaling.dk_explorer_inpage(),
+    made = {"dk": ch02_scaling.dk_inpage(),
             "softmax_row": ch02_scaling.softmax_row_inpage(),
-            "mask": ch04_pytorch.mask_explorer_inpage(),
-            "window": ch09_long_context.window_explorer_inpage()}
+            "mask": ch04_pytorch.mask_inpage(),
+            "window": ch09_long_context.window_inpage()}
     for name, cell in made.items():
         assert cell.explorer == name
         page = cell.html()
@@ -221,7 +221,7 @@ def test_the_mask_spec_reproduces_the_layers_weights():
     from book.chapters import ch04_pytorch
     from book.studies import masktraps
 
-    spec = json.loads(ch04_pytorch.mask_explorer_inpage().spec_json)
+    spec = json.loads(ch04_pytorch.mask_inpage().spec_json)
     q, k = np.array(spec["q"]), np.array(spec["k"])
     worst = 0.0
     for kind in masktraps.MASK_KINDS:
@@ -243,14 +243,14 @@ def test_the_mask_spec_reproduces_the_layers_weights():
 def test_the_mask_cell_text_modes_follow_the_renderer():
     from book.chapters import ch04_pytorch
 
-    figure = ch04_pytorch.mask_explorer_live().figure
+    figure = ch04_pytorch.mask_live().figure
     modes = ch04_pytorch._mask_text_modes(figure)
     assert modes[0] is None and len(modes) == 17
     assert all(m in ("full", "short", "none") for pair in modes[1:] for row in pair for m in row)
     # each agrees with the renderer's own figure of that state (chapter 4's static face)
     for kind, length, n in (("none", 1, 1), ("none", 1, 7), ("none", 2, 8), ("causal", 3, 8),
                             ("padding", 1, 9), ("none", 4, 10)):
-        fig = tidy(ch04_pytorch.mask_explorer(length, [n], [kind]).to_dict())
+        fig = tidy(ch04_pytorch.mask_figure(length, [n], [kind]).to_dict())
         texts = fig["data"][1]["text"]
         one_hot = any(t == "1.00" for row in texts for t in row)
         shown = ("none" if not fig["data"][1]["texttemplate"] else "short" if any(

@@ -80,7 +80,7 @@ def test_diverged_run(data):
     run = stability.run("none", "large", 8, steps=3, data=data)
     assert run.diverged and run.accuracy is None and run.final_loss() == math.inf
     assert run.profile() == []
-    fig = ch05_stability.stability_explorer([run])
+    fig = ch05_stability.stability_figure([run])
     assert "diverged" in fig.layout.title.text
 
 
@@ -189,7 +189,7 @@ def test_ablation_agrees_with_the_library(four_heads, data):
 # --- figures: the static faces --------------------------------------------------------------
 
 def test_stability_explorer_buttons_carry_each_run(runs):
-    fig = ch05_stability.stability_explorer(runs, start=1)
+    fig = ch05_stability.stability_figure(runs, start=1)
     buttons = fig.layout.updatemenus[0].buttons
     assert [b.label for b in buttons] == [r.label for r in runs]
     for button, run in zip(buttons, runs, strict=True):
@@ -203,7 +203,7 @@ def test_stability_explorer_buttons_carry_each_run(runs):
     assert fig.layout.title.text == stability.stability_data(runs[1])["title"]
     json.loads(fig.to_json())
     with pytest.raises(ValueError, match="empty"):
-        ch05_stability.stability_explorer([])
+        ch05_stability.stability_figure([])
     with pytest.raises(TypeError):
         stability.stability_data("post")
 
