@@ -172,8 +172,8 @@ def test_chapter_8_draws_the_toy_encoder_through_the_views(monkeypatch):
         monkeypatch.setattr(views, name, lambda *a, _real=real, _name=name, **k: (
             calls.append((_name, a, k)) or _real(*a, **k)))
     orders_ = ["一碗牛肉面，不要香菜，多加辣。", "馄饨三份，牛肉面要一份，多加香菜。"]
-    head = ch08_seeing_attention.head_view(model, orders_, ["a", "b"], start=(1, 0))
-    ch08_seeing_attention.model_view(model, orders_, start_layer=1)
+    head = ch08_seeing_attention.head_view_figure(model, orders_, ["a", "b"], start=(1, 0))
+    ch08_seeing_attention.model_view_figure(model, orders_, start_layer=1)
     (_, (sentences, names), kwargs), (_, (m_sentences, _), m_kwargs) = calls
     assert names == ["a", "b"] and kwargs["start"] == (1, 0) and kwargs["digits"] == 3
     assert sentences[0].keys != sentences[0].queries   # rows carry the glosses
@@ -193,13 +193,13 @@ def test_chapter_8b_draws_the_pretrained_model_through_the_views(monkeypatch):
     monkeypatch.setattr(ch08b_real_model.pretrained, "view_data", view_data)
     model = SimpleNamespace(config=SimpleNamespace(n_layers=6, n_heads=12))
     texts = ["the cat sat", "a dog ran off"]
-    head = ch08b_real_model.head_view(model, texts, ["cat", "dog"], start=(2, 8))
+    head = ch08b_real_model.head_view_figure(model, texts, ["cat", "dog"], start=(2, 8))
     assert len(head.data) == 2 and head.layout.sliders[0].active == 2 * 12 + 8
     assert head.layout.annotations[0].text == "<span>“the cat sat”: 3 tokens</span>"
-    model_fig = ch08b_real_model.model_view(model, texts, layer=3)
+    model_fig = ch08b_real_model.model_view_figure(model, texts, layer=3)
     assert len(model_fig.data) == 24 and model_fig.layout.sliders[0].active == 3
     assert model_fig.layout.annotations[0].text == "H0"
     assert json.dumps(model_fig.layout.updatemenus[0].buttons[1].args[1]["xaxis12.categoryarray"]
                       ) == json.dumps(["a", "dog", "ran", "off"])
     with pytest.raises(ValueError, match="max_tokens=2"):
-        ch08b_real_model.model_view(model, texts, max_tokens=2)
+        ch08b_real_model.model_view_figure(model, texts, max_tokens=2)
