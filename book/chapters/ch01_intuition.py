@@ -60,8 +60,16 @@ def one_head_figure(weights) -> go.Figure:
     return fig
 
 
-def heads_figure() -> go.Figure:
-    """Static explorer: a slider over the number of heads (1–3), one heatmap per head."""
+def _heads_zs(data: dict) -> list:
+    """Each panel's weights (rounded); a panel past the number of heads is empty."""
+    n = len(orders_example.TOKENS)
+    empty = [[None] * n for _ in range(n)]
+    return [rounded(z) if z is not None else empty for z in data["z"]]
+
+
+def _heads_plot() -> go.Figure:
+    """The heads explorer at one head, without its control: one heatmap per head (the panels
+    past the number of heads empty), the axes, the title (what both faces start from)."""
     labels = orders_example.labels()
     keys = orders_example.labels(short=True)
     panels, title, first = _heads_titles(1)
@@ -75,10 +83,7 @@ def heads_figure() -> go.Figure:
                         subplot_titles=panels,
                         column_widths=[wide] + [rest] * (orders_example.MAX_HEADS - 1))
     fig.update_annotations(font_size=11, yshift=4)  # before the steps copy the annotations
-    n = len(labels)
-    empty = [[None] * n for _ in range(n)]
-    for i in range(orders_example.MAX_HEADS):
-        z = rounded(first["z"][i]) if first["z"][i] is not None else empty
+    for i, z in enumerate(_heads_zs(first)):
         fig.add_trace(go.Heatmap(z=z, x=keys, y=labels, zmin=0, zmax=1, colorscale=COLORSCALE,
                                  showscale=i == orders_example.MAX_HEADS - 1,
                                  colorbar={"title": {"text": tr("ch01.weight")},
@@ -87,21 +92,26 @@ def heads_figure() -> go.Figure:
         fig.update_yaxes(autorange="reversed", showticklabels=i == 0, row=1, col=i + 1)
         fig.update_xaxes(tickangle=-90, tickfont_size=11, title_text=tr("ch01.key"),
                          showticklabels=i == 0 or not short, row=1, col=i + 1)
+    fig.update_yaxes(title_text=tr("ch01.query"), row=1, col=1)
+    fig.update_layout(height=640,
+                      title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left",
+                             "yref": "paper", "automargin": True, "pad": {"b": 20}},
+                      margin={"l": 40, "r": 20, "t": 30, "b": 40})
+    return fig
+
+
+def heads_figure() -> go.Figure:
+    """Static explorer: a slider over the number of heads (1–3), one heatmap per head."""
+    fig = _heads_plot()
     base_annotations = [a.to_plotly_json() for a in fig.layout.annotations]
     steps = []
     for h in range(1, orders_example.MAX_HEADS + 1):
         panels, title, data = _heads_titles(h)
-        zs = [rounded(z) if z is not None else empty for z in data["z"]]
         annotations = [dict(a, text=t) for a, t in zip(base_annotations, panels, strict=True)]
         steps.append({"label": str(h), "method": "update",
-                      "args": [{"z": zs}, {"annotations": annotations, "title.text": title}]})
-    fig.update_yaxes(title_text=tr("ch01.query"), row=1, col=1)
-    slider = {**make_slider(steps, tr("ch01.slider_heads")), "pad": {"t": 80}}
-    _, title, _ = _heads_titles(1)
-    fig.update_layout(sliders=[slider], height=640,
-                      title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left",
-                             "yref": "paper", "automargin": True, "pad": {"b": 20}},
-                      margin={"l": 40, "r": 20, "t": 30, "b": 40})
+                      "args": [{"z": _heads_zs(data)},
+                               {"annotations": annotations, "title.text": title}]})
+    fig.update_layout(sliders=[{**make_slider(steps, tr("ch01.slider_heads")), "pad": {"t": 80}}])
     return fig
 
 
@@ -128,21 +138,16 @@ def menu_figure(weights: dict[str, float]) -> go.Figure:
 
 def heads_live() -> LiveExplorer:
     """Choose 1–3 heads and see how the order-takers split the relations (illustrative)."""
-    n = len(orders_example.TOKENS)
-    empty = [[None] * n for _ in range(n)]
-
     def redraw(fig, n_heads):
         panels, title, data = _heads_titles(n_heads)
-        for i, z in enumerate(data["z"]):
-            fig.data[i].z = rounded(z) if z is not None else empty
+        for i, z in enumerate(_heads_zs(data)):
+            fig.data[i].z = z
             fig.layout.annotations[i].text = panels[i]
         fig.layout.title.text = title
 
     controls = {"n_heads": widgets.IntSlider(value=1, min=1, max=orders_example.MAX_HEADS,
                                              description=tr("ch01.live_heads"))}
-    fig = heads_figure()
-    fig.layout.sliders = []
-    return LiveExplorer(fig, controls, redraw, adds=tr("ch01.live_adds_heads"))
+    return LiveExplorer(_heads_plot(), controls, redraw, adds=tr("ch01.live_adds_heads"))
 
 
 # --- exercises (registered with book.face.checks)

@@ -110,6 +110,16 @@ def test_live_widgets_in_chinese(chinese):
             assert not english_words(text), f"English left in {text!r}"
 
 
+def test_heads_live_is_not_built_from_heads_figure(monkeypatch):
+    """The two faces are siblings (both start from _heads_plot): the live face never calls
+    the static one."""
+    monkeypatch.setattr(ch01_intuition, "heads_figure",
+                        lambda *a, **k: pytest.fail("heads_live called heads_figure"))
+    live = ch01_intuition.heads_live()
+    live.update(n_heads=3)
+    assert not live.figure.layout.sliders and all(t.z for t in live.figure.data)
+
+
 def test_exercise_messages_in_chinese(chinese):
     for key, ex in chapters.exercises().items():
         if not key.startswith(("ch1.", "ch2.", "ch3.")):
