@@ -34,9 +34,9 @@ def _frame_title(frame: dict) -> str:
     return f"<b>{frame['name']}</b> ({r}×{c})<br>{wrap(frame['description'], TITLE_WIDTH)}"
 
 
-def walkthrough_figure(ex=None) -> go.Figure:
-    """Static explorer: a slider through every step of the walkthrough, one matrix per step."""
-    frames = walkthrough.walkthrough_frames(ex)
+def _walkthrough_plot(frames: list[dict]) -> go.Figure:
+    """The first step's matrix of ``frames`` (:func:`book.ideas.walkthrough.walkthrough_frames`)
+    with its title, without the control (what both faces start from)."""
     first = _frame_update(frames[0])
     fig = go.Figure(go.Heatmap(
         z=first["z"][0], x=first["x"][0], y=first["y"][0], text=first["text"][0],
@@ -44,18 +44,25 @@ def walkthrough_figure(ex=None) -> go.Figure:
         colorscale=SIGNED_COLORSCALE,
         colorbar={"title": {"text": tr("ch03.value"), "side": "right"}},
         hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>"))
-    steps = [{"label": f["name"], "method": "update",
-              "args": [_frame_update(f), {"title.text": _frame_title(f)}]} for f in frames]
     # title.automargin: the book's renderer (plotting.tidy) reserves the top margin for the
     # tallest step's title, so that plotly never grows it (it would draw the cells above
     # their axis) and the cells keep one size from step to step
-    fig.update_layout(sliders=[make_slider(steps, tr("ch03.slider_step"))],
-                      title={"text": _frame_title(frames[0]), "font": {"size": 13},
+    fig.update_layout(title={"text": _frame_title(frames[0]), "font": {"size": 13},
                              "x": 0, "xanchor": "left", "yref": "paper", "automargin": True,
                              "pad": {"b": 16}},
                       yaxis={"autorange": "reversed", "title": tr("ch03.token_row")},
                       xaxis={"title": tr("ch03.column"), "side": "bottom"}, height=460,
                       margin={"t": 30, "l": 60, "r": 20, "b": 30})
+    return fig
+
+
+def walkthrough_figure(ex=None) -> go.Figure:
+    """Static explorer: a slider through every step of the walkthrough, one matrix per step."""
+    frames = walkthrough.walkthrough_frames(ex)
+    fig = _walkthrough_plot(frames)
+    steps = [{"label": f["name"], "method": "update",
+              "args": [_frame_update(f), {"title.text": _frame_title(f)}]} for f in frames]
+    fig.update_layout(sliders=[make_slider(steps, tr("ch03.slider_step"))])
     return fig
 
 
@@ -104,7 +111,8 @@ def walkthrough_live() -> LiveExplorer:
     """Pick a step, and edit one entry of X or of any weight matrix: every step recomputes."""
 
     base = walkthrough.example()
-    names = [f["name"] for f in walkthrough.walkthrough_frames(base)]
+    frames = walkthrough.walkthrough_frames(base)
+    names = [f["name"] for f in frames]
 
     def redraw(fig, step, matrix, row, col, value):
         ex, (r, c) = walkthrough.edited_example(matrix, row, col, value, base)
@@ -125,10 +133,8 @@ def walkthrough_live() -> LiveExplorer:
         "value": widgets.FloatSlider(value=float(base.X[0, 0]), min=-3.0, max=3.0, step=0.1,
                                      description=tr("ch03.w_value")),
     }
-    fig = walkthrough_figure(base)
-    fig.layout.sliders = []
     # two rows: what to show, then which entry to edit (five in a row squeeze the sliders)
-    explorer = LiveExplorer(fig, controls, redraw,
+    explorer = LiveExplorer(_walkthrough_plot(frames), controls, redraw,
                             rows=[["step", "matrix"], ["row", "col", "value"]],
                             adds=tr("ch03.live_adds_walkthrough"))
     explorer.update()

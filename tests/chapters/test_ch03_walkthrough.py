@@ -65,6 +65,16 @@ def test_live_walkthrough_extremes():
     assert live.figure.data[0].z[0][0] == -3.0
 
 
+def test_walkthrough_live_is_not_built_from_walkthrough_figure(monkeypatch):
+    """The two faces are siblings (both start from _walkthrough_plot): the live face never
+    calls the static one."""
+    monkeypatch.setattr(ch03_walkthrough, "walkthrough_figure",
+                        lambda *a, **k: pytest.fail("walkthrough_live called walkthrough_figure"))
+    live = ch03_walkthrough.walkthrough_live()
+    live.update(step="Z")
+    assert not live.figure.layout.sliders and live.figure.layout.title.text.startswith("<b>Z</b>")
+
+
 def test_matrix_display():
     m = Matrix("A", [[0.5, -0.0], [1.25, 2.0]], ["r1", "r2"], ["c1", "c2"])
     html = m._repr_html_()
