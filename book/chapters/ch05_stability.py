@@ -58,19 +58,10 @@ def _chance_line(fig, row=None, col=None) -> None:
                   annotation_position="top right", annotation_font_size=11, **kwargs)
 
 
-def stability_figure(runs, start: int = 0) -> go.Figure:
-    """Static explorer: a dropdown over training runs (:class:`book.studies.stability.Run`).
-
-    Top: the loss (running mean) with the chance level ln 7. Below, left: the RMS of
-    each layer's output (the residual stream) at step 1 and at the last recorded step; right:
-    the gradient norm of each layer's parameters at the same two steps (log scales). The
-    panels are stacked so that they stay readable on a phone.
-    """
-    runs = list(runs)
-    if not runs:
-        raise ValueError("runs is empty: pass the book.studies.stability.run(...) results to show")
-    start = validate.integer("start", start, low=0, high=len(runs) - 1)
-    datas = [stability.stability_data(r) for r in runs]
+def _stability_plot(datas: list[dict], start: int) -> go.Figure:
+    """The panels of ``datas[start]`` (:func:`book.studies.stability.stability_data`), their
+    log axes' ticks fitted to all of ``datas``, without the menu (what both faces start
+    from)."""
     first = _stability_restyle(datas[start])
     # the lower panels' titles in lines that fit their panels on a phone
     columns = panel_title_width(2, EXPLORER_SPACING, EXPLORER_MARGIN["l"], EXPLORER_MARGIN["r"],
@@ -89,10 +80,6 @@ def stability_figure(runs, start: int = 0) -> go.Figure:
                                  showlegend=i in (1, 2), legendgroup=str(i % 2)),
                       row=row, col=col)
     _chance_line(fig, 1, 1)
-    buttons = []
-    for data in datas:
-        buttons.append({"label": data["label"], "method": "update",
-                        "args": [_stability_restyle(data), {"title.text": data["title"]}]})
     fig.update_xaxes(title_text=i18n.tr("ch05.training_step"), row=1, col=1)
     fig.update_xaxes(title_text=i18n.tr("ch05.output_of"), tickangle=-45, row=2, col=1)
     fig.update_xaxes(title_text=i18n.tr("ch05.parameters_of"), tickangle=-45, row=2, col=2)
@@ -106,12 +93,31 @@ def stability_figure(runs, start: int = 0) -> go.Figure:
         height=780, title={"text": datas[start]["title"], "font": {"size": 13}, "x": 0.02,
                            "xanchor": "left", "yref": "container", "y": 0.985,
                            "yanchor": "top"},
-        # its own row, above the first panel's title: never over the title or the panel
-        updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True,
-                      "active": start, "x": 0, "xanchor": "left", "y": 1.0,
-                      "yanchor": "bottom", "pad": {"b": EXPLORER_MENU_GAP}}],
-        legend={"orientation": "h", "x": 0, "y": -0.2},
-        margin=dict(EXPLORER_MARGIN))
+        legend={"orientation": "h", "x": 0, "y": -0.2}, margin=dict(EXPLORER_MARGIN))
+    return fig
+
+
+def stability_figure(runs, start: int = 0) -> go.Figure:
+    """Static explorer: a dropdown over training runs (:class:`book.studies.stability.Run`).
+
+    Top: the loss (running mean) with the chance level ln 7. Below, left: the RMS of
+    each layer's output (the residual stream) at step 1 and at the last recorded step; right:
+    the gradient norm of each layer's parameters at the same two steps (log scales). The
+    panels are stacked so that they stay readable on a phone.
+    """
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs is empty: pass the book.studies.stability.run(...) results to show")
+    start = validate.integer("start", start, low=0, high=len(runs) - 1)
+    datas = [stability.stability_data(r) for r in runs]
+    fig = _stability_plot(datas, start)
+    buttons = [{"label": data["label"], "method": "update",
+                "args": [_stability_restyle(data), {"title.text": data["title"]}]}
+               for data in datas]
+    # its own row, above the first panel's title: never over the title or the panel
+    fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "down", "showactive": True,
+                                    "active": start, "x": 0, "xanchor": "left", "y": 1.0,
+                                    "yanchor": "bottom", "pad": {"b": EXPLORER_MENU_GAP}}])
     return fig
 
 
@@ -208,9 +214,8 @@ class TrainingExplorer(LiveExplorer):
             "lr": widgets.Dropdown(options=[(f"{lr:g}", lr) for lr in lrs], value=first.lr,
                                    description="lr"),
         }
-        fig = stability_figure([first])
-        fig.layout.updatemenus = []
-        super().__init__(fig, controls, self._redraw_run,
+        super().__init__(_stability_plot([stability.stability_data(first)], 0), controls,
+                         self._redraw_run,
                          adds=i18n.tr("ch05.live_adds_train"))
         self.button = widgets.Button(description=i18n.tr("ch05.train_button"), icon="play",
                                      layout={"width": "240px"})

@@ -120,6 +120,16 @@ def test_stability_log_axes_label_few_decades(runs):
     assert fig.layout.yaxis.dtick == 3      # 14 decades: a label every 1000x, not 15 labels
 
 
+def test_stability_live_is_not_built_from_stability_figure(runs, monkeypatch):
+    """The two faces are siblings (both start from _stability_plot): the live face never
+    calls the static one."""
+    monkeypatch.setattr(ch05_stability, "stability_figure",
+                        lambda *a, **k: pytest.fail("stability_live called stability_figure"))
+    live = ch05_stability.stability_live(runs[:2])
+    live.update(norm="pre", init="large", n_layers=3, lr=3e-3)
+    assert not live.figure.layout.updatemenus and len(live.figure.data[0].y) == 6
+
+
 def _all_answers(key):
     exercise = chapters.exercises()[key]
     return [exercise.reference(), *exercise.mistakes()]
