@@ -76,19 +76,10 @@ def _bug_traces(data: dict) -> dict:
             "z": [allowed.astype(int).tolist(), rounded(z)], "text": [mask_text, weight_text]}
 
 
-def mask_bug_figure(bugs=None, length: int = 5, padding: int = 2) -> go.Figure:
-    """Static explorer: a dropdown over the mask bugs of :data:`book.studies.masktraps.BUGS`.
-
-    Left: the mask the layer applies (✓ may attend, · blocked; +1/+0 for a float mask that is
-    added); right: the weights it computes, NaN cells left blank and labelled "NaN".
-    """
-
-    bugs = list(masktraps.BUGS if bugs is None else bugs)
-    if not bugs:
-        raise ValueError("mask_bug_figure needs at least one bug from "
-                         "book.studies.masktraps.BUGS")
-    frames = [masktraps.bug_data(b, length, padding) for b in bugs]
-    first = _bug_traces(frames[0])
+def _mask_bug_plot(data: dict) -> go.Figure:
+    """The two panels of one bug (:func:`book.studies.masktraps.bug_data`) and its title,
+    without the menu (what both faces start from)."""
+    first = _bug_traces(data)
     # stacked: both grids keep cells wide enough for their numbers on a phone
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.14,
                         subplot_titles=[_tr("bug_panel_mask"), _tr("bug_panel_weights")])
@@ -106,21 +97,37 @@ def mask_bug_figure(bugs=None, length: int = 5, padding: int = 2) -> go.Figure:
         hovertemplate=_tr("bug_hover_weight", query="%{y}", key="%{x}", value="%{text}")
         + "<extra></extra>"),
         row=2, col=1)
-    buttons = []
-    for bug, data in zip(bugs, frames, strict=True):
-        t = _bug_traces(data)
-        buttons.append({"label": bug_label(bug), "method": "update",
-                        "args": [{k: t[k] for k in ("x", "y", "z", "text")},
-                                 {"title.text": _bug_title(data)}]})
     fig.update_xaxes(title_text=_tr("key"), side="bottom")
     fig.update_yaxes(autorange="reversed")
     fig.update_yaxes(title_text=_tr("query"))
     fig.update_annotations(font_size=12)
     fig.update_layout(
         height=860, margin={"l": 50, "r": 20, "t": 40, "b": 40},
-        title={"text": _bug_title(frames[0]), "font": {"size": 13}, "x": 0,
+        title={"text": _bug_title(data), "font": {"size": 13}, "x": 0,
                "xanchor": "left", "yref": "paper", "automargin": True, "pad": {"b": 30}})
+    return fig
+
+
+def mask_bug_figure(bugs=None, length: int = 5, padding: int = 2) -> go.Figure:
+    """Static explorer: a dropdown over the mask bugs of :data:`book.studies.masktraps.BUGS`.
+
+    Left: the mask the layer applies (✓ may attend, · blocked; +1/+0 for a float mask that is
+    added); right: the weights it computes, NaN cells left blank and labelled "NaN".
+    """
+
+    bugs = list(masktraps.BUGS if bugs is None else bugs)
+    if not bugs:
+        raise ValueError("mask_bug_figure needs at least one bug from "
+                         "book.studies.masktraps.BUGS")
+    frames = [masktraps.bug_data(b, length, padding) for b in bugs]
+    fig = _mask_bug_plot(frames[0])
     if len(bugs) > 1:
+        buttons = []
+        for bug, data in zip(bugs, frames, strict=True):
+            t = _bug_traces(data)
+            buttons.append({"label": bug_label(bug), "method": "update",
+                            "args": [{k: t[k] for k in ("x", "y", "z", "text")},
+                                     {"title.text": _bug_title(data)}]})
         # under the panels: the title above grows to as many lines as a phone needs
         fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "up",
                                         "showactive": True, "x": 0, "xanchor": "left",
@@ -180,8 +187,9 @@ def mask_bug_live() -> LiveExplorer:
         "padding": widgets.IntSlider(value=2, min=0, max=masktraps.BUG_MAX_PAD,
                                      description=_tr("live_padding")),
     }
-    fig = mask_bug_figure(["flipped"])
-    explorer = LiveExplorer(fig, controls, redraw,
+    first = masktraps.bug_data(controls["bug"].value, controls["length"].value,
+                               controls["padding"].value)
+    explorer = LiveExplorer(_mask_bug_plot(first), controls, redraw,
                             adds=_tr("live_adds_bug", real=masktraps.BUG_MAX_REAL,
                                      pad=masktraps.BUG_MAX_PAD))
     explorer.update()
