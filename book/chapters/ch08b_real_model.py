@@ -80,9 +80,10 @@ def _sentences(model, texts, names) -> tuple[list[views.Sentence], list[str]]:
 
 # --- head view and model view ---------------------------------------------------------------
 
-def head_view_figure(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.Figure:
-    """One head on one sentence (:func:`book.face.views.head_view`): the dropdown picks the
-    sentence, the slider the head (all 72, layer by layer). Rows = queries, columns = keys."""
+def _head_view_plot(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.Figure:
+    """The head view of ``texts`` as :func:`book.face.views.head_view` draws it (what both
+    faces start from; views.head_view adds its dropdown and slider, which the live face
+    drops)."""
     sentences, names = _sentences(model, texts, names)
     # the menu a little higher than the views' default: a caption of three lines (a long
     # sentence at CAPTION_WIDTH) fits between it and the map
@@ -90,14 +91,17 @@ def head_view_figure(model, texts, names=None, start: tuple[int, int] = (0, 0)) 
                            slider_prefix=tr("ch08b.slider_head"), menu={"y": 1.19})
 
 
-def model_view_figure(model, texts, names=None, layer: int = 0,
-               max_tokens: int = MODEL_VIEW_TOKENS) -> go.Figure:
-    """A layer's 12 heads side by side (:func:`book.face.views.model_view`): the dropdown
-    picks the sentence, the slider the layer.
+def head_view_figure(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.Figure:
+    """One head on one sentence (:func:`book.face.views.head_view`): the dropdown picks the
+    sentence, the slider the head (all 72, layer by layer). Rows = queries, columns = keys."""
+    return _head_view_plot(model, texts, names, start)
 
-    One heatmap per head and sentence (the dropdown shows one sentence's 12); each slider step
-    restyles all of them, so the two controls combine. Sentences longer than ``max_tokens``
-    tokens raise: their cells would be too small to read (use :func:`head_view_figure`)."""
+
+def _model_view_plot(model, texts, names=None, layer: int = 0,
+                     max_tokens: int = MODEL_VIEW_TOKENS) -> go.Figure:
+    """The model view of ``texts`` as :func:`book.face.views.model_view` draws it (what both
+    faces start from; views.model_view adds its dropdown and slider, which the live face
+    drops). Sentences longer than ``max_tokens`` tokens raise."""
     max_tokens = validate.integer("max_tokens", max_tokens, low=1)
     data, names = _views(model, texts, names)
     for d in data:
@@ -111,6 +115,17 @@ def model_view_figure(model, texts, names=None, layer: int = 0,
         sentences, names, layer=layer, one_trace_per="sentence", grid=GRID,
         panel_titles=[tr("ch08b.head_short", head=h) for h in range(c.n_heads)],
         slider_prefix=tr("ch08b.slider_layer"))
+
+
+def model_view_figure(model, texts, names=None, layer: int = 0,
+               max_tokens: int = MODEL_VIEW_TOKENS) -> go.Figure:
+    """A layer's 12 heads side by side (:func:`book.face.views.model_view`): the dropdown
+    picks the sentence, the slider the layer.
+
+    One heatmap per head and sentence (the dropdown shows one sentence's 12); each slider step
+    restyles all of them, so the two controls combine. Sentences longer than ``max_tokens``
+    tokens raise: their cells would be too small to read (use :func:`head_view_figure`)."""
+    return _model_view_plot(model, texts, names, layer, max_tokens)
 
 
 # --- the measurements -------------------------------------------------------------------------
@@ -319,9 +334,10 @@ def _live_text(model, state, text, message) -> dict | None:
 
 def _live(model, text: str, make_figure, redraw, controls, adds: str) -> LiveExplorer:
     """The live faces' shared setup: a message line, the cached view data of the typed text,
-    the static figure without its controls, and the widget (controls, message, figure).
+    the view's figure without its controls, and the widget (controls, message, figure).
 
-    ``make_figure(text)`` builds the figure; ``redraw(fig, d, **values)`` draws the view data
+    ``make_figure(text)`` builds the figure (``_head_view_plot``, ``_model_view_plot``: never
+    the static face); ``redraw(fig, d, **values)`` draws the view data
     ``d`` of the typed text (a bad text leaves the last map and shows the error)."""
     message = widgets.HTML(layout={"width": "100%"})
     state: dict = {}
@@ -367,7 +383,7 @@ def head_view_live(model=None, text: str = "The animal didn't cross the street b
                                           for i in range(c.n_heads)],
                                  value=2, description=tr("ch08.head_box")),
     }
-    return _live(model, text, lambda t: head_view_figure(model, [t], start=(0, 2)), redraw,
+    return _live(model, text, lambda t: _head_view_plot(model, [t], start=(0, 2)), redraw,
                  controls, adds=tr("ch08b.live_adds_head"))
 
 
@@ -397,7 +413,7 @@ def model_view_live(model=None, text: str = "one bowl of beef noodles, no corian
     controls = {"layer": widgets.IntSlider(value=0, min=0, max=c.n_layers - 1,
                                            description=tr("ch08.layer_box"))}
     return _live(model, text,
-                 lambda t: model_view_figure(model, [t], max_tokens=pretrained.MAX_TOKENS),
+                 lambda t: _model_view_plot(model, [t], max_tokens=pretrained.MAX_TOKENS),
                  redraw, controls, adds=tr("ch08b.live_adds_model"))
 
 

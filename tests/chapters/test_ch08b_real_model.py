@@ -108,6 +108,16 @@ def test_model_view_live(model):
     assert "at most 256" in live.message.value
 
 
+def test_live_faces_are_not_built_from_the_static_ones(model, monkeypatch):
+    """The faces are siblings (_head_view_plot, _model_view_plot): neither live face calls
+    head_view_figure or model_view_figure."""
+    for name in ("head_view_figure", "model_view_figure"):
+        monkeypatch.setattr(ch, name, lambda *a, name=name, **k: pytest.fail(f"{name} called"))
+    for live in (ch.head_view_live(model), ch.model_view_live(model)):
+        layout = live.figure.layout
+        assert not layout.sliders and not layout.updatemenus and len(live.figure.data[0].z)
+
+
 def test_figures_speak_chinese_and_sliders_retitle(model, measured):
     shares, entropy = measured
     i18n.set_language("zh")
