@@ -44,6 +44,27 @@ def _pattern_steps(kind: str, windows, n: int) -> list[dict]:
     return steps
 
 
+def _pattern_plot(window: int, n: int) -> go.Figure:
+    """The sliding window's grid of ``n`` positions at ``window``, its axes and title, without
+    the controls (what both faces start from)."""
+    positions = list(range(n))
+    first = beyond.pattern_data("window", window, n)
+    fig = go.Figure(go.Heatmap(z=first["z"].tolist(), x=positions, y=positions, zmin=0, zmax=1,
+                               colorscale=[[0, "#f4f4f4"], [1, "#1a3d6e"]], showscale=False,
+                               xgap=1, ygap=1,
+                               hovertemplate=_tr("pattern_hover", query="%{y}", key="%{x}",
+                                                 value="%{z}") + "<extra></extra>"))
+    axis = {"tickmode": "array", "tickvals": positions, "tickfont": {"size": 10},
+            "showgrid": False, "zeroline": False, "constrain": "domain"}
+    fig.update_layout(
+        title={"text": _pattern_title("window", window, first), "font": {"size": 13},
+               "x": 0.02, "xanchor": "left", "y": 0.98, "yanchor": "top"},
+        yaxis={**axis, "autorange": "reversed", "title": _tr("pattern_y")},
+        xaxis={**axis, "title": _tr("pattern_x"), "tickangle": -90},
+        height=680, margin={"t": 120, "l": 60, "r": 20, "b": 20})
+    return fig
+
+
 def pattern_figure(windows=(1, 2, 3, 4), n: int = beyond.PATTERN_N) -> go.Figure:
     """Static explorer: a dropdown over the variants and a slider over the window size.
 
@@ -52,13 +73,7 @@ def pattern_figure(windows=(1, 2, 3, 4), n: int = beyond.PATTERN_N) -> go.Figure
     windows = list(windows)
     if not windows:
         raise ValueError("windows must hold at least one window size, e.g. (1, 2, 3, 4)")
-    positions = list(range(n))
-    first = beyond.pattern_data("window", windows[0], n)
-    fig = go.Figure(go.Heatmap(z=first["z"].tolist(), x=positions, y=positions, zmin=0, zmax=1,
-                               colorscale=[[0, "#f4f4f4"], [1, "#1a3d6e"]], showscale=False,
-                               xgap=1, ygap=1,
-                               hovertemplate=_tr("pattern_hover", query="%{y}", key="%{x}",
-                                                 value="%{z}") + "<extra></extra>"))
+    fig = _pattern_plot(windows[0], n)
     menu = []
     for kind in PATTERN_KINDS:
         data = beyond.pattern_data(kind, windows[0], n)
@@ -67,17 +82,10 @@ def pattern_figure(windows=(1, 2, 3, 4), n: int = beyond.PATTERN_N) -> go.Figure
                               {"title.text": _pattern_title(kind, windows[0], data),
                                "sliders[0].steps": _pattern_steps(kind, windows, n),
                                "sliders[0].active": 0}]})
-    axis = {"tickmode": "array", "tickvals": positions, "tickfont": {"size": 10},
-            "showgrid": False, "zeroline": False, "constrain": "domain"}
     fig.update_layout(
         updatemenus=[{"buttons": menu, "active": 1, "x": 0, "xanchor": "left", "y": 1.0,
                       "yanchor": "bottom", "pad": {"b": 8}}],
-        sliders=[make_slider(_pattern_steps("window", windows, n), _tr("pattern_slider"))],
-        title={"text": _pattern_title("window", windows[0], first), "font": {"size": 13},
-               "x": 0.02, "xanchor": "left", "y": 0.98, "yanchor": "top"},
-        yaxis={**axis, "autorange": "reversed", "title": _tr("pattern_y")},
-        xaxis={**axis, "title": _tr("pattern_x"), "tickangle": -90},
-        height=680, margin={"t": 120, "l": 60, "r": 20, "b": 20})
+        sliders=[make_slider(_pattern_steps("window", windows, n), _tr("pattern_slider"))])
     return fig
 
 
@@ -125,12 +133,7 @@ def pattern_live() -> LiveExplorer:
         "n_global": widgets.IntSlider(value=2, min=0, max=8, description=_tr("live_global")),
         "n": widgets.IntSlider(value=32, min=1, max=128, description=_tr("live_n")),
     }
-    fig = pattern_figure(windows=(2,))
-    fig.layout.sliders, fig.layout.updatemenus = [], []
-    for i, trace in enumerate(fig.data):
-        trace.visible = i == 0
-    fig = go.Figure(fig.data[:1], fig.layout)
-    explorer = LiveExplorer(fig, controls, redraw,
+    explorer = LiveExplorer(_pattern_plot(2, beyond.PATTERN_N), controls, redraw,
                             rows=[["kind", "n", "window"], ["dilation", "n_global"]],
                             adds=_tr("live_adds_pattern"))
     explorer.update()

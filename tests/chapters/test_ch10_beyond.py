@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from book.chapters import ch10_beyond
 from book.face import checks
@@ -36,6 +37,17 @@ def test_pattern_live_extremes():
         live.update(**values)
         z = np.asarray(live.figure.data[0].z)
         assert z.shape == (values["n"], values["n"]) and z.diagonal().all()
+
+
+def test_pattern_live_is_not_built_from_pattern_figure(monkeypatch):
+    """The two faces are siblings (both start from _pattern_plot): the live face never calls
+    the static one."""
+    monkeypatch.setattr(ch10_beyond, "pattern_figure",
+                        lambda *a, **k: pytest.fail("pattern_live called pattern_figure"))
+    live = ch10_beyond.pattern_live()
+    live.update(n=5)
+    layout = live.figure.layout
+    assert not layout.sliders and not layout.updatemenus and len(live.figure.data[0].z) == 5
 
 
 def test_chapter10_figures_and_messages_in_chinese():
