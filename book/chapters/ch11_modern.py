@@ -270,53 +270,48 @@ def _flash_traces(data: dict, i: int) -> dict:
             "_d_v": d_v}
 
 
-def flash_figure(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS,
-                   seed: int = 0) -> go.Figure:
-    """Static face: a slider over the tiles of one query row. Top: the scores (seen tiles mid,
-    current tile dark, unseen light) and the running max; middle: the weights implied so far
-    next to the exact softmax; bottom: the output so far next to the exact output."""
-    data = flash_step_data(tile, n_keys, seed)
-    keys = list(range(n_keys))
-    d_v = len(data["exact"])
+def _flash_x(data: dict, traces: dict) -> list:
+    """Each trace's x (in the order the figure adds the traces): the keys, the running max's
+    span, the keys twice, the output's components twice."""
+    keys = list(range(data["n_keys"]))
+    comps = [f"o[{j}]" for j in range(len(data["exact"]))]
+    return [keys, traces["x"][1], keys, keys, comps, comps]
+
+
+def _flash_plot(data: dict) -> go.Figure:
+    """The first tile of ``data`` (:func:`flash_step_data`) in the three panels, their axes
+    fitted to every tile, without the control (what both faces start from)."""
+    n_keys = data["n_keys"]
     # gaps that hold the keys' labels, their title and the next panel's title on a phone
     fig = make_subplots(rows=3, cols=1, vertical_spacing=0.13,
                         subplot_titles=[text("flash_p1"), text("flash_p2"),
                                         text("flash_p3")])
     first = _flash_traces(data, 0)
-    fig.add_trace(go.Bar(x=keys, y=first["y"][0], marker_color=first["marker.color"][0],
+    xs = _flash_x(data, first)
+    fig.add_trace(go.Bar(x=xs[0], y=first["y"][0], marker_color=first["marker.color"][0],
                          name=text("flash_score_name"), showlegend=False,
                          hovertemplate=text("flash_hover_score", x="%{x}", y="%{y:.2f}")
                          + "<extra></extra>"), 1, 1)
-    fig.add_trace(go.Scatter(x=first["x"][1], y=first["y"][1], mode="lines",
+    fig.add_trace(go.Scatter(x=xs[1], y=first["y"][1], mode="lines",
                              name=text("flash_max_name"),
                              line={"color": COLORS["red"], "dash": "dash"}, showlegend=False,
                              hovertemplate="m = %{y:.2f}<extra></extra>"), 1, 1)
-    fig.add_trace(go.Bar(x=keys, y=first["y"][2], marker_color=first["marker.color"][2],
+    fig.add_trace(go.Bar(x=xs[2], y=first["y"][2], marker_color=first["marker.color"][2],
                          showlegend=False,
                          hovertemplate=text("flash_hover_weight", x="%{x}", y="%{y:.3f}")
                          + "<extra></extra>"), 2, 1)
-    fig.add_trace(go.Scatter(x=keys, y=first["y"][3], mode="markers", showlegend=False,
+    fig.add_trace(go.Scatter(x=xs[3], y=first["y"][3], mode="markers", showlegend=False,
                              marker={"symbol": "x", "color": COLORS["red"], "size": 9},
                              hovertemplate=text("flash_hover_exact", x="%{x}", y="%{y:.3f}")
                              + "<extra></extra>"), 2, 1)
-    comps = [f"o[{j}]" for j in range(d_v)]
-    fig.add_trace(go.Bar(x=comps, y=first["y"][4], marker_color=COLORS["dark"],
+    fig.add_trace(go.Bar(x=xs[4], y=first["y"][4], marker_color=COLORS["dark"],
                          showlegend=False,
                          hovertemplate=text("flash_hover_out", x="%{x}", y="%{y:.3f}")
                          + "<extra></extra>"), 3, 1)
-    fig.add_trace(go.Scatter(x=comps, y=first["y"][5], mode="markers", showlegend=False,
+    fig.add_trace(go.Scatter(x=xs[5], y=first["y"][5], mode="markers", showlegend=False,
                              marker={"symbol": "x", "color": COLORS["red"], "size": 11},
                              hovertemplate=text("flash_hover_out_exact", x="%{x}",
                                                 y="%{y:.3f}") + "<extra></extra>"), 3, 1)
-    steps = []
-    for i in range(len(data["steps"])):
-        tr = _flash_traces(data, i)
-        steps.append({"label": str(i + 1), "method": "update",
-                      "args": [{"x": [keys, tr["x"][1], keys, keys, comps, comps],
-                                "y": tr["y"], "marker.color": [
-                                    tr["marker.color"][0], None, tr["marker.color"][2],
-                                    COLORS["red"], COLORS["dark"], COLORS["red"]]},
-                               {"title.text": _flash_title(data, i)}]})
     wmax = float(max(data["exact_weights"].max(), max(s["weights"].max()
                                                       for s in data["steps"])))
     omax = float(max(np.abs(s["output"]).max() for s in data["steps"]))
@@ -329,29 +324,40 @@ def flash_figure(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS,
                          row=row, col=1)
     fig.update_xaxes(title_text=text("flash_x_key"), row=2, col=1)
     fig.update_annotations(font_size=12)
+    fig.update_layout(title={"text": _flash_title(data, 0), "font": {"size": 12}},
+                      height=780, margin={"t": 120, "l": 60, "r": 20, "b": 40})
+    return fig
+
+
+def flash_figure(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS,
+                   seed: int = 0) -> go.Figure:
+    """Static face: a slider over the tiles of one query row. Top: the scores (seen tiles mid,
+    current tile dark, unseen light) and the running max; middle: the weights implied so far
+    next to the exact softmax; bottom: the output so far next to the exact output."""
+    data = flash_step_data(tile, n_keys, seed)
+    fig = _flash_plot(data)
+    steps = []
+    for i in range(len(data["steps"])):
+        tr = _flash_traces(data, i)
+        steps.append({"label": str(i + 1), "method": "update",
+                      "args": [{"x": _flash_x(data, tr), "y": tr["y"], "marker.color": [
+                                    tr["marker.color"][0], None, tr["marker.color"][2],
+                                    COLORS["red"], COLORS["dark"], COLORS["red"]]},
+                               {"title.text": _flash_title(data, i)}]})
     fig.update_layout(
         sliders=[{"active": 0, "currentvalue": {"prefix": text("flash_slider", tile=tile)},
-                  "pad": {"t": 40}, "steps": steps}],
-        title={"text": _flash_title(data, 0), "font": {"size": 12}},
-        height=780, margin={"t": 120, "l": 60, "r": 20, "b": 40})
+                  "pad": {"t": 40}, "steps": steps}])
     return fig
 
 
 def flash_live() -> LiveExplorer:
     """Live face: any tile size, number of keys, seed and step (up to 64 keys)."""
-    fig = flash_figure()
-    fig.layout.sliders = []
-
     def redraw(fig, tile, step, n_keys, seed):
         data = flash_step_data(tile, n_keys, seed)
         i = min(step, len(data["steps"])) - 1
         tr = _flash_traces(data, i)
-        keys = list(range(n_keys))
-        d_v = len(data["exact"])
-        comps = [f"o[{j}]" for j in range(d_v)]
-        xs = [keys, tr["x"][1], keys, keys, comps, comps]
-        for j, trace in enumerate(fig.data):
-            trace.x, trace.y = xs[j], tr["y"][j]
+        for j, (trace, x) in enumerate(zip(fig.data, _flash_x(data, tr), strict=True)):
+            trace.x, trace.y = x, tr["y"][j]
             if tr["marker.color"][j] is not None:
                 trace.marker.color = tr["marker.color"][j]
         wmax = float(max(data["exact_weights"].max(), data["steps"][i]["weights"].max()))
@@ -372,7 +378,8 @@ def flash_live() -> LiveExplorer:
                                     description=text("live_keys")),
         "seed": widgets.IntSlider(value=0, min=0, max=20, description=text("live_seed")),
     }
-    explorer = LiveExplorer(fig, controls, redraw, adds=text("live_adds_flash"))
+    explorer = LiveExplorer(_flash_plot(flash_step_data()), controls, redraw,
+                            adds=text("live_adds_flash"))
     explorer.update()
     return explorer
 

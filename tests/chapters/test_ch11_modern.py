@@ -67,6 +67,16 @@ def test_flash_live_face_extremes():
     # 64 ms at load 15 while the figure was right)
 
 
+def test_flash_live_is_not_built_from_flash_figure(monkeypatch):
+    """The two faces are siblings (both start from _flash_plot): the live face never calls
+    the static one."""
+    monkeypatch.setattr(ch11_modern, "flash_figure",
+                        lambda *a, **k: pytest.fail("flash_live called flash_figure"))
+    explorer = ch11_modern.flash_live()
+    explorer.update(n_keys=10)
+    assert not explorer.figure.layout.sliders and len(explorer.figure.data[0].y) == 10
+
+
 def test_kv_and_accuracy_figures():
     rows = [{"n_kv_heads": n, "cache_bytes": 1024 * n, "formula_bytes": 1024 * n,
              "seconds_per_token": 1e-3} for n in (1, 2, 4)]
