@@ -121,6 +121,15 @@ def exercises() -> dict:
     return checks.registered()
 
 
+def concept_questions(strings: str) -> list[str]:
+    """The concept questions the chapter whose string-table section is ``strings`` asks
+    (book/face/questions.py), by key: they check its outcomes with no kernel, in the page."""
+    from book.face import questions
+
+    modules()   # importing a chapter module registers its questions
+    return sorted(k for k in questions.registered() if k.split(".", 1)[0] == strings)
+
+
 # --- the learner's path in the HTML book (a Sphinx extension: _config.yml) ----------------------
 
 def path_parts() -> list[tuple[str, list[Chapter]]]:

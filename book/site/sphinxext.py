@@ -265,7 +265,7 @@ def _generated_markdown():
 
         The directive emits the ``book-markdown`` event with the name and the edition's
         language; the extension that draws that name (the teacher's guide's plan and tables:
-        ``book.chapters.teachers_guide``, listed in _config.yml) answers with the markdown, in
+        ``book.site.teachers_guide``, listed in _config.yml) answers with the markdown, in
         that language, and the files it read (the page is rebuilt when one changes). The text is
         already in the page's language, so the gettext catalogues never see it."""
 

@@ -75,7 +75,7 @@ def test_every_id_the_code_asks_for_is_in_the_table():
 def test_section_files_name_their_chapter():
     """ch06.toml belongs to the chapter whose ``strings`` it is in book.chapters.CHAPTERS (its
     module book/chapters/ch06_heads.py); common to the shared helpers, guide to the teacher's
-    guide page (book/chapters/teachers_guide.py)."""
+    guide page (book/site/teachers_guide.py)."""
     from book.chapters import CHAPTERS
 
     owners = {entry.strings: entry for entry in CHAPTERS}
@@ -83,7 +83,7 @@ def test_section_files_name_their_chapter():
         if path.stem == "common":
             continue
         if path.stem == "guide":
-            assert (BOOK / "chapters" / "teachers_guide.py").is_file()
+            assert (BOOK / "site" / "teachers_guide.py").is_file()
             continue
         if path.stem == "classroom":   # the grader's feedback (book/classroom/feedback.py)
             assert (BOOK / "classroom" / "feedback.py").is_file()
