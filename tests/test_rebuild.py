@@ -125,24 +125,3 @@ def test_a_book_edit_re_executes_and_an_unchanged_tree_does_not(scratch):
     print(f"\nprobe builds ({edition}): cold {first['seconds']:.1f} s, after a prose-only edit "
           f"and an edit to a module it never imports {again['seconds']:.1f} s, after a book/ "
           f"edit {edited['seconds']:.1f} s, after a data edit {data['seconds']:.1f} s")
-
-
-def test_import_graph_reads_relative_absolute_and_lazy_imports():
-    from book.site import sphinxext
-
-    source = ("import book\nfrom book import glued, ideas\nimport book.ideas.masks as m\n"
-              "from book.ideas.mha import X\ndef f():\n    from ..kit import timing\n"
-              "    from .orders import Order\n    from book.toy import nothing_here\n")
-    found = sphinxext._module_imports(source, "book.toy.probe")
-    assert found == {"book", "book.ideas", "book.ideas.masks", "book.ideas.mha", "book.kit",
-                     "book.kit.timing", "book.toy", "book.toy.orders"}
-    assert sphinxext._module_imports("def (:", "") is None
-    assert sphinxext.module_file("book.setup") is None   # a name of book/__init__.py
-    assert sphinxext.module_file("book.ideas").name == "__init__.py"
-    # the closure follows each module's own imports: mha needs masks and kit's validate
-    used = sphinxext._closure({"book.ideas.mha"})
-    assert {"book", "book.ideas.mha", "book.ideas.masks", "book.kit.validate",
-            "book.face.display"} <= used
-    assert "book.toy.train" not in used and "book.chapters" not in used
-    assert sphinxext._closure(None) == sphinxext._all_modules(sphinxext.PACKAGE)
-    assert "book.classroom.sandbox" in sphinxext._all_modules(sphinxext.PACKAGE)

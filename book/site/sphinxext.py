@@ -18,10 +18,10 @@
 * rebuilds are never stale: Sphinx re-reads (and MyST-NB, in ``force`` mode, re-executes) only
   the sources that changed, and a notebook's source does not change when the ``book/`` code it
   calls does. Each notebook's *inputs* — the ``book/`` modules it imports, followed through
-  their own imports, the string table (``book/strings/*.toml``), the data files under
-  ``assets/`` and the versions of the libraries that compute its outputs — are hashed into the
-  build environment; a notebook whose hash moved is read (so executed) again. An unchanged
-  tree still rebuilds in seconds.
+  their own imports (book/site/imports.py), the string table (``book/strings/*.toml``), the
+  data files under ``assets/`` and the versions of the libraries that compute its outputs — are
+  hashed into the build environment; a notebook whose hash moved is read (so executed) again.
+  An unchanged tree still rebuilds in seconds.
 
 * concept questions: ``book/face/questions.js`` is copied to ``_static/book-questions.js`` and
   loaded on the pages that hold a question (book/face/questions.py); in-page explorers:
@@ -39,9 +39,7 @@ file found there to every page.
 
 from __future__ import annotations
 
-import ast
 import hashlib
-import json
 import os
 import posixpath
 import re
@@ -49,7 +47,7 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from book.site import editions, execution, page_fonts, pdf, student, terms
+from book.site import editions, execution, imports, page_fonts, pdf, student, terms
 
 PLOTLY_JS = "vendor/plotly-book.min.js"
 PLOTLY_BUNDLE = "plotly-book.min.js"  # in assets/vendor/plotly/
@@ -396,121 +394,19 @@ def _hidden_cells_named_by_their_text(app, pagename, templatename, context, doct
 
 # ---- never-stale rebuilds ---------------------------------------------------------------------
 
-PACKAGE = Path(__file__).resolve().parents[1]  # the book/ the build (and its kernels) import
+# The import graph (which book/ modules a notebook reaches) is book/site/imports.py's; the
+# hashes of what they reach are here.
 # Libraries whose version changes a notebook's output; a new version re-executes every notebook.
 VERSIONED = ("numpy", "torch", "plotly", "ipywidgets", "anywidget")
 # Under assets/: what the build copies as it is (no notebook reads it to compute an output).
 _NOT_DATA = ("static", "vendor")
 
 
-def module_file(name: str, package: Path = PACKAGE) -> Path | None:
-    """The file of the ``book`` module ``name`` (dotted, e.g. ``book.ideas.mha``), or ``None``
-    when ``name`` is no module of the package (a name defined in a module, e.g. ``book.setup``)."""
-    parts = name.split(".")
-    if parts[0] != "book":
-        return None
-    base = package.joinpath(*parts[1:])
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        if path.is_file():
-            return path
-    return None
-
-
-def _parents(name: str) -> list[str]:
-    """``book.ideas.mha`` -> ``["book", "book.ideas"]``: importing a module runs its packages."""
-    parts = name.split(".")
-    return [".".join(parts[:i]) for i in range(1, len(parts))]
-
-
-def _module_imports(source: str, module: str, package: Path = PACKAGE) -> set[str] | None:
-    """The ``book`` modules (dotted names) that ``source`` imports, with the packages that
-    importing them runs (``None`` if it does not parse).
-
-    ``module`` is the importing module's own dotted name (``""`` for a notebook) so that
-    relative imports (``from . import masks``, ``from ..kit import validate``) resolve. Imports
-    inside functions count too: the book imports lazily. ``from X import a`` counts ``X.a``
-    where that is a module, else ``X``.
-    """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
-    own = module_file(module, package)
-    here = module.split(".") if own is not None and own.name == "__init__.py" \
-        else module.split(".")[:-1]
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names if alias.name.split(".")[0] == "book"]
-            found.update(names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: inside the package
-                base = here[: len(here) - (node.level - 1)] if node.level > 1 else here
-                target = ".".join(base + ([node.module] if node.module else []))
-            elif node.module and node.module.split(".")[0] == "book":
-                target = node.module
-            else:
-                continue
-            found.add(target)
-            found.update(f"{target}.{alias.name}" for alias in node.names
-                         if module_file(f"{target}.{alias.name}", package) is not None)
-    found = {name for name in found if module_file(name, package) is not None}
-    return found | {parent for name in found for parent in _parents(name)}
-
-
-def _all_modules(package: Path) -> set[str]:
-    """Every module of the package: what a notebook depends on when an import cannot be read."""
-    names = set()
-    for path in package.rglob("*.py"):
-        parts = ("book", *path.relative_to(package).with_suffix("").parts)
-        names.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
-    return names
-
-
-def _closure(start: set[str] | None, package: Path = PACKAGE,
-             read: dict[str, set[str] | None] | None = None) -> set[str]:
-    """Every ``book`` module reached from ``start`` by following the imports of each module's
-    file (all of them where anything fails to parse). ``read`` keeps each module's imports
-    once read, so that the notebooks of one build parse each module once."""
-    if start is None:
-        return _all_modules(package)
-    read = {} if read is None else read
-    todo, seen = list(start | {"book"}), set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        path = module_file(name, package)
-        if path is None:
-            continue
-        seen.add(name)
-        if name not in read:
-            read[name] = _module_imports(path.read_text(encoding="utf-8"), name, package)
-        deps = read[name]
-        if deps is None:
-            return _all_modules(package)
-        todo.extend(deps)
-    return seen
-
-
-def _notebook_source(path: Path) -> str:
-    """The notebook's code cells as one Python source (IPython magics and shell lines dropped)."""
-    cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
-    lines = []
-    for cell in cells:
-        if cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        lines += [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
-    return "\n".join(lines)
-
-
 def _file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _shared_inputs(srcdir: Path, package: Path = PACKAGE) -> str:
+def _shared_inputs(srcdir: Path, package: Path = imports.PACKAGE) -> str:
     """One digest of what every notebook depends on: data files under assets/, the string table
     (book/strings/*.toml: every figure title, widget label, exercise message and printed line a
     notebook draws comes from it, in both languages), the code catalogues
@@ -536,18 +432,18 @@ def _shared_inputs(srcdir: Path, package: Path = PACKAGE) -> str:
 
 
 def notebook_input_hashes(notebooks: dict[str, Path], srcdir: Path,
-                          package: Path = PACKAGE) -> dict[str, str]:
+                          package: Path = imports.PACKAGE) -> dict[str, str]:
     """docname -> hash of the inputs of that notebook besides its own source (see above)."""
     shared = _shared_inputs(srcdir, package)
     digests: dict[str, str] = {}
     read: dict[str, set[str] | None] = {}   # each module's imports, read once for all notebooks
     out = {}
     for docname, path in notebooks.items():
-        used = _closure(_module_imports(_notebook_source(path), "", package), package, read)
+        used = imports.notebook_closure(path, package, read)
         h = hashlib.sha256(shared.encode())
         for name in sorted(used):
             if name not in digests:
-                digests[name] = _file_digest(module_file(name, package))
+                digests[name] = _file_digest(imports.module_file(name, package))
             h.update(f"{name}:{digests[name]}\n".encode())
         out[docname] = h.hexdigest()
     return out
