@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from book.face import inpage, questions
+from book.face import controls, inpage, questions
 from book.face.checks import call, exercise, number_answer, value_exercise
 from book.face.display import table
-from book.face.live import LiveExplorer
+from book.face.live import LiveExplorer, widgets_for
 from book.face.plotting import SCALE_COLORS, make_slider, rounded, wrap
 from book.ideas import scaling
 from book.ideas.attention import softmax
@@ -37,9 +36,9 @@ def _dk_titles(data: dict, d_k: int) -> list[str]:
             tr("ch02.dk_scaled_title", var=data["scaled_var"])]
 
 
-def dk_figure(d_ks=None) -> go.Figure:
-    """Static explorer: slider over d_k; raw dot products spread out, scaled ones stay put."""
-    d_ks = list(scaling.D_K_STEPS if d_ks is None else d_ks)
+def _dk_plot(d_ks) -> tuple[go.Figure, list[dict]]:
+    """The two histograms at ``d_ks[0]``, their axes fixed for every d_k of ``d_ks`` (what
+    every face of the d_k sampler starts from), and the data of each d_k."""
     first = scaling.dk_data(d_ks[0])
     fig = make_subplots(rows=1, cols=2, subplot_titles=_dk_titles(first, d_ks[0]),
                         horizontal_spacing=0.1)
@@ -49,13 +48,28 @@ def dk_figure(d_ks=None) -> go.Figure:
     fig.add_trace(go.Bar(x=rounded(first["scaled_x"]), y=rounded(first["scaled_y"]),
                          name=tr("ch02.scaled"), marker_color=SCALE_COLORS["sqrt"]), row=1, col=2)
     fig.update_annotations(yshift=8)
-    base = [a.to_plotly_json() for a in fig.layout.annotations]
     frames = [first if d_k == d_ks[0] else scaling.dk_data(d_k) for d_k in d_ks]
     # one x range and one y range for every d_k: the raw histogram visibly widens and flattens
     # as d_k grows, instead of the axis rescaling to hide it
     reach = max(float(data["range"]) for data in frames)
     top_raw = 1.05 * max(float(np.max(data["raw_y"])) for data in frames)
     top_scaled = 1.05 * max(float(np.max(data["scaled_y"])) for data in frames)
+    fig.update_xaxes(ticks="outside", ticklen=6)
+    fig.update_xaxes(title_text="q·k", range=[-reach, reach],
+                     row=1, col=1)
+    fig.update_xaxes(title_text="q·k / √d_k", range=[-4, 4], row=1, col=2)
+    fig.update_yaxes(title_text=tr("ch02.density"), range=[0, top_raw], row=1, col=1)
+    fig.update_yaxes(range=[0, top_scaled], row=1, col=2)
+    fig.update_layout(showlegend=False, bargap=0.05, height=480,
+                      margin={"t": 90, "b": 40, **PANEL_MARGIN})
+    return fig, frames
+
+
+def dk_figure(d_ks=None) -> go.Figure:
+    """Static explorer: slider over d_k; raw dot products spread out, scaled ones stay put."""
+    d_ks = list(scaling.D_K_STEPS if d_ks is None else d_ks)
+    fig, frames = _dk_plot(d_ks)
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
     steps = []
     for d_k, data in zip(d_ks, frames, strict=True):
         annotations = [dict(a, text=t) for a, t in zip(base, _dk_titles(data, d_k), strict=True)]
@@ -63,38 +77,37 @@ def dk_figure(d_ks=None) -> go.Figure:
                       "args": [{"x": [rounded(data["raw_x"]), rounded(data["scaled_x"])],
                                 "y": [rounded(data["raw_y"]), rounded(data["scaled_y"])]},
                                {"annotations": annotations}]})
-    fig.update_xaxes(ticks="outside", ticklen=6)
-    fig.update_xaxes(title_text="q·k", range=[-reach, reach],
-                     row=1, col=1)
-    fig.update_xaxes(title_text="q·k / √d_k", range=[-4, 4], row=1, col=2)
-    fig.update_yaxes(title_text=tr("ch02.density"), range=[0, top_raw], row=1, col=1)
-    fig.update_yaxes(range=[0, top_scaled], row=1, col=2)
-    fig.update_layout(sliders=[make_slider(steps, "d_k = ")], showlegend=False, bargap=0.05,
-                      height=480, margin={"t": 90, "b": 40, **PANEL_MARGIN})
+    fig.update_layout(sliders=[make_slider(steps, "d_k = ")])
+    return fig
+
+
+def _softmax_row_plot(d_k: int, n_keys: int) -> go.Figure:
+    """One softmax row at ``d_k``, unscaled and scaled (what every face of it starts from)."""
+    keys = [f"k{j + 1}" for j in range(n_keys)]
+    first = scaling.softmax_row_data(d_k, n_keys)
+    fig = go.Figure()
+    for scale in ("none", "sqrt"):
+        fig.add_trace(go.Bar(x=keys, y=rounded(first[scale]), name=scale_name(scale),
+                             marker_color=SCALE_COLORS[scale]))
+    fig.update_layout(barmode="group", title=_row_title(first, d_k), height=420,
+                      yaxis={"title": tr("ch02.attention_weight"), "range": [0, 1]},
+                      # the labels a little below the axis: "k1" clear of the y axis' "0"
+                      xaxis={"title": tr("ch02.key"), "ticklabelstandoff": 4},
+                      legend={"orientation": "h", "y": 1.12})
     return fig
 
 
 def softmax_row_figure(d_ks=None, n_keys: int = 16) -> go.Figure:
     """Static explorer: one softmax row, unscaled vs scaled, as d_k grows."""
     d_ks = list(scaling.D_K_STEPS if d_ks is None else d_ks)
-    keys = [f"k{j + 1}" for j in range(n_keys)]
-    first = scaling.softmax_row_data(d_ks[0], n_keys)
-    fig = go.Figure()
-    for scale in ("none", "sqrt"):
-        fig.add_trace(go.Bar(x=keys, y=rounded(first[scale]), name=scale_name(scale),
-                             marker_color=SCALE_COLORS[scale]))
+    fig = _softmax_row_plot(d_ks[0], n_keys)
     steps = []
     for d_k in d_ks:
         data = scaling.softmax_row_data(d_k, n_keys)
         steps.append({"label": str(d_k), "method": "update",
                       "args": [{"y": [rounded(data["none"]), rounded(data["sqrt"])]},
                                {"title.text": _row_title(data, d_k)}]})
-    fig.update_layout(sliders=[make_slider(steps, "d_k = ")], barmode="group",
-                      title=_row_title(first, d_ks[0]), height=420,
-                      yaxis={"title": tr("ch02.attention_weight"), "range": [0, 1]},
-                      # the labels a little below the axis: "k1" clear of the y axis' "0"
-                      xaxis={"title": tr("ch02.key"), "ticklabelstandoff": 4},
-                      legend={"orientation": "h", "y": 1.12})
+    fig.update_layout(sliders=[make_slider(steps, "d_k = ")])
     return fig
 
 
@@ -211,69 +224,81 @@ def spread_table(sweep: dict, d_ks) -> object:
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
 
+def _dk_redraw(fig, d_k, n):
+    data = scaling.dk_data(d_k, n)
+    fig.data[0].x, fig.data[0].y = data["raw_x"], data["raw_y"]
+    fig.data[1].x, fig.data[1].y = data["scaled_x"], data["scaled_y"]
+    for annotation, title in zip(fig.layout.annotations, _dk_titles(data, d_k), strict=True):
+        annotation.text = title
+
+
+def _dk_controls() -> list:
+    return [controls.Slider(name="d_k", label="d_k", low=1, high=LIVE_MAX_D_K, value=64,
+                            page_high=scaling.MAX_D_K),
+            controls.Slider(name="n", label=tr("ch02.samples"), low=100, high=3000,
+                            value=2000, step=100)]
+
+
+def _dk_first_plot() -> go.Figure:
+    """The d_k sampler's first state, its axes fixed for every d_k the live sliders reach."""
+    fig = _dk_plot([1, LIVE_MAX_D_K])[0]
+    _dk_redraw(fig, **controls.first_values(_dk_controls()))
+    return fig
+
+
 def dk_live() -> LiveExplorer:
     """Any d_k from 1 to 4096 and any sample size: histograms of raw and scaled q·k."""
-    def redraw(fig, d_k, n):
-        data = scaling.dk_data(d_k, n)
-        fig.data[0].x, fig.data[0].y = data["raw_x"], data["raw_y"]
-        fig.data[1].x, fig.data[1].y = data["scaled_x"], data["scaled_y"]
-        for annotation, title in zip(fig.layout.annotations, _dk_titles(data, d_k),
-                                     strict=True):
-            annotation.text = title
+    return LiveExplorer(_dk_first_plot(), widgets_for(_dk_controls()), _dk_redraw,
+                        adds=tr("ch02.live_adds_dk", d_k=LIVE_MAX_D_K))
 
-    controls = {"d_k": widgets.IntSlider(value=64, min=1, max=LIVE_MAX_D_K, description="d_k"),
-                "n": widgets.IntSlider(value=2000, min=100, max=3000, step=100,
-                                       description=tr("ch02.samples"))}
-    fig = dk_figure([1, LIVE_MAX_D_K])  # the axes fixed for every d_k the sliders reach
-    fig.layout.sliders = []
-    explorer = LiveExplorer(fig, controls, redraw,
-                            adds=tr("ch02.live_adds_dk", d_k=LIVE_MAX_D_K))
-    explorer.update()
-    return explorer
+
+def _softmax_row_redraw(fig, d_k, n_keys, seed):
+    data = scaling.softmax_row_data(d_k, n_keys, seed)
+    keys = [f"k{j + 1}" for j in range(n_keys)]
+    for trace, scale in zip(fig.data, ("none", "sqrt"), strict=True):
+        trace.x, trace.y = keys, data[scale]
+    fig.layout.title.text = _row_title(data, d_k)
+
+
+def _softmax_row_controls() -> list:
+    return [controls.Slider(name="d_k", label="d_k", low=1, high=LIVE_MAX_D_K, value=64,
+                            page_high=scaling.MAX_D_K),
+            controls.Slider(name="n_keys", label=tr("ch02.keys"), low=1, high=128, value=16),
+            controls.Slider(name="seed", label=tr("ch02.seed"), low=0, high=99, value=3)]
 
 
 def softmax_row_live() -> LiveExplorer:
     """One query over any number of keys at any d_k: how peaked is softmax, scaled or not?"""
-    def redraw(fig, d_k, n_keys, seed):
-        data = scaling.softmax_row_data(d_k, n_keys, seed)
-        keys = [f"k{j + 1}" for j in range(n_keys)]
-        for trace, scale in zip(fig.data, ("none", "sqrt"), strict=True):
-            trace.x, trace.y = keys, data[scale]
-        fig.layout.title.text = _row_title(data, d_k)
-
-    controls = {"d_k": widgets.IntSlider(value=64, min=1, max=LIVE_MAX_D_K, description="d_k"),
-                "n_keys": widgets.IntSlider(value=16, min=1, max=128, description=tr("ch02.keys")),
-                "seed": widgets.IntSlider(value=3, min=0, max=99, description=tr("ch02.seed"))}
-    fig = softmax_row_figure([64])
-    fig.layout.sliders = []
-    return LiveExplorer(fig, controls, redraw, adds=tr("ch02.live_adds_row"))
+    return LiveExplorer(_softmax_row_plot(64, 16), widgets_for(_softmax_row_controls()),
+                        _softmax_row_redraw, adds=tr("ch02.live_adds_row"))
 
 
 # --- in-page explorers (the book's HTML: book/face/inpage.js recomputes them, no kernel) -------
 
 def dk_inpage() -> inpage.InPage:
-    """The d_k sampler in the book's page: the live explorer's controls and first state, d_k up
+    """The d_k sampler in the book's page: the live face's controls and first state, d_k up
     to 4096; the page draws the q, k pairs from its own seeded generator."""
-    live = dk_live()
-    titles = inpage.templates(live.figure, {
+    fig = _dk_first_plot()
+    titles = inpage.templates(fig, {
         "annotations[0]": ("ch02.dk_raw_title", {"d_k": str(scaling.MAX_D_K), "var": "99999.9"}),
         "annotations[1]": ("ch02.dk_scaled_title", {"var": "99.99"})})
-    layout = live.figure.layout
-    spec = {"seed": 0, "bins": len(live.figure.data[0].x), "redraw_at_load": True,
+    spec = {"seed": 0, "bins": len(fig.data[0].x), "redraw_at_load": True,
             "reach": scaling.raw_range(LIVE_MAX_D_K),
-            "top": [layout.yaxis.range[1], layout.yaxis2.range[1]],
+            "top": [fig.layout.yaxis.range[1], fig.layout.yaxis2.range[1]],
             "titles": [titles["annotations[0]"], titles["annotations[1]"]]}
-    return inpage.from_live("dk", live, spec, highs={"d_k": scaling.MAX_D_K})
+    return inpage.InPage("dk", fig, inpage.page_controls(_dk_controls()), spec,
+                         tr("ch02.live_adds_dk", d_k=LIVE_MAX_D_K))
 
 
 def softmax_row_inpage() -> inpage.InPage:
-    """One softmax row in the book's page: the live explorer's controls and first state, d_k up
+    """One softmax row in the book's page: the live face's controls and first state, d_k up
     to 4096; the page draws the query and keys from its own seeded generator."""
-    live = softmax_row_live()
-    title = inpage.templates(live.figure, {"title": ("ch02.row_title", {
+    fig = _softmax_row_plot(64, 16)
+    title = inpage.templates(fig, {"title": ("ch02.row_title", {
         "d_k": str(scaling.MAX_D_K), "none": "1.00", "sqrt": "1.00"})})["title"]
     spec = {"title": title, "key": "k", "salt": 1, "redraw_at_load": True}
-    return inpage.from_live("softmax_row", live, spec, highs={"d_k": scaling.MAX_D_K})
+    return inpage.InPage("softmax_row", fig, inpage.page_controls(_softmax_row_controls()),
+                         spec, tr("ch02.live_adds_row"))
 
 
 def dk_explorer():

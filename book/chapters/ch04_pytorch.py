@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import copy
 
-import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from book.face import inpage, questions
+from book.face import controls, inpage, questions
 from book.face.checks import (
     GOT_DTYPE,
     GOT_SHAPE,
@@ -22,7 +21,7 @@ from book.face.checks import (
     value_exercise,
     wrong,
 )
-from book.face.live import LiveExplorer
+from book.face.live import LiveExplorer, widgets_for
 from book.face.plotting import COLORSCALE, MASK_COLORSCALE, make_slider, rounded
 from book.ideas import masks, mha
 from book.kit import i18n, validate
@@ -77,6 +76,37 @@ def mask_figure(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
     start = seq_lens[min(1, len(seq_lens) - 1)] if start is None else start
     if start not in seq_lens:
         raise ValueError(f"start={start} is not one of the padded lengths {seq_lens}")
+    fig, traces = _mask_plot(length, seq_lens, kinds, start)
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    buttons = []
+    for i, kind in enumerate(kinds):
+        visible = [j // 2 == i for j in range(2 * len(kinds))]
+        annotations = [dict(a, text=t) for a, t in zip(base, _mask_titles(kind), strict=True)]
+        label = (i18n.tr("ch04.button_none") if kind == "none"
+                 else i18n.tr("ch04.button_mask", kind=kind_name(kind)))
+        buttons.append({"label": label, "method": "update",
+                        "args": [{"visible": visible}, {"annotations": annotations}]})
+    steps = []
+    for n in seq_lens:
+        restyle = {key: [t[key][p] for t in traces[n] for p in (0, 1)]
+                   for key in ("x", "y", "z", "text")}
+        steps.append({"label": str(n), "method": "update",
+                      "args": [restyle, {"title.text": _mask_figure_title(length, n)}]})
+    if len(kinds) > 1:
+        # its own row, above the first panel's title: never over the title or the panel
+        fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "down",
+                                        "showactive": True, "x": 0, "xanchor": "left",
+                                        "y": 1.0, "yanchor": "bottom", "pad": {"b": 28}}])
+    if len(seq_lens) > 1:
+        fig.update_layout(sliders=[make_slider(steps, i18n.tr("ch04.slider_padded"),
+                                               active=seq_lens.index(start))])
+    return fig
+
+
+def _mask_plot(length: int, seq_lens, kinds, start: int) -> tuple[go.Figure, dict]:
+    """The two panels (mask, weights) of every kind at padded length ``start``, the first
+    kind's visible (what every face of the mask explorer starts from), and each padded
+    length's traces."""
     traces = {n: [_mask_traces(masktraps.mask_data(k, length, n)) for k in kinds] for n in seq_lens}
     # stacked, not side by side: both grids stay readable on a phone
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.18,
@@ -98,21 +128,6 @@ def mask_figure(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
             hovertemplate=f"{query} %{{y}}<br>{key} %{{x}}<br>{weight} %{{z:.3f}}"
                           "<extra></extra>"),
             row=2, col=1)
-    base = [a.to_plotly_json() for a in fig.layout.annotations]
-    buttons = []
-    for i, kind in enumerate(kinds):
-        visible = [j // 2 == i for j in range(2 * len(kinds))]
-        annotations = [dict(a, text=t) for a, t in zip(base, _mask_titles(kind), strict=True)]
-        label = (i18n.tr("ch04.button_none") if kind == "none"
-                 else i18n.tr("ch04.button_mask", kind=kind_name(kind)))
-        buttons.append({"label": label, "method": "update",
-                        "args": [{"visible": visible}, {"annotations": annotations}]})
-    steps = []
-    for n in seq_lens:
-        restyle = {key: [t[key][p] for t in traces[n] for p in (0, 1)]
-                   for key in ("x", "y", "z", "text")}
-        steps.append({"label": str(n), "method": "update",
-                      "args": [restyle, {"title.text": _mask_figure_title(length, n)}]})
     fig.update_xaxes(tickangle=-45, side="bottom")
     fig.update_yaxes(autorange="reversed", title_text=query)
     fig.update_xaxes(title_text=key, row=2, col=1)
@@ -120,15 +135,7 @@ def mask_figure(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
                       title={"text": _mask_figure_title(length, start), "font": {"size": 13},
                              "x": 0.02, "xanchor": "left", "yref": "container", "y": 0.985,
                              "yanchor": "top"})
-    if len(kinds) > 1:
-        # its own row, above the first panel's title: never over the title or the panel
-        fig.update_layout(updatemenus=[{"buttons": buttons, "direction": "down",
-                                        "showactive": True, "x": 0, "xanchor": "left",
-                                        "y": 1.0, "yanchor": "bottom", "pad": {"b": 28}}])
-    if len(seq_lens) > 1:
-        fig.update_layout(sliders=[make_slider(steps, i18n.tr("ch04.slider_padded"),
-                                               active=seq_lens.index(start))])
-    return fig
+    return fig, traces
 
 
 def _mask_figure_title(length: int, seq_len: int) -> str:
@@ -137,38 +144,46 @@ def _mask_figure_title(length: int, seq_len: int) -> str:
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
 
+def _mask_redraw(fig, kind, length, padding):
+    data = masktraps.mask_data(kind, length, length + padding)
+    traces = _mask_traces(data)
+    for i, trace in enumerate(fig.data):
+        trace.x, trace.y = traces["x"][i], traces["y"][i]
+        trace.z, trace.text = traces["z"][i], traces["text"][i]
+    for annotation, title in zip(fig.layout.annotations, _mask_titles(kind), strict=True):
+        annotation.text = title
+    fig.layout.title.text = _mask_figure_title(length, length + padding)
+
+
+def _mask_controls() -> list:
+    """The number of real tokens and the amount of padding (the padded length is their sum),
+    so every combination of slider positions is a valid sequence."""
+    return [controls.Choice(name="kind", label=i18n.tr("ch04.live_mask"),
+                            options=[(k, kind_name(k)) for k in masktraps.MASK_KINDS],
+                            value="causal + padding"),
+            controls.Slider(name="length", label=i18n.tr("ch04.live_real_tokens"), low=1,
+                            high=masktraps.MASK_MAX_REAL, value=5),
+            controls.Slider(name="padding", label=i18n.tr("ch04.live_padding"), low=0,
+                            high=masktraps.MASK_MAX_PAD, value=2)]
+
+
+def _mask_first_plot() -> go.Figure:
+    first = controls.first_values(_mask_controls())
+    fig = _mask_plot(first["length"], [first["length"] + first["padding"]], [first["kind"]],
+                     first["length"] + first["padding"])[0]
+    _mask_redraw(fig, **first)
+    return fig
+
+
+def _mask_adds() -> str:
+    return i18n.tr("ch04.live_adds_mask", real=masktraps.MASK_MAX_REAL,
+                   pad=masktraps.MASK_MAX_PAD)
+
+
 def mask_live() -> LiveExplorer:
-    """Any mask kind, 1–8 real tokens and 0–8 padding positions: the mask and the weights.
-
-    The controls are the number of real tokens and the amount of padding (the padded length is
-    their sum), so every combination of slider positions is a valid sequence.
-    """
-    def redraw(fig, kind, length, padding):
-        data = masktraps.mask_data(kind, length, length + padding)
-        traces = _mask_traces(data)
-        for i, trace in enumerate(fig.data):
-            trace.x, trace.y = traces["x"][i], traces["y"][i]
-            trace.z, trace.text = traces["z"][i], traces["text"][i]
-        for annotation, title in zip(fig.layout.annotations, _mask_titles(kind),
-                                     strict=True):
-            annotation.text = title
-        fig.layout.title.text = _mask_figure_title(length, length + padding)
-
-    controls = {
-        "kind": widgets.Dropdown(options=[(kind_name(k), k) for k in masktraps.MASK_KINDS],
-                                 value="causal + padding",
-                                 description=i18n.tr("ch04.live_mask")),
-        "length": widgets.IntSlider(value=5, min=1, max=masktraps.MASK_MAX_REAL,
-                                    description=i18n.tr("ch04.live_real_tokens")),
-        "padding": widgets.IntSlider(value=2, min=0, max=masktraps.MASK_MAX_PAD,
-                                     description=i18n.tr("ch04.live_padding")),
-    }
-    fig = mask_figure(5, [7], ["causal + padding"])
-    explorer = LiveExplorer(fig, controls, redraw,
-                            adds=i18n.tr("ch04.live_adds_mask", real=masktraps.MASK_MAX_REAL,
-                                         pad=masktraps.MASK_MAX_PAD))
-    explorer.update()
-    return explorer
+    """Any mask kind, 1–8 real tokens and 0–8 padding positions: the mask and the weights."""
+    return LiveExplorer(_mask_first_plot(), widgets_for(_mask_controls()), _mask_redraw,
+                        adds=_mask_adds())
 
 
 # --- in-page explorer (the book's HTML: book/face/inpage.js recomputes it, no kernel) ---------
@@ -209,7 +224,7 @@ def mask_inpage() -> inpage.InPage:
     """The mask explorer in the book's page: the live explorer's controls and first state; the
     page masks and normalises the seeded layer's scores itself (its projected q and k of every
     position come with the page)."""
-    live = mask_live()
+    fig = _mask_first_plot()
     layer, x = masktraps.seeded_layer(4, masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD)
     if layer.n_heads != 1:
         raise ValueError("the page's mask explorer draws one head")
@@ -218,25 +233,26 @@ def mask_inpage() -> inpage.InPage:
     kinds = {}
     for kind in masktraps.MASK_KINDS:
         allowed, weights = _mask_titles(kind)
-        titles = inpage.templates(live.figure, {"annotations[0]": allowed,
+        titles = inpage.templates(fig, {"annotations[0]": allowed,
                                                 "annotations[1]": weights})
         kinds[kind] = {"causal": "causal" in kind, "padding": "padding" in kind,
                        "titles": [titles["annotations[0]"], titles["annotations[1]"]]}
     longest = masktraps.MASK_MAX_REAL + masktraps.MASK_MAX_PAD
-    title = inpage.templates(live.figure, {"title": ("ch04.figure_title", {
+    title = inpage.templates(fig, {"title": ("ch04.figure_title", {
         "length": str(masktraps.MASK_MAX_REAL), "seq_len": str(longest)})})["title"]
     # the figure grows with the padded length, so that every row keeps room for its tick label
     # (a 12 px cell is the least; 16 rows of 12 px labels touch on a phone); past the static
     # explorer's longest sequence the key labels stand upright, clear of each other on a phone
-    layout = live.figure.layout
+    layout = fig.layout
     domain = layout.yaxis.domain
     spec = {"height": layout.height, "margin": layout.margin.t + layout.margin.b,
             "panel_share": domain[1] - domain[0], "cell_px": MIN_CELL_PX + 4,
             "angled_up_to": masktraps.MASK_MAX_REAL, "tickangle": layout.xaxis.tickangle,
             "q": q.double().tolist(), "k": k.double().tolist(), "kinds": kinds,
             "tokens": list(orders_example.TOKENS), "pad": "pad", "title": title,
-            "text_up_to": MASK_TEXT_UP_TO, "text_modes": _mask_text_modes(live.figure)}
-    return inpage.from_live("mask", live, spec)
+            "text_up_to": MASK_TEXT_UP_TO, "text_modes": _mask_text_modes(fig)}
+    return inpage.InPage("mask", fig, inpage.page_controls(_mask_controls()), spec,
+                         _mask_adds())
 
 
 def mask_explorer():

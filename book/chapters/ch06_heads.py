@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from book.face import inpage, questions
+from book.face import controls, inpage, questions
 from book.face.checks import Answer, Is, call, exercise, right, value_exercise, wrong
-from book.face.live import LiveExplorer
+from book.face.live import LiveExplorer, widgets_for
 from book.face.plotting import COLORSCALE, RUN_COLORS, make_slider, rounded, wrap
 from book.kit import i18n, timing, validate
 from book.studies import heads
@@ -143,11 +142,27 @@ def head_maps_figure(models: dict, order, layers=(0, 1), start: int = 0) -> go.F
     """Static explorer: a slider over (number of heads, layer); the heads' attention maps for
     ``order`` on a grid sized to the head count (``models``: {n_heads: TinyEncoder}, at most
     16 heads)."""
-    models = dict(models)
-    if not models:
-        raise ValueError("models is empty: pass {n_heads: trained TinyEncoder}")
+    models = _head_maps_models(models)
     frames = [heads.head_maps_data(m, order, layer) for m in models.values() for layer in layers]
     start = validate.integer("start", start, low=0, high=len(frames) - 1)
+    fig = _head_maps_plot(frames, start)
+    steps = []
+    for data in frames:
+        steps.append({"label": f"{data['n_heads']}·{data['layer']}", "method": "update",
+                      "args": [{k: v for k, v in _head_maps_update(data).items()
+                                if k in ("z", "y")},
+                               {"annotations": _head_panel_annotations(data["n_heads"]),
+                                "title.text": _head_maps_title(data),
+                                **_head_axes_visible(data["n_heads"])}]})
+    slider = {**make_slider(steps, _tr("maps_slider"), active=start), "pad": {"t": 8},
+              "font": {"size": 11}}
+    fig.update_layout(sliders=[slider])
+    return fig
+
+
+def _head_maps_plot(frames: list[dict], start: int) -> go.Figure:
+    """The grid of 16 panels showing ``frames[start]`` (every face of the head maps starts
+    from it), each panel's keys and hover glosses those of the order of ``frames``."""
     rows, cols = HEAD_GRID
     fig = make_subplots(rows=rows, cols=cols)
     first = _head_maps_update(frames[start])
@@ -171,19 +186,9 @@ def head_maps_figure(models: dict, order, layers=(0, 1), start: int = 0) -> go.F
                      showgrid=False, zeroline=False, dtick=1, automargin=True)
     fig.update_xaxes(tickfont_size=11, tickangle=-90, showgrid=False, zeroline=False, dtick=1,
                      automargin=True)
-    steps = []
-    for data in frames:
-        steps.append({"label": f"{data['n_heads']}·{data['layer']}", "method": "update",
-                      "args": [{k: v for k, v in _head_maps_update(data).items()
-                                if k in ("z", "y")},
-                               {"annotations": _head_panel_annotations(data["n_heads"]),
-                                "title.text": _head_maps_title(data),
-                                **_head_axes_visible(data["n_heads"])}]})
     fig.update_layout(_head_axes_visible(frames[start]["n_heads"]))
     fig.update_layout(annotations=_head_panel_annotations(frames[start]["n_heads"]))
-    slider = {**make_slider(steps, _tr("maps_slider"), active=start), "pad": {"t": 8},
-              "font": {"size": 11}}
-    fig.update_layout(sliders=[slider], height=880, plot_bgcolor="#ffffff",
+    fig.update_layout(height=880, plot_bgcolor="#ffffff",
                       title={"text": _head_maps_title(frames[start]), "font": {"size": 13},
                              "x": 0, "xanchor": "left", "yref": "paper", "automargin": True,
                              "pad": {"b": 22}},
@@ -277,15 +282,9 @@ def redundancy_figure(trained: dict, untrained: dict | None = None) -> go.Figure
 HEAD_MAPS_ORDER = "两碗招牌牛肉面，香菜和葱都不要，多加辣。"
 
 
-def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
-    """Pick a trained model (its number of heads), a layer, and type any order: every head's
-    attention map recomputes (one forward pass of the small model)."""
-    models = dict(models)
-    if not models:
-        raise ValueError("models is empty: pass {n_heads: trained TinyEncoder}")
-    counts = list(models)
-    n_layers = next(iter(models.values())).n_layers
-
+def _head_maps_redrawer(models: dict):
+    """The redraw of the head maps for ``models`` ({n_heads: TinyEncoder}): one forward pass,
+    then only what changed is sent (it remembers what the figure shows)."""
     shown = {"labels": None, "titles": None, "heads": MAX_GRID_HEADS, "axes": {}}
 
     def redraw(fig, n_heads, layer, order):
@@ -323,20 +322,45 @@ def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
         fig.layout.title.text = _head_maps_title(data)
         shown.update(labels=data["labels"], titles=titles, heads=data["n_heads"])
 
-    controls = {
-        "n_heads": widgets.SelectionSlider(options=counts, value=counts[0],
-                                           description=_tr("live_heads")),
-        "layer": widgets.IntSlider(value=n_layers - 1, min=0, max=n_layers - 1,
-                                   description=_tr("live_layer")),
-        "order": widgets.Text(value=order, description=_tr("live_order"), continuous_update=False,
-                              layout={"width": "420px"}),
-    }
-    fig = head_maps_figure({counts[0]: models[counts[0]]}, order,
-                                     layers=(n_layers - 1,))
-    fig.layout.sliders = []
-    explorer = LiveExplorer(fig, controls, redraw, adds=i18n.tr("ch06.live_adds_maps"))
-    explorer.update()
-    return explorer
+    return redraw
+
+
+def _head_maps_models(models) -> dict:
+    models = dict(models)
+    if not models:
+        raise ValueError("models is empty: pass {n_heads: trained TinyEncoder}")
+    return models
+
+
+def _head_maps_controls(models: dict, order: str) -> list:
+    counts = list(models)
+    last = next(iter(models.values())).n_layers - 1
+    return [controls.Choice(name="n_heads", label=_tr("live_heads"), slider=True,
+                            options=[(h, head_count(h)) for h in counts], value=counts[0]),
+            controls.Slider(name="layer", label=_tr("live_layer"), low=0, high=last,
+                            value=last, page_menu=True),
+            controls.TextBox(name="order", label=_tr("live_order"), value=order,
+                             width="420px")]
+
+
+def _head_maps_first(models: dict, order: str):
+    """The first state's figure (the first model's last layer, as every face opens), its
+    controls and the redraw that drew it."""
+    first_controls = _head_maps_controls(models, order)
+    first = controls.first_values(first_controls)
+    fig = _head_maps_plot([heads.head_maps_data(models[first["n_heads"]], order,
+                                                first["layer"])], 0)
+    redraw = _head_maps_redrawer(models)
+    redraw(fig, **first)
+    return fig, first_controls, redraw
+
+
+def head_maps_live(models: dict, order: str = HEAD_MAPS_ORDER) -> LiveExplorer:
+    """Pick a trained model (its number of heads), a layer, and type any order: every head's
+    attention map recomputes (one forward pass of the small model)."""
+    fig, first_controls, redraw = _head_maps_first(_head_maps_models(models), order)
+    return LiveExplorer(fig, widgets_for(first_controls), redraw,
+                        adds=i18n.tr("ch06.live_adds_maps"))
 
 
 # The head maps in the HTML book: the page runs the chosen model on the typed order. Each cell
@@ -360,18 +384,9 @@ def head_maps_inpage(models: dict, order: str = HEAD_MAPS_ORDER) -> inpage.InPag
     """The HTML book's twin of :func:`head_maps_live`: the page runs the chosen model
     (book/toy/export.py's weights, book/face/inpage.js's forward pass) on the order the reader
     types and redraws every head's map of the chosen layer, the grid laid out as here."""
-    live = head_maps_live(models, order)
-    models = dict(models)
-    c = live.controls
+    models = _head_maps_models(models)
+    fig, first_controls, _ = _head_maps_first(models, order)
     counts = list(models)
-    n_layers = next(iter(models.values())).n_layers
-    controls = [
-        inpage.select("n_heads", c["n_heads"].description,
-                      [(str(h), head_count(h)) for h in counts], str(c["n_heads"].value)),
-        inpage.select("layer", c["layer"].description,
-                      [(str(layer), str(layer)) for layer in range(n_layers)],
-                      str(c["layer"].value)),
-        inpage.text_box("order", c["order"].description, c["order"].value)]
     example = "三盘饺子，多放醋，不要蒜。"
     # each model's weights as far as its last attention map (the maps are all the page draws)
     spec = {"models": {str(h): export.page_model(m, maps_only=True) for h, m in models.items()},
@@ -390,7 +405,7 @@ def head_maps_inpage(models: dict, order: str = HEAD_MAPS_ORDER) -> inpage.InPag
                 "empty": _tr("inpage_empty", example=example),
                 "unknown": _tr("inpage_unknown", word="{word}", words=" ".join(orders.WORDS)),
                 "long": _tr("inpage_long", heads="{heads}", max_words="{max_words}", n="{n}")}}
-    return inpage.InPage("head_maps", go.Figure(live.figure), controls, spec,
+    return inpage.InPage("head_maps", fig, inpage.page_controls(first_controls), spec,
                          _tr("inpage_adds"))
 
 

@@ -80,15 +80,16 @@ def _sentences(model, texts, names) -> tuple[list[views.Sentence], list[str]]:
 
 # --- head view and model view ---------------------------------------------------------------
 
-def _head_view_plot(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.Figure:
+def _head_view_plot(model, texts, names=None, start: tuple[int, int] = (0, 0),
+                    controls: bool = True) -> go.Figure:
     """The head view of ``texts`` as :func:`book.face.views.head_view` draws it (what both
-    faces start from; views.head_view adds its dropdown and slider, which the live face
-    drops)."""
+    faces start from; ``controls``: its dropdown and slider, which the live face does without)."""
     sentences, names = _sentences(model, texts, names)
     # the menu a little higher than the views' default: a caption of three lines (a long
     # sentence at CAPTION_WIDTH) fits between it and the map
     return views.head_view(sentences, names, start=start,
-                           slider_prefix=tr("ch08b.slider_head"), menu={"y": 1.19})
+                           slider_prefix=tr("ch08b.slider_head"), menu={"y": 1.19},
+                           controls=controls)
 
 
 def head_view_figure(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.Figure:
@@ -98,10 +99,10 @@ def head_view_figure(model, texts, names=None, start: tuple[int, int] = (0, 0)) 
 
 
 def _model_view_plot(model, texts, names=None, layer: int = 0,
-                     max_tokens: int = MODEL_VIEW_TOKENS) -> go.Figure:
+                     max_tokens: int = MODEL_VIEW_TOKENS, controls: bool = True) -> go.Figure:
     """The model view of ``texts`` as :func:`book.face.views.model_view` draws it (what both
-    faces start from; views.model_view adds its dropdown and slider, which the live face
-    drops). Sentences longer than ``max_tokens`` tokens raise."""
+    faces start from; ``controls``: its dropdown and slider, which the live face does
+    without). Sentences longer than ``max_tokens`` tokens raise."""
     max_tokens = validate.integer("max_tokens", max_tokens, low=1)
     data, names = _views(model, texts, names)
     for d in data:
@@ -114,7 +115,7 @@ def _model_view_plot(model, texts, names=None, layer: int = 0,
     return views.model_view(
         sentences, names, layer=layer, one_trace_per="sentence", grid=GRID,
         panel_titles=[tr("ch08b.head_short", head=h) for h in range(c.n_heads)],
-        slider_prefix=tr("ch08b.slider_layer"))
+        slider_prefix=tr("ch08b.slider_layer"), controls=controls)
 
 
 def model_view_figure(model, texts, names=None, layer: int = 0,
@@ -351,7 +352,6 @@ def _live(model, text: str, make_figure, redraw, controls, adds: str) -> LiveExp
                                      continuous_update=False, layout={"width": "520px"}),
                 **controls}
     fig = make_figure(text)
-    fig.layout.updatemenus, fig.layout.sliders = [], []
     explorer = LiveExplorer(fig, controls, update, adds=adds)
     explorer.message = message
     explorer.widget = widgets.VBox([widgets.HBox(list(controls.values())), message,
@@ -383,7 +383,8 @@ def head_view_live(model=None, text: str = "The animal didn't cross the street b
                                           for i in range(c.n_heads)],
                                  value=2, description=tr("ch08.head_box")),
     }
-    return _live(model, text, lambda t: _head_view_plot(model, [t], start=(0, 2)), redraw,
+    return _live(model, text, lambda t: _head_view_plot(model, [t], start=(0, 2), controls=False),
+                 redraw,
                  controls, adds=tr("ch08b.live_adds_head"))
 
 
@@ -413,7 +414,8 @@ def model_view_live(model=None, text: str = "one bowl of beef noodles, no corian
     controls = {"layer": widgets.IntSlider(value=0, min=0, max=c.n_layers - 1,
                                            description=tr("ch08.layer_box"))}
     return _live(model, text,
-                 lambda t: _model_view_plot(model, [t], max_tokens=pretrained.MAX_TOKENS),
+                 lambda t: _model_view_plot(model, [t], max_tokens=pretrained.MAX_TOKENS,
+                                           controls=False),
                  redraw, controls, adds=tr("ch08b.live_adds_model"))
 
 

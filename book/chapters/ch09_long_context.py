@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from book.face import diagrams, inpage, questions
+from book.face import controls, diagrams, inpage, questions
 from book.face.checks import Answer, Is, call, exercise, right, value_exercise, wrong
-from book.face.live import LiveExplorer
+from book.face.live import LiveExplorer, widgets_for
 from book.face.plotting import make_slider, rounded
 from book.ideas import longctx
 from book.kit import validate
@@ -129,7 +128,25 @@ def window_figure(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
         raise ValueError("windows must hold at least one window size")
     start = validate.integer("start", start, low=0, high=len(windows) - 1)
     frames = [longctx.window_data(n, w, cost_ns) for w in windows]
-    first = frames[start]
+    fig = _window_plot(frames[start], n, cost_ns)
+    positions = list(range(n))
+    base = [a.to_plotly_json() for a in fig.layout.annotations]
+    steps = []
+    for w, data in zip(windows, frames, strict=True):
+        annotations = [dict(a, text=t) for a, t in zip(base, _window_titles(data), strict=True)]
+        steps.append({"label": str(w), "method": "update",
+                      "args": [{"z": [data["levels"].tolist(), None],
+                                "y": [positions, data["banded"]]},
+                               {"annotations": annotations}, [0, 2]]})
+    slider = {**make_slider(steps, tr("ch09.window_slider"), active=start),
+              "pad": {"t": 0, "b": 34}, "y": 1.0, "yanchor": "bottom"}
+    fig.update_layout(sliders=[slider])
+    return fig
+
+
+def _window_plot(first: dict, n: int, cost_ns) -> go.Figure:
+    """The window's pattern over ``n`` positions and the cost panel, drawn for ``first`` (what
+    every face of the window explorer starts from)."""
     positions = list(range(n))  # numeric axes: plotly thins the ticks on a narrow screen
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.14, row_heights=[0.78, 0.22],
                         subplot_titles=_window_titles(first))
@@ -155,23 +172,13 @@ def window_figure(n: int = WINDOW_PATTERN_N, windows=WINDOW_STEPS,
             marker={"symbol": "square", "size": 13, "color": WINDOW_COLORSCALE[2 * level][1],
                     "line": {"color": "#1f3b73", "width": 1}}, hoverinfo="skip"),
             row=1, col=1)
-    base = [a.to_plotly_json() for a in fig.layout.annotations]
-    steps = []
-    for w, data in zip(windows, frames, strict=True):
-        annotations = [dict(a, text=t) for a, t in zip(base, _window_titles(data), strict=True)]
-        steps.append({"label": str(w), "method": "update",
-                      "args": [{"z": [data["levels"].tolist(), None],
-                                "y": [positions, data["banded"]]},
-                               {"annotations": annotations}, [0, 2]]})
     fig.update_xaxes(title_text=tr("ch09.key_position"), tickfont_size=10, showgrid=False,
                      zeroline=False, constrain="domain", scaleanchor="y", row=1, col=1)
     fig.update_yaxes(title_text=tr("ch09.query_position"), autorange="reversed", tickfont_size=10,
                      showgrid=False, zeroline=False, constrain="domain", row=1, col=1)
     fig.update_xaxes(row=2, col=1, **log2_n_axis(cost_ns))
     fig.update_yaxes(type="log", title_text=tr("ch09.entries_axis"), row=2, col=1)
-    slider = {**make_slider(steps, tr("ch09.window_slider"), active=start),
-              "pad": {"t": 0, "b": 34}, "y": 1.0, "yanchor": "bottom"}
-    fig.update_layout(sliders=[slider], height=880,
+    fig.update_layout(height=880,
                       # the legend sits at the figure's bottom edge, one key per row, in a
                       # margin tall enough for its five rows (a horizontal legend that wraps
                       # was placed as if it had fewer rows, and its last key was cut off)
@@ -188,50 +195,59 @@ WINDOW_LIVE_MAX_N = 96  # a 96 × 96 grid redraws well under 50 ms
 WINDOW_LIVE_MAX_W = 64
 
 
+def _window_redraw(fig, window, n):
+    data = longctx.window_data(n, window)
+    heat = fig.data[0]
+    positions = list(range(n))
+    heat.z, heat.x, heat.y = data["levels"].tolist(), positions, positions
+    fig.data[2].y = data["banded"]
+    for annotation, title in zip(fig.layout.annotations, _window_titles(data), strict=True):
+        annotation.text = title
+
+
+def _window_controls() -> list:
+    return [controls.Slider(name="window", label=tr("ch09.live_window"), low=0,
+                            high=WINDOW_LIVE_MAX_W, value=4),
+            controls.Slider(name="n", label=tr("ch09.live_tokens"), low=8,
+                            high=WINDOW_LIVE_MAX_N, value=WINDOW_PATTERN_N)]
+
+
+def _window_first_plot() -> go.Figure:
+    fig = _window_plot(longctx.window_data(WINDOW_PATTERN_N, 4, longctx.WINDOW_COST_NS),
+                       WINDOW_PATTERN_N, longctx.WINDOW_COST_NS)
+    _window_redraw(fig, **controls.first_values(_window_controls()))
+    return fig
+
+
+def _window_adds() -> str:
+    return tr("ch09.live_adds_window", w=WINDOW_LIVE_MAX_W, n=WINDOW_LIVE_MAX_N)
+
+
 def window_live() -> LiveExplorer:
     """Any window half-width 0–64 over 8–96 tokens: the allowed pattern, what the banded
     version computes, and the score entries of both versions against n."""
-    def redraw(fig, window, n):
-        data = longctx.window_data(n, window)
-        heat = fig.data[0]
-        positions = list(range(n))
-        heat.z, heat.x, heat.y = data["levels"].tolist(), positions, positions
-        fig.data[2].y = data["banded"]
-        for annotation, title in zip(fig.layout.annotations, _window_titles(data),
-                                     strict=True):
-            annotation.text = title
-
-    controls = {"window": widgets.IntSlider(value=4, min=0, max=WINDOW_LIVE_MAX_W,
-                                            description=tr("ch09.live_window")),
-                "n": widgets.IntSlider(value=WINDOW_PATTERN_N, min=8,
-                                       max=WINDOW_LIVE_MAX_N,
-                                       description=tr("ch09.live_tokens"))}
-    fig = window_figure(windows=[4], start=0)
-    fig.layout.sliders = []
-    explorer = LiveExplorer(fig, controls, redraw,
-                            adds=tr("ch09.live_adds_window", w=WINDOW_LIVE_MAX_W,
-                                    n=WINDOW_LIVE_MAX_N))
-    explorer.update()
-    return explorer
+    return LiveExplorer(_window_first_plot(), widgets_for(_window_controls()), _window_redraw,
+                        adds=_window_adds())
 
 
 # --- in-page explorer (the book's HTML: book/face/inpage.js recomputes it, no kernel) ---------
 
 def window_inpage() -> inpage.InPage:
-    """The window explorer in the book's page: the live explorer's controls and first state. The
+    """The window explorer in the book's page: the live face's controls and first state. The
     grid shows at most WINDOW_PATTERN_N positions at a time (cells stay legible), dragged to pan."""
-    live = window_live()
+    fig = _window_first_plot()
     last = longctx.WINDOW_COST_NS[-1]
-    titles = inpage.templates(live.figure, {
+    titles = inpage.templates(fig, {
         "annotations[0]": ("ch09.window_title_pattern", {
             "window": str(WINDOW_LIVE_MAX_W), "keys": str(WINDOW_LIVE_MAX_N),
             "n": str(WINDOW_LIVE_MAX_N)}),
         "annotations[1]": ("ch09.window_title_cost", {"ratio": str(last), "n": str(last)})})
-    live.figure.layout.dragmode = "pan"
+    fig.layout.dragmode = "pan"
     spec = {"cost_ns": list(longctx.WINDOW_COST_NS), "view": WINDOW_PATTERN_N,
             "titles": [titles["annotations[0]"], titles["annotations[1]"]],
             "status": tr("ch09.inpage_window_shown", shown="{shown}", n="{n}")}
-    return inpage.from_live("window", live, spec)
+    return inpage.InPage("window", fig, inpage.page_controls(_window_controls()), spec,
+                         _window_adds())
 
 
 def window_explorer():

@@ -19,6 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 from IPython.display import HTML, display
 
+from book.face import controls as controls_mod
 from book.face.display import in_build
 from book.kit import i18n, validate
 
@@ -26,6 +27,25 @@ from book.kit import i18n, validate
 def stale_hint() -> str:
     """What the static page says under a live explorer (it needs a running kernel)."""
     return i18n.tr("common.stale_hint")
+
+
+def widgets_for(controls) -> dict[str, widgets.ValueWidget]:
+    """The live face's ipywidgets of ``controls`` (:mod:`book.face.controls`), by name: a
+    slider, a menu (or a slider over an ordered choice), a text box that redraws on Enter."""
+    out = {}
+    for c in controls_mod.check(controls):
+        if isinstance(c, controls_mod.Slider):
+            out[c.name] = widgets.IntSlider(value=c.value, min=c.low, max=c.high, step=c.step,
+                                            description=c.label)
+        elif isinstance(c, controls_mod.Choice):
+            options = [(text, value) for value, text in c.options]
+            make = widgets.SelectionSlider if c.slider else widgets.Dropdown
+            out[c.name] = make(options=options, value=c.value, description=c.label)
+        else:
+            out[c.name] = widgets.Text(value=c.value, description=c.label,
+                                       continuous_update=False,
+                                       **({"layout": {"width": c.width}} if c.width else {}))
+    return out
 
 
 class LiveExplorer:

@@ -140,7 +140,7 @@ def _caption(text: str, style: dict) -> dict:
 def head_view(sentences, names, *, start: tuple[int, int] = (0, 0), digits: int = 2,
               slider_prefix: str = "", slider_pad: int = 70, menu: dict | None = None,
               caption: dict | None = None, key_axis: dict | None = None,
-              layout: dict | None = None) -> go.Figure:
+              layout: dict | None = None, controls: bool = True) -> go.Figure:
     """One head on one sentence: the dropdown picks the sentence, the slider the head (all of
     them, layer by layer: ``L0 H0``, ``L0 H1``, …). Rows = queries, columns = keys.
 
@@ -159,6 +159,8 @@ def head_view(sentences, names, *, start: tuple[int, int] = (0, 0), digits: int 
             e.g. ``{"title": {"standoff": 28}, "automargin": True}``.
         layout: layout properties applied last (``fig.update_layout(layout)``: nested dicts
             merge), e.g. ``{"margin": {"t": 190}}``.
+        controls: False draws the first state without the dropdown and the slider (a face
+            with controls of its own: ipywidgets, or the page's).
 
     Returns:
         A ``go.Figure`` 680 px tall whose controls run without a kernel.
@@ -186,13 +188,15 @@ def head_view(sentences, names, *, start: tuple[int, int] = (0, 0), digits: int 
                        {"title.text": head_label(layer, head)}]}
              for layer in range(n_layers) for head in range(n_heads)]
     first = category_axes(sentences[0].keys, sentences[0].queries)
+    if validate.boolean("controls", controls):
+        fig.update_layout(
+            updatemenus=[_merged({"buttons": buttons, "direction": "down", "showactive": True,
+                                  "x": 0, "xanchor": "left", "y": 1.14, "yanchor": "bottom"},
+                                 menu, "menu")],
+            sliders=[{"active": layer0 * n_heads + head0, "steps": steps,
+                      "pad": {"t": validate.integer("slider_pad", slider_pad, low=0)},
+                      "currentvalue": {"prefix": _text("slider_prefix", slider_prefix)}}])
     fig.update_layout(
-        updatemenus=[_merged({"buttons": buttons, "direction": "down", "showactive": True,
-                              "x": 0, "xanchor": "left", "y": 1.14, "yanchor": "bottom"},
-                             menu, "menu")],
-        sliders=[{"active": layer0 * n_heads + head0, "steps": steps,
-                  "pad": {"t": validate.integer("slider_pad", slider_pad, low=0)},
-                  "currentvalue": {"prefix": _text("slider_prefix", slider_prefix)}}],
         annotations=[_caption(sentences[0].caption, caption_style)], height=680,
         title=_title(head_label(layer0, head0)),
         xaxis={**_merged({"title": {"text": tr("common.key_axis")}, "tickangle": -90,
@@ -211,7 +215,8 @@ def model_view(sentences, names, *, layer: int = 0, one_trace_per: str = "senten
                panel_titles=None, panel_title_size: int | None = None, digits: int = 2,
                colorbar: dict | None = None, slider_prefix: str = "", slider_pad: int = 70,
                menu: dict | None = None, caption: dict | None = None,
-               key_labels: int | None = None, layout: dict | None = None) -> go.Figure:
+               key_labels: int | None = None, layout: dict | None = None,
+               controls: bool = True) -> go.Figure:
     """The heads of one layer side by side: the slider picks the layer, the dropdown the
     sentence. Both axes of every panel show the keys.
 
@@ -234,6 +239,7 @@ def model_view(sentences, names, *, layer: int = 0, one_trace_per: str = "senten
             every second (third …) key, starting with the first (hover names every cell; the
             rows name every key). None: plotly's own ticks (with no ``dtick`` set, plotly
             leaves out labels that would collide).
+        controls: False draws the first state without the dropdown and the slider.
 
     Returns:
         A ``go.Figure`` 780 px tall whose controls run without a kernel.
@@ -335,12 +341,13 @@ def model_view(sentences, names, *, layer: int = 0, one_trace_per: str = "senten
     fig.update_layout(
         annotations=panel_annotations + [_caption(first.caption, caption_style)], height=780,
         title=_title(tr("common.layer_heads", layer=layer, n=n_heads)),
-        updatemenus=[_merged({"buttons": buttons, "direction": "down", "showactive": True,
-                              "x": 0, "xanchor": "left", "y": 1.13, "yanchor": "bottom"},
-                             menu, "menu")],
-        sliders=[{"active": layer, "steps": steps,
-                  "pad": {"t": validate.integer("slider_pad", slider_pad, low=0)},
-                  "currentvalue": {"prefix": _text("slider_prefix", slider_prefix)}}],
+        **({"updatemenus": [_merged({"buttons": buttons, "direction": "down",
+                                     "showactive": True, "x": 0, "xanchor": "left",
+                                     "y": 1.13, "yanchor": "bottom"}, menu, "menu")],
+            "sliders": [{"active": layer, "steps": steps,
+                         "pad": {"t": validate.integer("slider_pad", slider_pad, low=0)},
+                         "currentvalue": {"prefix": _text("slider_prefix", slider_prefix)}}]}
+           if validate.boolean("controls", controls) else {}),
         margin={"l": 70, "r": 20, "t": 145, "b": 20})
     if layout is not None:
         fig.update_layout(_merged({}, layout, "layout"))
