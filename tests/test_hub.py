@@ -204,7 +204,8 @@ def test_two_students_from_the_page_to_a_graded_assignment(hub, chapter_page, br
     # what A's kernel cannot read
     targets = {"B's home": pwd.getpwnam(b).pw_dir, "the hub's state": str(settings.state),
                "the solutions": str(ROOT / "assignments" / f"{ASSIGNMENT}.ipynb"),
-               "the hidden cases": str(ROOT / "book" / "classroom" / "specs.py"),
+               "the hidden cases": str(ROOT / "book" / "classroom" / "assignments"
+                                       / f"a{ASSIGNMENT}.py"),
                "the roster": str(settings.roster)}
     code = "import os\n" + "".join(
         f"try:\n    os.listdir({p!r}) if os.path.isdir({p!r}) else open({p!r}).read(1)\n"

@@ -1,11 +1,13 @@
 """Assignments for classrooms: student notebooks and bundle, sandboxed grading offline.
 
 The instructor notebooks live in ``assignments/`` (otter-grader 7 format: solutions and the
-public tests students run with ``grader.check``). The hidden tests are data in
-:mod:`book.classroom.specs`, graded by this package's own harness: each submission runs in its
-own sandbox (:mod:`book.classroom.sandbox`, bubblewrap on Linux), only the graded functions'
-outputs come back as JSON, and the teacher's process compares them with the book's reference
-(:mod:`book.classroom.grading`). Usage, from the repository root::
+public tests students run with ``grader.check``). The hidden tests are data, one module per
+assignment in :mod:`book.classroom.assignments` (its cases, the answers that check they are
+fair, the demo's partly wrong solution), graded by this package's own harness: each
+submission runs in its own sandbox (:mod:`book.classroom.sandbox`, bubblewrap on Linux), only
+the graded functions' outputs come back as JSON, and the teacher's process compares them with
+the book's reference (:mod:`book.classroom.grading`, checkers in :mod:`book.classroom.compare`).
+Usage, from the repository root::
 
     python -m book.classroom assign             # → build/assignments/{student,student-zh,...}
     python -m book.classroom grade SUBMISSIONS  # → build/grades.csv (one row per question)
@@ -38,9 +40,9 @@ from .assign import (
            generate,
            sources,
 )
+from .assignments import ASSIGNMENTS
 from .grading import FIELDS, collect, grade, inspect, merge, summary
 from .sandbox import Limits, SandboxUnavailable, isolation
-from .specs import ASSIGNMENTS
 
 __all__ = ["ASSIGNMENTS", "AssignmentError", "BUILD", "FIELDS", "Limits", "PARTIAL_MISTAKES",
            "ROOT", "SOURCES", "STUDENT_README", "SandboxUnavailable", "collect",

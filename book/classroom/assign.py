@@ -2,7 +2,8 @@
 
 ``otter assign`` turns each instructor notebook in ``assignments/`` into a student notebook
 (solutions replaced by ``...``) with its public tests as files; the hidden tests are not in
-those notebooks at all: they are the cases of :mod:`book.classroom.specs`. After otter, every
+those notebooks at all: they are the cases of the assignment's module in
+:mod:`book.classroom.assignments`. After otter, every
 solution is graded through the real sandbox and must earn full marks, so a broken solution or
 a spec that disagrees with it stops generation.
 """
@@ -17,6 +18,8 @@ import zipfile
 from pathlib import Path
 
 import nbformat
+
+from .assignments import ASSIGNMENTS
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "assignments"
@@ -58,41 +61,9 @@ bottom, so make sure "Restart kernel and run all cells" works.
 """
 
 # For the demo and the tests: a plausible partly wrong solution of each assignment, made by
-# replacing lines of the instructor's solution (each pair must match exactly once).
-PARTIAL_MISTAKES = {
-    "01_attention_numpy": [
-        ("e = np.exp(x - x.max(axis=-1, keepdims=True))", "e = np.exp(x)"),  # not stable
-        ("return np.tril(np.ones((n, n), dtype=bool))",
-         "return np.triu(np.ones((n, n), dtype=bool))"),  # attends to the future
-    ],
-    "02_mha_torch": [
-        ("return x.view(batch, seq_len, n_heads, d_model // n_heads).transpose(1, 2)",
-         "return x.reshape(batch, n_heads, seq_len, d_model // n_heads)"),  # mixes heads/tokens
-    ],
-    "04_gqa": [
-        ("return query_head // (n_heads // n_kv_heads)",
-         "return query_head % n_kv_heads"),  # interleaved groups, not consecutive ones
-        ("return 2 * n_layers * n_tokens * n_kv_heads * d_head * bytes_per_number",
-         "return 2 * n_layers * n_tokens * d_head * bytes_per_number"),  # forgets the heads
-    ],
-    "03_kv_cache": [
-        ("return 2 * n_layers * n_tokens * d_model * bytes_per_number",
-         "return n_layers * n_tokens * d_model * bytes_per_number"),  # forgets the values
-        ("scores = K @ q / np.sqrt(len(q))", "scores = K @ q"),  # no scaling
-    ],
-    "05_scaling": [
-        ("logs = np.log2(np.where(p > 0, p, 1.0))",
-         "logs = np.log(np.where(p > 0, p, 1.0))"),  # entropy in nats, as the book has it
-    ],
-    "06_stability": [
-        ("loss = (h - target).pow(2).mean()",
-         "loss = (h - target).pow(2).sum()"),  # a sum, not the mean the question asks for
-    ],
-    "07_masks": [
-        ("position = np.arange(n_q)[:, None] + (n_k - n_q)",
-         "position = np.arange(n_q)[:, None]"),  # causal mask aligned top-left
-    ],
-}
+# replacing lines of the instructor's solution (each pair must match exactly once); each
+# assignment's module (book/classroom/assignments/) lists its own.
+PARTIAL_MISTAKES = {a.stem: list(a.partial_mistakes) for a in ASSIGNMENTS.values()}
 
 
 class AssignmentError(RuntimeError):
@@ -126,7 +97,7 @@ def generate(out: Path = BUILD, source_dir: Path = SOURCES, *,
     ``unsandboxed`` is True (the teacher's explicit permission to grade them without it).
     """
     from . import languages as lang
-    from . import sandbox, specs
+    from . import sandbox
 
     unknown = [code for code in languages if code not in lang.LANGUAGES]
     if unknown or "en" not in languages:
@@ -135,12 +106,13 @@ def generate(out: Path = BUILD, source_dir: Path = SOURCES, *,
         sandbox.require_sandbox(unsandboxed)  # fail closed before otter's slow work
 
     out = Path(out)
-    stems = {a.stem for a in specs.ASSIGNMENTS.values()}
+    stems = {a.stem for a in ASSIGNMENTS.values()}
     found = sources(source_dir)
     for src in found:
         if src.stem not in stems:
-            raise AssignmentError(f"{src.name} has no hidden cases in book/classroom/specs.py "
-                                  f"(known: {sorted(stems)}); add an Assignment there")
+            raise AssignmentError(f"{src.name} has no hidden cases: no module "
+                                  f"book/classroom/assignments/a{src.stem}.py (known: "
+                                  f"{sorted(stems)}); add one, as the others are")
     result: dict[str, dict] = {}
     for code in languages:
         suffix = "" if code == "en" else f"-{code}"

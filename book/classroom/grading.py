@@ -32,7 +32,9 @@ from pathlib import Path
 from book.kit import validate
 from book.kit.progress import bar as progress_bar
 
-from . import runner, sandbox, specs
+from . import runner, sandbox
+from .assignments import ASSIGNMENTS
+from .cases import Assignment
 from .feedback import Text, words
 from .languages import language_of
 
@@ -94,7 +96,7 @@ def _unzip(path: Path, label: str) -> Iterator[Item]:
         yield Item(label, skip=f"error: not a readable zip ({error})")
 
 
-def inspect(data: bytes) -> tuple[specs.Assignment, bytes, str]:
+def inspect(data: bytes) -> tuple[Assignment, bytes, str]:
     """Check a submission's bytes; return its assignment, the bytes to run and a note.
 
     Raises ValueError with the reason for an empty file, invalid JSON, an invalid notebook,
@@ -123,9 +125,9 @@ def inspect(data: bytes) -> tuple[specs.Assignment, bytes, str]:
     name = meta.get("assignment_name") if isinstance(meta, dict) else None
     if not name:
         raise ValueError("no otter metadata: not one of the handed-out student notebooks")
-    if name not in specs.ASSIGNMENTS:
+    if name not in ASSIGNMENTS:
         raise ValueError(f"unknown assignment {str(name)[:60]!r} (known: "
-                         f"{', '.join(sorted(specs.ASSIGNMENTS))})")
+                         f"{', '.join(sorted(ASSIGNMENTS))})")
     note = ""
     kernel = nb.metadata.get("kernelspec", {}).get("name")
     if kernel != "python3":
@@ -135,10 +137,10 @@ def inspect(data: bytes) -> tuple[specs.Assignment, bytes, str]:
     for cell in nb.cells:  # stale outputs are neither needed nor trusted
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    return specs.ASSIGNMENTS[name], nbformat.writes(nb).encode("utf-8"), note
+    return ASSIGNMENTS[name], nbformat.writes(nb).encode("utf-8"), note
 
 
-def score(assignment: specs.Assignment, cases: list, outcome: sandbox.Outcome,
+def score(assignment: Assignment, cases: list, outcome: sandbox.Outcome,
           language: str = "en") -> list[dict]:
     """Rows for one run: compare each returned output with the reference, here. ``language``
     words the details (the student's, :func:`~book.classroom.languages.language_of`); the

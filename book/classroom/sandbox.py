@@ -341,10 +341,11 @@ def attempt(what, action):
 root, others = ROOT, OTHERS
 attempt("import the book's reference code (book.ideas.attention)",
         lambda: __import__("book.ideas.attention").__file__)
-attempt("patch the comparison (import book.classroom.specs)",
-        lambda: __import__("book.classroom.specs"))
-attempt("read the hidden tests (book/classroom/specs.py)",
-        lambda: open(os.path.join(root, "book", "classroom", "specs.py")).read(60))
+attempt("patch the comparison (import book.classroom.compare)",
+        lambda: __import__("book.classroom.compare"))
+attempt("read the hidden tests (book/classroom/assignments/a01_attention_numpy.py)",
+        lambda: open(os.path.join(root, "book", "classroom", "assignments",
+                                  "a01_attention_numpy.py")).read(60))
 attempt("read an instructor notebook", lambda: open(
         os.path.join(root, "assignments", "01_attention_numpy.ipynb")).read(60))
 attempt("list the solutions and otter's autograders",

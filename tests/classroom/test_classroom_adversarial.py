@@ -131,10 +131,10 @@ numpy.allclose = lambda *a, **k: True
 numpy.array_equal = lambda *a, **k: True
 numpy.isfinite = lambda x: numpy.ones(numpy.shape(x), dtype=bool)
 try:
-    import book.classroom.specs as s
+    import book.classroom.compare as s
     s.close_to = lambda *a, **k: (lambda out: None)
 except ImportError as e:
-    print("no specs here:", e)
+    print("no comparison here:", e)
 """
 HANG_ON_3D = ("def softmax(x):\n    x = np.asarray(x, dtype=float)\n    while x.ndim == 3:\n"
               "        pass\n    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"

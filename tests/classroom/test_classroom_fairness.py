@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from book.classroom import fairness, specs
+from book.classroom import fairness
+from book.classroom.assignments import ASSIGNMENTS
 
 ROWS = fairness.table(seeds=range(3))
 
 
 def test_every_question_is_in_the_table():
-    asked = {(a.stem, q) for a in specs.ASSIGNMENTS.values() for q in a.questions()}
+    asked = {(a.stem, q) for a in ASSIGNMENTS.values() for q in a.questions()}
     assert {(r["assignment"], r["question"]) for r in ROWS} == asked
 
 

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from book import classroom
-from book.classroom import feedback, grading, languages, sandbox, specs
+from book.classroom import feedback, grading, languages, sandbox
+from book.classroom.assignments import ASSIGNMENTS
 from book.kit import i18n
 from book.site import zh_notebooks
 
@@ -154,14 +155,14 @@ def test_feedback_reads_as_before_in_english_and_in_chinese_on_request():
 
 def test_every_message_id_the_grader_uses_is_in_the_table():
     asked = set()
-    for path in (classroom.ROOT / "book" / "classroom").glob("*.py"):
+    for path in (classroom.ROOT / "book" / "classroom").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         asked |= set(re.findall(r'(?:say|Text)\(\s*"(classroom\.\w+)"', text))
     asked |= {f"classroom.case_{p}_layers{s}" for p in ("pre", "post") for s in ("", "_large")}
     assert len(asked) > 50, "the scan found too few ids: are they still say()/Text()?"
     missing = sorted(i for i in asked if i not in i18n.table())
     assert not missing, missing
-    names = [c.name for a in specs.ASSIGNMENTS.values() for c in a.cases(3)]
+    names = [c.name for a in ASSIGNMENTS.values() for c in a.cases(3)]
     worded = [n for n in names if re.search(r"[A-Za-z]{2,}[ -]|[ -][A-Za-z]{2,}", n)]
     assert worded and all(isinstance(n, feedback.Text) for n in worded), [
         n for n in worded if not isinstance(n, feedback.Text)]
@@ -180,7 +181,7 @@ def _fake_outcome(cases, answer):
 def test_the_same_outputs_get_the_same_scores_in_both_languages(stem):
     """Wording is applied last: the per-question scores are the same and every detail is
     there in both languages (Chinese text where the English has words)."""
-    assignment = next(a for a in specs.ASSIGNMENTS.values() if a.stem == stem)
+    assignment = next(a for a in ASSIGNMENTS.values() if a.stem == stem)
     cases = assignment.cases(7)
     for answer in (lambda c: np.zeros((2, 3)), lambda c: None, lambda c: [1.0, 2.0]):
         outcome = _fake_outcome(cases, answer)
@@ -198,18 +199,18 @@ def test_the_same_outputs_get_the_same_scores_in_both_languages(stem):
 @pytest.mark.extended
 def test_every_assignment_scores_the_same_answers_the_same_in_both_languages(tmp_path):
     """The reference solutions (read from the English instructor notebook and from its Chinese
-    twin), their float32 variants and every constant answer of book/classroom/fairness.py, on
+    twin), their float32 variants and every constant answer of book/classroom/assignments/, on
     the same hidden inputs: the same score for every question whatever the language."""
     from book.classroom import fairness
 
     chinese = tmp_path / "zh"
     languages.write_sources(classroom.sources(), chinese)
     compared = worded = 0
-    for assignment in specs.ASSIGNMENTS.values():
+    for assignment in ASSIGNMENTS.values():
         stem = assignment.stem
         answers = {"reference": fairness.reference(stem),
-                   "float32": {**fairness.reference(stem), **fairness.FLOAT32[stem]()},
-                   **fairness.CONSTANTS[stem]()}
+                   "float32": {**fairness.reference(stem), **assignment.float32()},
+                   **assignment.constants()}
         for kind, functions in answers.items():
             en = fairness.run_answer(assignment, functions, 11, language="en")
             zh_functions = fairness.reference(stem, chinese) if kind == "reference" else functions

@@ -7,6 +7,7 @@ import contextlib
 import io
 import re
 import zipfile
+from types import SimpleNamespace
 
 import nbformat
 import numpy as np
@@ -14,7 +15,8 @@ import pytest
 from tolerance import assert_same_run
 
 from book import classroom
-from book.classroom import grading, runner, sandbox, specs
+from book.classroom import grading, runner, sandbox
+from book.classroom.assignments import ASSIGNMENTS
 
 
 def test_decode_round_trips_arrays_and_rejects_anything_else():
@@ -159,15 +161,38 @@ def test_grade_bad_input(tmp_path):
         sandbox.run_submission("{}", "x.ipynb", [])
 
 
-@pytest.mark.parametrize("name", sorted(specs.ASSIGNMENTS))
+def test_every_assignment_module_and_notebook_is_in_the_one_list():
+    """MODULES lists every aNN_<stem>.py of book/classroom/assignments/ and every instructor
+    notebook has one; a misnamed module, a repeated name and a positional field are refused."""
+    from book.classroom import assignments
+    from book.classroom.cases import Case
+
+    folder = classroom.ROOT / "book" / "classroom" / "assignments"
+    files = sorted(p.stem for p in folder.glob("a*.py"))
+    listed = [m.__name__.rsplit(".", 1)[-1] for m in assignments.MODULES]
+    assert listed == files, "add the module to MODULES in book/classroom/assignments/__init__.py"
+    stems = [a.stem for a in ASSIGNMENTS.values()]
+    assert stems == [p.stem for p in classroom.sources()]
+    assert list(classroom.PARTIAL_MISTAKES) == stems
+    one = assignments.a01_attention_numpy
+    with pytest.raises(ValueError, match="name the module a01_attention_numpy.py"):
+        assignments._registry([SimpleNamespace(ASSIGNMENT=one.ASSIGNMENT,
+                                               __name__="book.classroom.assignments.a99_x")])
+    with pytest.raises(ValueError, match="two assignments are named"):
+        assignments._registry([one, one])
+    with pytest.raises(TypeError):
+        Case("q1", "a case", 1, True, "f", [], lambda out: None)   # keyword-only fields
+
+
+@pytest.mark.parametrize("name", sorted(ASSIGNMENTS))
 def test_public_checks_carry_at_most_a_tenth_and_match_the_notebook(name):
     """Points come from the hidden cases. The public case of each question is worth what the
     instructor notebook's (public, otter) test says and what its markdown tells students."""
-    assignment = specs.ASSIGNMENTS[name]
+    assignment = ASSIGNMENTS[name]
     cases = assignment.cases(seed=0)
     nb = nbformat.read(classroom.SOURCES / f"{assignment.stem}.ipynb", as_version=4)
     text = "\n".join(c.source for c in nb.cells)
-    assert "hidden: true" not in text  # hidden tests live in specs.py only
+    assert "hidden: true" not in text  # hidden tests live in book/classroom/assignments/ only
     for question, total in assignment.questions().items():
         public = sum(c.points for c in cases if c.question == question and c.public)
         assert 0 < public <= 0.1 * total, (question, public, total)
@@ -179,7 +204,7 @@ def test_public_checks_carry_at_most_a_tenth_and_match_the_notebook(name):
 
 
 def test_hidden_inputs_change_with_the_seed_and_repeat_with_it():
-    a = specs.ASSIGNMENTS["attention-01-numpy"]
+    a = ASSIGNMENTS["attention-01-numpy"]
     first, again, other = a.cases(1), a.cases(1), a.cases(2)
     hidden = [i for i, c in enumerate(first) if not c.public and c.function == "softmax"]
     for i in hidden:
@@ -325,7 +350,7 @@ def test_the_private_tmp_is_mounted_before_the_python_folders(monkeypatch, tmp_p
 def test_a_guessable_case_counts_only_together_with_a_drawn_one():
     from book.classroom import fairness
 
-    assignment = specs.ASSIGNMENTS["attention-01-numpy"]
+    assignment = ASSIGNMENTS["attention-01-numpy"]
 
     def right_but_n1(n):
         return np.tril(np.ones((n, n), dtype=bool)) if n > 1 else np.zeros((1, 1), bool)
@@ -355,7 +380,7 @@ def test_a_float32_answer_passes_and_a_wrong_one_is_told_why():
 
     from book.ideas.attention import softmax
 
-    [large] = [c for c in specs.ASSIGNMENTS["attention-01-numpy"].cases(7)
+    [large] = [c for c in ASSIGNMENTS["attention-01-numpy"].cases(7)
                if c.name == "large scores"]
     x = large.args[0]
     single = torch.softmax(torch.from_numpy(x).float(), -1).numpy()
@@ -375,7 +400,7 @@ NEW_STEMS = ("05_scaling", "06_stability", "07_masks")
 
 @pytest.mark.parametrize("stem", NEW_STEMS)
 def test_new_assignments_have_at_least_eight_hidden_cases(stem):
-    [assignment] = [a for a in specs.ASSIGNMENTS.values() if a.stem == stem]
+    [assignment] = [a for a in ASSIGNMENTS.values() if a.stem == stem]
     for seed in (0, 1):
         hidden = [c for c in assignment.cases(seed) if not c.public]
         assert len(hidden) >= 8, (stem, len(hidden))
@@ -388,7 +413,7 @@ def test_the_demo_mistake_earns_partial_credit(stem):
     scores strictly between 0 and full marks (scored in-process, as fairness.py does)."""
     from book.classroom import fairness
 
-    [assignment] = [a for a in specs.ASSIGNMENTS.values() if a.stem == stem]
+    [assignment] = [a for a in ASSIGNMENTS.values() if a.stem == stem]
     nb = nbformat.read(classroom.SOURCES / f"{stem}.ipynb", as_version=4)
     namespace: dict = {}
     for cell in nb.cells:

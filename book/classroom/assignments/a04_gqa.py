@@ -1,0 +1,152 @@
+"""Assignment 4, grouped-query attention with a KV cache (``assignments/04_gqa.ipynb``): its hidden
+cases, the answers that check they are fair, and the demo's partly wrong solution."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..cases import Answer, Assignment, Case, int_constants
+from ..compare import close_to, in_range, number, shaped
+from ..feedback import Text as say
+
+# The instructor notebook (assignments/<STEM>.ipynb) and otter's name for the assignment,
+# stored in the student notebooks' metadata.
+STEM, NAME = "04_gqa", "attention-04-gqa"
+# The demo's partly wrong solution: (a line of the solution, its wrong version) pairs, each
+# found exactly once in the solution.
+PARTIAL_MISTAKES = (
+    ("return query_head // (n_heads // n_kv_heads)",
+     "return query_head % n_kv_heads"),  # interleaved groups, not consecutive ones
+    ("return 2 * n_layers * n_tokens * n_kv_heads * d_head * bytes_per_number",
+     "return 2 * n_layers * n_tokens * d_head * bytes_per_number"),  # forgets the heads
+)
+
+
+# ---- the hidden cases ------------------------------------------------------------------------
+
+def _gqa_reference(q, k, v, causal: bool) -> np.ndarray:
+    """torch's own kernel with enable_gqa (query head i reads key/value head i // group)."""
+    import torch
+    import torch.nn.functional as F
+
+    with torch.no_grad():
+        out = F.scaled_dot_product_attention(
+            torch.from_numpy(q)[None], torch.from_numpy(k)[None], torch.from_numpy(v)[None],
+            is_causal=causal, enable_gqa=True)
+    return out[0].numpy()
+
+
+def hidden_cases(rng: np.random.Generator) -> list[Case]:
+    from book.ideas.gqa import kv_cache_bytes, kv_head_of
+
+    cases = []
+    q = "q1_kv_head"
+    cases.append(Case(question=q, name=say("classroom.case_in_range"), points=1, public=True,
+                      function="kv_head", args=[5, 8, 2], check=in_range(2)))
+    # (0, 4, 4) and (7, 8, 1) are right for `return 0` (and the first for `return query_head`):
+    # they count only with a drawn head whose answer is neither. The drawn heads of group "b"
+    # have different answers, none 0, none n_kv_heads - 1, none the head itself.
+    h_b1 = int(rng.integers(4, 28))                   # of 32 heads, 8 kv heads: answer 1 … 6
+    h_b2 = int(rng.choice([h for h in range(8, 24) if h // 8 != h_b1 // 4]))  # answer 1 or 2
+    triples = [(0, 4, 4, "a", True), (7, 8, 1, "a", True),
+               (int(rng.integers(4, 12)), 12, 3, "a", False),  # answer 1 or 2
+               (h_b1, 32, 8, "b", False), (h_b2, 32, 4, "b", False)]
+    for points, (h, n, g, group, predictable) in zip((0, 0, 4, 3, 2), triples, strict=True):
+        cases.append(Case(question=q, name=say("classroom.case_head_of", h=h, n=n, g=g),
+                          points=points, function="kv_head", args=[h, n, g],
+                          check=number(kv_head_of(h, n, g), say("classroom.what_head_index")),
+                          group=group, predictable=predictable))
+
+    def qkv(n_heads, n_kv, T, d):
+        return (rng.normal(size=(n_heads, T, d)), rng.normal(size=(n_kv, T, d)),
+                rng.normal(size=(n_kv, T, d)))
+
+    q = "q2_gqa_attention"
+    cases.append(Case(question=q, name=say("classroom.case_shape"), points=1, public=True,
+                      function="gqa_attention",
+                      args=[np.ones((4, 3, 2)), np.ones((2, 3, 2)), np.ones((2, 3, 2))],
+                      check=shaped((4, 3, 2))))
+    for points, (h, g, T, causal) in zip((2, 2, 3, 2), ((4, 4, 5, False), (4, 1, 6, False),
+                                                        (8, 2, 7, True), (6, 3, 4, True)),
+                                         strict=True):
+        args = qkv(h, g, T, 4)
+        name = say("classroom.case_gqa_causal" if causal else "classroom.case_gqa", h=h, g=g)
+        cases.append(Case(question=q, name=name, points=points, function="gqa_attention",
+                          args=[*args, causal], check=close_to(_gqa_reference(*args, causal))))
+
+    q = "q3_decode"
+    cases.append(Case(question=q, name=say("classroom.case_shape"), points=1, public=True,
+                      function="decode", args=list(qkv(4, 2, 5, 2)), check=shaped((4, 5, 2))))
+    # one token: the values themselves are right; it counts only with the 6-token case
+    shapes = ((2, 2, 1, "short"), (4, 1, 6, "short"), (8, 2, int(rng.integers(9, 16)), ""))
+    for points, (h, g, T, group) in zip((0, 5, 4), shapes, strict=True):
+        args = qkv(h, g, T, 4)
+        cases.append(Case(question=q, name=say("classroom.case_gqa_decode", T=T, h=h, g=g),
+                          points=points, function="decode", args=list(args),
+                          check=close_to(_gqa_reference(*args, True)), group=group,
+                          predictable=T == 1))
+
+    q = "q4_cache_bytes"
+    cases.append(Case(question=q, name=say("classroom.case_one_number"), points=1, public=True,
+                      function="cache_bytes", args=[1, 1, 1, 1, 1], check=number(2)))
+
+    def drawn():
+        return (int(rng.integers(2, 48)), int(rng.integers(64, 8192)),
+                int(rng.choice([1, 2, 8])), int(rng.choice([64, 128])),
+                int(rng.choice([1, 2, 4])))
+
+    # a Llama-style shape (exactly 1 GiB) and no tokens (0 bytes) are guessable: each only
+    # counts together with a drawn configuration
+    configs = [(0, (32, 8192, 8, 128, 2), "a"), (4, drawn(), "a"), (5, drawn(), "b"),
+               (0, (1, 0, 4, 64, 4), "b")]
+    for points, args, group in configs:
+        cases.append(Case(question=q, name=f"{args}", points=points, function="cache_bytes",
+                          args=list(args), check=number(kv_cache_bytes(*args)), group=group,
+                          predictable=points == 0))
+    return cases
+
+
+# ---- answers that must not (constant ones) and must (float32 ones) earn the marks ------------
+
+def constants() -> dict[str, Answer]:
+    def values_per_head(q, k, v, causal=False):
+        return np.repeat(v, len(q) // len(v), axis=0)
+
+    kinds = {
+        "zeros": {"gqa_attention": lambda q, k, v, causal=False: np.zeros_like(q),
+                  "decode": lambda q, k, v: np.zeros_like(q)},
+        "ones": {"gqa_attention": lambda q, k, v, causal=False: np.ones_like(q),
+                 "decode": lambda q, k, v: np.ones_like(q)},
+        "the input": {"kv_head": lambda query_head, n_heads, n_kv_heads: query_head,
+                      "gqa_attention": lambda q, k, v, causal=False: q,
+                      "decode": lambda q, k, v: q,
+                      "cache_bytes": lambda n_layers, *rest: n_layers},
+        "values only": {"kv_head": lambda query_head, n_heads, n_kv_heads: n_kv_heads - 1,
+                        "gqa_attention": values_per_head, "decode": values_per_head},
+    }
+    return kinds | int_constants(("kv_head", "cache_bytes"), extra=(2**30,))
+
+
+def float32() -> Answer:
+    import torch
+    import torch.nn.functional as F
+
+    def gqa_attention(q, k, v, causal=False):
+        q, k, v = (torch.as_tensor(np.asarray(a), dtype=torch.float32)[None] for a in (q, k, v))
+        with torch.no_grad():
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal),
+                                                 enable_gqa=True)
+        return out[0].numpy()
+
+    def decode(q, k, v):
+        outputs = []
+        for t in range(np.shape(q)[1]):
+            outputs.append(gqa_attention(np.asarray(q)[:, t:t + 1], np.asarray(k)[:, :t + 1],
+                                         np.asarray(v)[:, :t + 1])[:, 0])
+        return np.stack(outputs, axis=1)
+
+    return {"gqa_attention": gqa_attention, "decode": decode}
+
+
+ASSIGNMENT = Assignment(stem=STEM, name=NAME, build=hidden_cases, constants=constants,
+                        float32=float32, partial_mistakes=PARTIAL_MISTAKES)
