@@ -38,6 +38,18 @@ def test_chinese_edition_builds_without_warnings(built_zh):
     print(f"\nChinese edition, cold build: {built_zh['seconds']:.1f} s, 0 warnings")
 
 
+@pytest.mark.parametrize("edition", ["built_book", "built_zh"])
+def test_the_build_prints_no_library_log_lines(edition, request):
+    """`make book` prints what runs, how many are left, warnings and where the book is; no
+    library's INFO log (the Chinese edition's font step once printed ~700 lines of fontTools'
+    glyph names and ids: book/site/fonts.py quiets it)."""
+    from build_log import library_log_lines
+
+    built = request.getfixturevalue(edition)
+    found = library_log_lines(built["log"])
+    assert not found, f"{len(found)} library log lines, e.g. " + "\n".join(found[:5])
+
+
 def test_vendored_assets_are_copied(built_book):
     static = built_book["html"] / "_static" / "vendor"
     assert (static / "plotly-book.min.js").stat().st_size > 1_000_000

@@ -19,6 +19,7 @@ without installing it). fontTools and brotli (requirements-dev.txt) do the subse
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 import tomllib
@@ -107,6 +108,15 @@ def _sc_font_number(source: Path) -> int:
                      "(Debian's fonts-noto-cjk) or NotoSansSC-Regular.otf")
 
 
+def quiet_fonttools() -> None:
+    """fontTools logs every step of a subset at INFO (the tables it prunes, the glyph names and
+    ids it keeps: ~40 lines a font, ~700 for the Chinese edition's pages), and a process whose
+    root logger another library set to INFO prints them all: a Sphinx build is one (the theme's
+    code styles, a11y_pygments, call ``logging.basicConfig(level=INFO)`` when imported). Its
+    warnings and errors still print."""
+    logging.getLogger("fontTools").setLevel(logging.WARNING)
+
+
 def woff2_subset(source: Path, chars: set[str], *, font_number: int = 0,
                  layout_features: list[str] | None = None, missing_hint: str | None = None
                  ) -> bytes:
@@ -118,6 +128,7 @@ def woff2_subset(source: Path, chars: set[str], *, font_number: int = 0,
 
     from fontTools import subset
 
+    quiet_fonttools()   # here, so that the pool's worker processes run it too
     options = subset.Options()
     options.flavor = "woff2"
     options.font_number = font_number

@@ -195,3 +195,38 @@ def test_a_page_listing_search_results_keeps_the_whole_subset(fake_build):
     page.write_text(text, encoding="utf-8")
     assert "chapters/a.html" not in page_fonts.write_page_fonts(fake_build)
     assert page.read_text(encoding="utf-8") == text
+
+
+# The font step as the Chinese build runs it: in the Sphinx process, whose root logger the
+# theme's code styles (a11y_pygments, imported through pygments) have set to INFO, over a pool
+# of worker processes; a library warning still reaches the output.
+FONT_STEP = """
+import logging, sys
+from pathlib import Path
+from pygments.styles import get_style_by_name
+
+get_style_by_name("a11y-high-contrast-light")   # what the theme's highlighting loads
+logging.basicConfig(level=logging.DEBUG)         # (a no-op where a11y_pygments did it)
+logging.getLogger().setLevel(logging.DEBUG)
+from book.site import page_fonts
+print(f"{len(page_fonts.write_page_fonts(Path(sys.argv[1])))} pages")
+logging.getLogger("fontTools.subset").warning("a warning still prints")
+"""
+
+
+def test_the_font_step_prints_no_library_log_lines(fake_build):
+    import subprocess
+    import sys
+
+    from build_log import library_log_lines
+    from conftest import ROOT
+
+    run = subprocess.run([sys.executable, "-c", FONT_STEP, str(fake_build)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output
+    found = library_log_lines(output)
+    assert not found, f"{len(found)} library log lines, e.g. " + "\n".join(found[:5])
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert lines[0] == "3 pages" and "a warning still prints" in lines[-1], lines
+    assert len(lines) == 2, lines
