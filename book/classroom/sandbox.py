@@ -64,7 +64,7 @@ class SandboxUnavailable(RuntimeError):
             f"(make grade UNSANDBOXED=1 ...) or pass --unsandboxed; {UNSANDBOXED_RISK}.")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Limits:
     """Per-submission limits. Seconds are wall-clock unless named CPU; sizes in MiB."""
 
