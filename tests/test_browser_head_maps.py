@@ -2,8 +2,9 @@
 
 A bare page holds the explorer as the build writes it (book.chapters.ch06_heads
 .head_maps_inpage: a select for the head count, one for the layer, the order's text box, the
-first state drawn by Python, the five models' weights) with the installed plotly.js and
-book/face/inpage.js, opened from file:// in headless Chromium with every other request refused.
+first state drawn by Python, the five models' weights) with the installed plotly.js and the
+page script (book/face/inpage/, joined by book.site.scripts), opened from file:// in headless
+Chromium with every other request refused.
 The models are the head-count sweep's shapes (d_model 32, two layers, 1 to 16 heads), seeded and
 untrained: the page's forward pass is checked against torch's on the same weights, which is what
 training would not change (the built book's trained ones: tests/test_browser_inpage.py). For

@@ -1,5 +1,5 @@
-"""The in-page explorers of the built book (book/face/inpage.js), in headless Chromium from file://
-with the network cut off, in both editions.
+"""The in-page explorers of the built book (_static/book-inpage.js, joined from book/face/inpage/),
+in headless Chromium from file:// with the network cut off, in both editions.
 
 Each control is moved to its extremes and a few values between, through the page's own inputs.
 The deterministic explorers (chapter 4's masks, chapter 9's window) must draw what Python draws

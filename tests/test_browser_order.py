@@ -2,7 +2,8 @@
 
 A bare page holds the explorer as the book's build writes it (book.chapters.ch08_seeing_attention
 .head_view_inpage: the controls, the first state drawn by Python, the checkpoint's weights) with
-the installed plotly.js and book/face/inpage.js, opened from file:// in headless Chromium with
+the installed plotly.js and the page script (book/face/inpage/, joined by book.site.scripts),
+opened from file:// in headless Chromium with
 every other request refused. Orders are typed into its text box as a reader types them: 20
 held-out orders of every length and edge cases (one word, spaces and ASCII punctuation,
 repeated words, an order the rules call ambiguous, the longest the page draws). For each, the page's
@@ -96,16 +97,30 @@ def _page(tmp_path, language: str, view: str = "order"):
 
 
 def bare_page(parts: list[str], path, language: str = "en"):
-    """The cells' HTML (``parts``) on a bare page with the installed plotly.js and
-    book/face/inpage.js, at ``path``, in the fonts of the ``language`` edition."""
+    """The cells' HTML (``parts``) on a bare page with the installed plotly.js and the page
+    script as the build writes it (book.site.scripts.inpage_script, beside the page), at
+    ``path``, in the fonts of the ``language`` edition."""
     import figures_page
-    from conftest import ROOT
+
+    from book.site import scripts
 
     figures_page.write_page(parts, path, language=language)
-    script = (ROOT / "book" / "face" / "inpage.js").as_uri()
+    script = scripts.write_inpage_script(path.with_name("book-inpage.js")).as_uri()
     path.write_text(path.read_text(encoding="utf-8").replace(
         "</body>", f'<script src="{script}"></script></body>'), encoding="utf-8")
     return path
+
+
+def page_layout(explorer: str) -> dict[str, int]:
+    """The pixels only the page uses to lay ``explorer`` out: its module's ``LAYOUT``
+    (book/face/inpage/explorers/<explorer>.js; the page exposes the same as
+    ``window.bookInpage.layout``)."""
+    from book.site import scripts
+
+    source = (scripts.INPAGE_DIR / "explorers" / f"{explorer}.js").read_text(encoding="utf-8")
+    found = re.search(r"^var LAYOUT = \{([^}]*)\};", source, re.MULTILINE)
+    assert found, f"{explorer}.js has no LAYOUT"
+    return {k: int(v) for k, v in re.findall(r"(\w+): (\d+)", found.group(1))}
 
 
 def _shared_page(tmp_path, cells: list[str]):
@@ -230,12 +245,11 @@ def check_order(text: str, layer: int, head: int, language: str, got: dict, trac
     tests/test_browser_inpage.py): the tokens, every map within TOLERANCE of torch's, the
     model's and the rules' labels, the axes, the drawn map, the title and the status line.
     Returns the largest |page - torch|."""
-    from book.chapters import ch08_seeing_attention as ch08
     from book.toy import train
 
     model = train.pretrained() if model is None else model
     want, maps, diff = _check_computed(text, language, got, model, layer, head)
-    glossed = language == "en" and len(want["tokens"]) <= ch08.ORDER_GLOSS_UP_TO
+    glossed = language == "en" and len(want["tokens"]) <= page_layout("order")["gloss_up_to"]
     assert trace["x"] == want["cols"], text
     assert trace["y"] == (want["rows"] if glossed else want["cols"]), text
     _check_drawn(trace["z"], maps[layer, head], want["maps"][layer, head], text)
@@ -331,11 +345,9 @@ def check_legible(browser, path, view: str, states: list, enter, shots) -> None:
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_typed_states_are_legible(chromium, model, tmp_path, language):
-    from book.chapters import ch08_seeing_attention
-
     path = _page(tmp_path, language)
     states = ["辣", "两碗炒饭，少放盐，多加醋。三盘饺子，不要葱、蒜，正常辣。",
-              _words(ch08_seeing_attention.ORDER_GLOSS_UP_TO + 1), _longest()]
+              _words(page_layout("order")["gloss_up_to"] + 1), _longest()]
     check_legible(chromium, path, "order", [None, *states],
                   lambda cell, k, text: _type(cell, text, 1, k % model.n_heads),
                   tmp_path / "shots")
@@ -374,8 +386,9 @@ def check_model_view(text: str, language: str, state: dict, model) -> float:
     layout = state["layout"]
     assert layout["annotations"][-1]["text"] == got["caption"], text
     step = -(-n // ch08.MODEL_VIEW_KEY_LABELS)
-    # the panels at least MODEL_VIEW_CELL_PX a row: each row keeps its label
-    assert state["rowPx"] >= n * ch08.MODEL_VIEW_CELL_PX - 1, (text, state["rowPx"])
+    # the panels at least the page's cell_px a row: each row keeps its label
+    cell_px = page_layout("order_model")["cell_px"]
+    assert state["rowPx"] >= n * cell_px - 1, (text, state["rowPx"])
     for h in range(n_heads):
         axis = "" if h == 0 else str(h + 1)
         assert layout[f"xaxis{axis}"]["tickvals"] == want["cols"][::step], (text, h)

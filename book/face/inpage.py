@@ -4,8 +4,9 @@ Where a live explorer's computation is small (chapter 2's d_k sampler and softma
 4's mask explorer, chapter 9's window explorer, and the typed orders of chapter 8's head and
 model views and chapter 6's head maps: a toy encoder's forward pass over its exported weights,
 book/toy/export.py), the book's page does it
-with no kernel: ``inpage.js`` (copied to ``_static/book-inpage.js`` by
-:mod:`book.site.sphinxext`, loaded on the pages that hold one) recomputes the data in plain
+with no kernel: the page script (the modules of ``inpage/``, one idea each and one file per
+explorer under ``inpage/explorers/``, joined into ``_static/book-inpage.js`` by
+:mod:`book.site.scripts` and loaded on the pages that hold one) recomputes the data in plain
 JavaScript from the controls above the figure and redraws it with ``Plotly.update``. It works
 from ``file://`` and makes no request. Jupyter keeps the ipywidgets explorer of
 :mod:`book.face.live`: :func:`either` picks the face for where the notebook runs.
@@ -27,10 +28,11 @@ from pathlib import Path
 from book.face.display import in_build
 from book.kit import i18n, validate
 
-SCRIPT = Path(__file__).with_name("inpage.js")
+SCRIPTS = Path(__file__).with_name("inpage")   # the page script's modules (book.site.scripts)
 PLOTLY_MIME = "application/vnd.plotly.v1+json"   # the figure's JSON: JupyterLab's and the PDF's
-# what inpage.js knows how to recompute
-EXPLORERS = ("dk", "softmax_row", "mask", "window", "order", "order_model", "head_maps")
+# what the page script knows how to recompute: one module of inpage/explorers/ each, named as
+# the explorer it registers (adding an explorer adds its file there)
+EXPLORERS = tuple(sorted(p.stem for p in (SCRIPTS / "explorers").glob("*.js")))
 _FIELD = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
 
 
@@ -160,7 +162,7 @@ def _stand_ins(where: str, message) -> tuple[str, list[tuple[str, str]]]:
 class InPage:
     """A cell's output in the book's HTML: controls, the figure and what the script needs.
 
-    ``explorer`` names the recomputation of ``inpage.js`` (:data:`EXPLORERS`); ``figure`` is
+    ``explorer`` names the page script's recomputation (:data:`EXPLORERS`); ``figure`` is
     the first state, drawn by Python; ``controls`` come from :func:`slider`, :func:`select`
     and :func:`text_box`;
     ``spec`` holds plain JSON values for the script; ``text`` is the text/plain twin (what a

@@ -25,7 +25,8 @@
 
 * concept questions: ``book/face/questions.js`` is copied to ``_static/book-questions.js`` and
   loaded on the pages that hold a question (book/face/questions.py); in-page explorers:
-  ``book/face/inpage.js`` to ``_static/book-inpage.js``, loaded on the pages that hold one
+  the modules of ``book/face/inpage/``, joined by ``book/site/scripts.py``, to
+  ``_static/book-inpage.js``, loaded on the pages that hold one
   (book/face/inpage.py); value exercises answered in the page: ``book/face/exercises.js`` to
   ``_static/book-exercises.js``, loaded on the pages that hold one (book/face/checks.py);
 * the page itself: ``book-page.js`` (assets/static) lists search results from ``file://``
@@ -47,7 +48,7 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from book.site import editions, execution, imports, page_fonts, pdf, student, terms
+from book.site import editions, execution, imports, page_fonts, pdf, scripts, student, terms
 
 PLOTLY_JS = "vendor/plotly-book.min.js"
 PLOTLY_BUNDLE = "plotly-book.min.js"  # in assets/vendor/plotly/
@@ -117,27 +118,34 @@ def _add_plotly(app, pagename, templatename, context, doctree):
         app.builder.add_js_file(PLOTLY_JS, priority=100)
 
 
-# Scripts of book/face copied into _static and loaded only on the pages that hold what they
+# Scripts of book/face written into _static and loaded only on the pages that hold what they
 # serve (the marker in the page's body): concept questions (book/face/questions.py; the same file
 # a question's output inlines in Jupyter), in-page explorers that recompute their figures from
-# their controls (book/face/inpage.py), value exercises answered in the page (book/face/checks.py).
+# their controls (book/face/inpage.py; a folder of modules, joined by book/site/scripts.py),
+# value exercises answered in the page (book/face/checks.py).
 PAGE_SCRIPTS = {"book-questions.js": ("questions.js", 'class="book-question"'),
-                "book-inpage.js": ("inpage.js", 'class="book-inpage"'),
+                "book-inpage.js": ("inpage", 'class="book-inpage"'),
                 "book-exercises.js": ("exercises.js", 'class="book-exercise ')}
 QUESTIONS_JS, INPAGE_JS, EXERCISES_JS = PAGE_SCRIPTS
 
 
 def face_script(name: str) -> Path:
-    """The package's file behind the page script ``name`` (a key of PAGE_SCRIPTS)."""
+    """The package's file behind the page script ``name`` (a key of PAGE_SCRIPTS), or the
+    folder of its modules."""
     return Path(__file__).resolve().parents[1] / "face" / PAGE_SCRIPTS[name][0]
+
+
+def page_script_text(name: str) -> str:
+    """What the build writes to ``_static/<name>``: the file as it is, or a folder's modules
+    joined into one script (:func:`book.site.scripts.inpage_script`)."""
+    source = face_script(name)
+    if source.is_dir():
+        return scripts.inpage_script()
+    return source.read_text(encoding="utf-8")
 
 
 def questions_js_path() -> Path:
     return face_script(QUESTIONS_JS)
-
-
-def inpage_js_path() -> Path:
-    return face_script(INPAGE_JS)
 
 
 def _add_page_scripts(app, pagename, templatename, context, doctree):
@@ -153,7 +161,9 @@ def _copy_page_scripts(app, exception):
         static = Path(app.outdir) / "_static"
         static.mkdir(parents=True, exist_ok=True)
         for name in PAGE_SCRIPTS:
-            shutil.copy2(face_script(name), static / name)
+            text, target = page_script_text(name), static / name
+            if not target.is_file() or target.read_text(encoding="utf-8") != text:
+                target.write_text(text, encoding="utf-8")   # a rebuild leaves an equal one as is
 
 
 def _is_thebe(asset) -> bool:

@@ -1,8 +1,9 @@
 """A trained :class:`~book.toy.model.TinyEncoder` and its order language as plain data for a page.
 
 The book's HTML computes the typed orders of chapters 6 and 8 in the page itself
-(``book/face/inpage.js``, explorers ``order``, ``order_model``, ``head_maps``): tokenizer,
-embeddings and positions, each block's attention and feed-forward, the classifier.
+(``book/face/inpage/``: ``tokens.js``, ``encoder.js``; explorers ``order``, ``order_model``,
+``head_maps``): tokenizer, embeddings and positions, each block's attention and feed-forward,
+the classifier.
 :func:`page_model` gives it the weights, each tensor as its shape and its float32 bytes in
 base64 (exact, and a third of the size of decimal text);
 :func:`page_language` the vocabulary with each word's category, gloss and value, and the labels.
@@ -21,7 +22,7 @@ from book.kit import validate
 from book.toy import orders
 from book.toy.model import ATTENTIONS, check_encoder
 
-FORMAT = 1  # what inpage.js reads; raise it when the layout of page_model changes
+FORMAT = 1  # what the page's encoder.js reads; raise it when the layout of page_model changes
 
 
 def _packed(tensor) -> dict:

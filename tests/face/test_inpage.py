@@ -259,10 +259,20 @@ def test_the_mask_cell_text_modes_follow_the_renderer():
 
 
 def test_the_build_ships_the_script():
-    """book.site.sphinxext copies this module's script to _static and loads it on the pages
-    whose HTML holds an in-page cell (the class the cell's HTML starts with)."""
-    from book.site import sphinxext
+    """book.site.sphinxext writes this module's script (its modules joined) to _static and
+    loads it on the pages whose HTML holds an in-page cell (the class the cell's HTML starts
+    with); every explorer the page knows is one module of inpage/explorers/, and the cells
+    accept exactly those."""
+    from book.site import scripts, sphinxext
 
-    assert sphinxext.inpage_js_path() == inpage.SCRIPT and inpage.SCRIPT.is_file()
+    assert sphinxext.face_script(sphinxext.INPAGE_JS) == inpage.SCRIPTS
+    assert sphinxext.page_script_text(sphinxext.INPAGE_JS) == scripts.inpage_script()
     cell = inpage.InPage("dk", _figure(), [inpage.slider("a", "a", 0, 1, 0)], {}, "x")
     assert 'class="book-inpage"' in cell.html()
+    assert set(inpage.EXPLORERS) == {"dk", "softmax_row", "mask", "window", "order",
+                                     "order_model", "head_maps"}
+    for name in inpage.EXPLORERS:
+        module = (inpage.SCRIPTS / "explorers" / f"{name}.js").read_text(encoding="utf-8")
+        assert module.count("ns.register(") == 1 and f'ns.register("{name}", ' in module, name
+    with pytest.raises(ValueError, match="explorer"):
+        inpage.InPage("nope", _figure(), [inpage.slider("a", "a", 0, 1, 0)], {}, "x")
