@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import html
-import textwrap
+from types import SimpleNamespace
 
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from book.face import inpage, questions, views
+from book.face import controls, inpage, questions, views
 from book.face.checks import (
     Answer,
     Is,
@@ -22,8 +22,7 @@ from book.face.checks import (
     value_exercise,
     wrong,
 )
-from book.face.display import table
-from book.face.live import LiveExplorer
+from book.face.live import LiveExplorer, widgets_for
 from book.face.plotting import COLORSCALE, italic, rounded, text_width, wrap
 from book.kit import i18n, timing, validate
 from book.kit.i18n import tr
@@ -121,6 +120,11 @@ def head_view_figure(model, orders_, names=None, start: tuple[int, int] = (1, 1)
     """Static head view (:func:`book.face.views.head_view`) of the trained encoder: one
     attention map; a dropdown picks the order, a slider the head. The dropdown sits below the
     plot (one dropdown per figure: plotly draws all dropdowns of a figure in one container)."""
+    return _head_view_plot(model, orders_, names, start)
+
+
+def _head_view_plot(model, orders_, names=None, start: tuple[int, int] = (1, 1),
+                    controls: bool = True) -> go.Figure:
     orders_, names = _orders_and_names(orders_, names, "head_view")
     sentences = [_sentence(attention_roles.order_view_data(model, o)) for o in orders_]
     return views.head_view(
@@ -129,7 +133,7 @@ def head_view_figure(model, orders_, names=None, start: tuple[int, int] = (1, 1)
         menu={"direction": "up", "y": 0, "yanchor": "top", "pad": {"t": 240}},
         caption={"font": {"size": 11}},
         key_axis={"title": {"standoff": 28}, "automargin": True, "tickfont": {"size": 10}},
-        layout={"margin": {"t": 190}})
+        layout={"margin": {"t": 190}}, controls=controls)
 
 
 def model_view_figure(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
@@ -137,6 +141,10 @@ def model_view_figure(model, orders_, names=None, start_layer: int = 0) -> go.Fi
     of one layer of one order, on a two-column grid (cells large enough to read); a slider
     picks the layer, a dropdown the order (each button redraws every map of every layer, so
     the two controls combine)."""
+    return _model_view_plot(model, orders_, names, start_layer)
+
+
+def _model_view_plot(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
     orders_, names = _orders_and_names(orders_, names, "model_view")
     sentences = [_sentence(attention_roles.order_view_data(model, o), queries=False)
                  for o in orders_]
@@ -241,112 +249,11 @@ def entropy_figure(record: dict, final: np.ndarray | None = None,
     return fig
 
 
-# --- what the notebook prints and tabulates ------------------------------------------------------
-
-def accuracy_line(scores: dict, n: int) -> str:
-    """One line: the held-out accuracy of :func:`book.toy.probe.evaluate`'s ``scores``."""
-    return tr("ch08.held_out", accuracy=scores["accuracy"],
-              ingredients=scores["ingredient_accuracy"], dishes=scores["dish_accuracy"], n=n)
-
-
-def order_lines(orders_) -> str:
-    """The orders, one a line; in English each with its word-by-word gloss below it."""
-    lines = []
-    for o in orders_:
-        lines.append(o.text)
-        if i18n.language() == "en":
-            lines.append(textwrap.indent(textwrap.fill(o.english, 72), "    "))
-    return "\n".join(lines)
-
-
-def layer_list(layers) -> str:
-    """``"layer 1"``, ``"layer 0 and layer 1"``: layers named for the prose."""
-    return tr("ch08.layers_and").join(tr("common.layer", layer=layer) for layer in layers)
-
-
-def gloss(token: str) -> str:
-    """What the prose puts beside a token: its English gloss, or in Chinese (where the
-    reader needs none) the kind of word it is."""
-    if i18n.language() == "en":
-        return orders.gloss(token)
-    return category_label(orders.category(token))
-
-
-def specialist_table(heads: list[dict]):
-    """The heads of :func:`book.studies.attention_roles.specialists`, as a table."""
-    return table([tr("ch08.table_head"), tr("ch08.table_relation"), tr("ch08.table_weight"),
-                  tr("ch08.table_lift")],
-                 [(h["name"], relation_label(h["relation"]), h["mass"], h["lift"])
-                  for h in heads], formats=["", "", ".2f", ".1f"])
-
-
-def ablation_table(cost: dict):
-    """Accuracy lost (points) per zeroed head: ``cost[(layer, head)]`` holds
-    ``ingredient_accuracy`` and ``dish_accuracy``."""
-    return table([tr("ch08.head_zeroed"), tr("ch08.ing_lost"), tr("ch08.dish_lost")],
-                 [(attention_roles.head_name(*lh), c["ingredient_accuracy"],
-                   c["dish_accuracy"]) for lh, c in cost.items()], formats=["", ".1f", ".1f"])
-
-
-def clause_name(same_clause: bool) -> str:
-    """"its own clause" or "another clause" (where a head's strongest key lies)."""
-    return tr("ch08.own_clause") if same_clause else tr("ch08.other_clause")
-
-
-def quantity_place(after: bool | None) -> str:
-    """Where a dish's own quantity word stands: after it (True), before it (False), or
-    nowhere (None)."""
-    if after is None:
-        return tr("ch08.no_quantity")
-    return tr("ch08.after_dish") if after else tr("ch08.before_dish")
-
-
-def modifier_place(has: bool) -> str:
-    """Whether an ingredient's clause "has a modifier" or "has no modifier"."""
-    return tr("ch08.has_modifier") if has else tr("ch08.has_no_modifier")
-
-
-def case_line(case: dict) -> str:
-    """One line about :func:`book.studies.attention_roles.top_key`'s ``case``."""
-    return tr("ch08.case_line", token=case["token"], gloss=gloss(case["token"]),
-              predicted=attention_roles.label_name(case["predicted"]),
-              right=attention_roles.label_name(case["right"]), key=case["key"],
-              key_gloss=gloss(case["key"]), weight=case["weight"],
-              where=clause_name(case["same_clause"]))
-
-
-def tally_line(tally: dict) -> str:
-    """How often the specialist's strongest key was where
-    (book.studies.attention_roles.where_it_looked)."""
-    return tr("ch08.tally", same=tally["partner, same clause"],
-              other=tally["partner, other clause"], elsewhere=tally["something else"])
-
-
-def init_table(at_init: dict, final: np.ndarray):
-    """Mean normalised entropy per layer: each untrained initialisation, then the trained
-    model (``at_init``: init → (layers, heads); ``final``: (layers, heads))."""
-    n_layers = np.asarray(final).shape[0]
-    columns = [tr("ch08.model_col")] + [tr("common.layer", layer=i) for i in range(n_layers)]
-    rows = [(tr("ch08.untrained", init=repr(init)), *(float(e[i].mean()) for i in
-                                                     range(n_layers)))
-            for init, e in at_init.items()]
-    rows.append((tr("ch08.trained"), *(float(final[i].mean()) for i in range(n_layers))))
-    return table(columns, rows, formats=[""] + [".3f"] * n_layers)
-
-
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
 
-def head_view_live(model=None, text: str | None = None) -> LiveExplorer:
-    """Type an order, pick a layer and a head: its attention map and the model's labels.
-
-    Bad input (an unknown word, an empty box, too many words) is reported in the widget's
-    ``message`` line, and the last good map stays on screen.
-    """
-
-    model = train.pretrained() if model is None else model_mod.check_encoder(model)
-    text = attention_roles.EXAMPLE if text is None else text
-    n_layers, n_heads = model.n_layers, model.n_heads
-    message = widgets.HTML(layout={"width": "100%"})
+def _head_view_redrawer(model, message):
+    """The typed order's redraw (``message.value`` says what went wrong or what the map shows;
+    the last good map stays): one forward pass a new order, none a new head."""
     state = {}
 
     def redraw(fig, text, layer, head):
@@ -371,23 +278,46 @@ def head_view_live(model=None, text: str | None = None) -> LiveExplorer:
         fig.layout.title.text = _head_label(layer, head)
         message.value = tr("ch08.rows_cols", head=_head_label(layer, head))
 
-    controls = {
-        "text": widgets.Text(value=text, description=tr("ch08.order_box"), continuous_update=False,
-                             layout={"width": "460px"}),
-        "layer": widgets.Dropdown(options=[(tr("common.layer", layer=i), i)
-                                           for i in range(n_layers)],
-                                  value=min(1, n_layers - 1), description=tr("ch08.layer_box")),
-        "head": widgets.Dropdown(options=[(tr("ch08.head", head=i), i) for i in range(n_heads)],
-                                 value=min(1, n_heads - 1), description=tr("ch08.head_box")),
-    }
-    fig = head_view_figure(model, [attention_roles.EXAMPLE], start=(0, 0))
-    fig.layout.updatemenus, fig.layout.sliders = [], []
+    return redraw
+
+
+def _head_view_controls(model, text: str) -> list:
+    n_layers, n_heads = model.n_layers, model.n_heads
+    return [controls.TextBox(name="text", label=tr("ch08.order_box"), value=text,
+                             width="460px"),
+            controls.Choice(name="layer", label=tr("ch08.layer_box"),
+                            options=[(i, tr("common.layer", layer=i)) for i in range(n_layers)],
+                            value=min(1, n_layers - 1)),
+            controls.Choice(name="head", label=tr("ch08.head_box"),
+                            options=[(i, tr("ch08.head", head=i)) for i in range(n_heads)],
+                            value=min(1, n_heads - 1))]
+
+
+def _head_view_first(model, text: str | None, message):
+    """The typed order's first figure (its first state drawn), its controls and its redraw."""
+    text = attention_roles.EXAMPLE if text is None else text
+    fig = _head_view_plot(model, [attention_roles.EXAMPLE], start=(0, 0), controls=False)
     # the static view's top margin holds its dropdown; here only the caption needs room
     fig.layout.margin.t, fig.layout.height = 140, 640
-    explorer = LiveExplorer(fig, controls, redraw, adds=tr("ch08.live_adds_order"))
+    first_controls = _head_view_controls(model, text)
+    redraw = _head_view_redrawer(model, message)
+    redraw(fig, **controls.first_values(first_controls))
+    return fig, first_controls, redraw
+
+
+def head_view_live(model=None, text: str | None = None) -> LiveExplorer:
+    """Type an order, pick a layer and a head: its attention map and the model's labels.
+
+    Bad input (an unknown word, an empty box, too many words) is reported in the widget's
+    ``message`` line, and the last good map stays on screen.
+    """
+    model = train.pretrained() if model is None else model_mod.check_encoder(model)
+    message = widgets.HTML(layout={"width": "100%"})
+    fig, first_controls, redraw = _head_view_first(model, text, message)
+    explorer = LiveExplorer(fig, widgets_for(first_controls), redraw,
+                            adds=tr("ch08.live_adds_order"))
     explorer.message = message
     explorer.widget = widgets.VBox([*explorer.control_rows, message, explorer.figure])
-    explorer.update()
     return explorer
 
 
@@ -397,9 +327,9 @@ def head_view_live(model=None, text: str | None = None) -> LiveExplorer:
 ORDER_TOP_PX, ORDER_LINE_PX, ORDER_BELOW_PX, ORDER_ROW_PX = 50, 15, 180, 18
 ORDER_MIN_HEIGHT = 420
 # The page draws orders up to the generator's longest (48 words: cells of 12 px at the desktop
-# width; the model takes 64, in Jupyter), the queries' English glosses up to 24 words (a longer
-# order's map takes their room), and labels every key while upright labels stay 14 px apart
-ORDER_MAX_WORDS, ORDER_GLOSS_UP_TO, ORDER_KEY_PX = orders.MAX_LEN, 24, 14
+# width; the model takes 64, in Jupyter); where it glosses the queries and how far apart it
+# labels the keys is the page's own (book/face/inpage/explorers/order.js, LAYOUT)
+ORDER_MAX_WORDS = orders.MAX_LEN
 
 
 def _order_spec(model, max_words: int) -> dict:
@@ -430,35 +360,24 @@ def head_view_inpage(model=None, text: str | None = None) -> inpage.InPage:
     encoder (book/toy/export.py's weights, book/face/inpage.js's forward pass) on the order the
     reader types, and redraws the head's map, the caption and the model's labels."""
     model = train.pretrained() if model is None else model_mod.check_encoder(model)
-    live = head_view_live(model, text)
-    c = live.controls
-    controls = [
-        inpage.text_box("text", c["text"].description, c["text"].value),
-        inpage.select("layer", c["layer"].description,
-                      [(str(v), label) for label, v in c["layer"].options],
-                      str(c["layer"].value)),
-        inpage.select("head", c["head"].description,
-                      [(str(v), label) for label, v in c["head"].options], str(c["head"].value))]
+    fig, first_controls, _ = _head_view_first(model, text, SimpleNamespace(value=""))
+    key_font = fig.layout.xaxis.tickfont.size
     # the first state laid out as the page lays out every typed one (inpage.js: the caption's
     # lines set the top margin, the tokens the height)
-    fig = go.Figure(live.figure)
     top = ORDER_TOP_PX + ORDER_LINE_PX * (fig.layout.annotations[0].text.count("<br>") + 1)
     n = len(fig.data[0].x)
     fig.update_layout(margin_t=top, height=max(ORDER_MIN_HEIGHT,
                                                top + ORDER_BELOW_PX + ORDER_ROW_PX * n))
     spec = {**_order_spec(model, ORDER_MAX_WORDS), "top": ORDER_TOP_PX, "below": ORDER_BELOW_PX,
-            "row_px": ORDER_ROW_PX, "key_px": ORDER_KEY_PX,
-            "key_font": live.figure.layout.xaxis.tickfont.size,
-            "gloss_up_to": ORDER_GLOSS_UP_TO, "height": ORDER_MIN_HEIGHT}
-    return inpage.InPage("order", fig, controls, spec,
+            "row_px": ORDER_ROW_PX, "key_font": key_font, "height": ORDER_MIN_HEIGHT}
+    return inpage.InPage("order", fig, inpage.page_controls(first_controls), spec,
                          tr("ch08.live_adds_order"))
 
 
-# The model view's title (13 px, at the top of the figure) and the space under it: a typed
-# order's caption, growing upwards from just above the panels, stays below this. The page's
-# model view draws orders of up to 22 words: the panels (two a row) keep cells of 12 px at the
-# desktop width; taller panels for longer orders, 13 px a row
-MODEL_VIEW_TITLE_PX, MODEL_VIEW_MAX_WORDS, MODEL_VIEW_CELL_PX = 32, 22, 13
+# The page's model view draws orders of up to 22 words: the panels (two a row) keep cells of
+# 12 px at the desktop width (taller panels for longer orders and the caption's room under the
+# title are the page's own: book/face/inpage/explorers/order_model.js, LAYOUT)
+MODEL_VIEW_MAX_WORDS = 22
 
 
 def model_view_inpage(model, orders_, names=None, weights_on_page: bool = False
@@ -471,7 +390,7 @@ def model_view_inpage(model, orders_, names=None, weights_on_page: bool = False
     carries the model's weights; this one refers to them (the page holds one copy, 393 KiB)."""
     model = model_mod.check_encoder(model)
     orders_, names = _orders_and_names(orders_, names, "model_view_inpage")
-    fig = model_view_figure(model, orders_, names)
+    fig = _model_view_plot(model, orders_, names)
     layout = fig.layout
     n_heads = model.n_heads
     plot_px = layout.height - layout.margin.t - layout.margin.b
@@ -489,7 +408,6 @@ def model_view_inpage(model, orders_, names=None, weights_on_page: bool = False
                            "plot": plot_px, "bottom": layout.margin.b,
                            "panel_share": (1 - MODEL_VIEW_SPACING[1] * (rows - 1)) / rows,
                            "caption_y": layout.annotations[caption].y - 1,
-                           "title_px": MODEL_VIEW_TITLE_PX, "cell_px": MODEL_VIEW_CELL_PX,
                            "key_labels": MODEL_VIEW_KEY_LABELS}}
     return inpage.InPage("order_model", fig,
                          [inpage.text_box("text", tr("ch08.order_box"), first)], spec,

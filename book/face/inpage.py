@@ -25,6 +25,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from book.face import controls as controls_mod
+from book.face.controls import check_label, check_name
 from book.face.display import in_build
 from book.kit import i18n, validate
 
@@ -38,7 +40,7 @@ _FIELD = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
 
 def slider(name: str, label: str, low: int, high: int, value: int, step: int = 1) -> dict:
     """An integer control: a range input and a number input beside it, kept in step."""
-    name = _name(name)
+    name = check_name(name)
     low = validate.integer("low", low)
     high = validate.integer("high", high)
     if high <= low:
@@ -48,13 +50,13 @@ def slider(name: str, label: str, low: int, high: int, value: int, step: int = 1
     if (value - low) % step:
         raise ValueError(f"slider {name!r}: value={value} is not on a step of {step} from "
                          f"{low}; pick a value low + k·step")
-    return {"kind": "range", "name": name, "label": _label(label), "low": low, "high": high,
+    return {"kind": "range", "name": name, "label": check_label(label), "low": low, "high": high,
             "step": step, "value": value}
 
 
 def select(name: str, label: str, options: Sequence[tuple[str, str]], value: str) -> dict:
     """A menu: ``options`` are (value, what the reader reads) pairs; ``value`` is chosen first."""
-    name = _name(name)
+    name = check_name(name)
     if isinstance(options, (str, bytes)) or not isinstance(options, Sequence) or not options:
         raise TypeError(f"select {name!r}: options must be a non-empty list of (value, label) "
                         f"pairs, got {options!r}")
@@ -69,21 +71,21 @@ def select(name: str, label: str, options: Sequence[tuple[str, str]], value: str
     if len(set(values)) != len(values):
         raise ValueError(f"select {name!r}: option values repeat in {values}; give each its own")
     validate.choice("value", value, values)
-    return {"kind": "select", "name": name, "label": _label(label), "options": pairs,
+    return {"kind": "select", "name": name, "label": check_label(label), "options": pairs,
             "value": value}
 
 
 def text_box(name: str, label: str, value: str, max_chars: int = 400) -> dict:
     """A line of text the reader types (at most ``max_chars`` characters): every keystroke
     redraws."""
-    name = _name(name)
+    name = check_name(name)
     max_chars = validate.integer("max_chars", max_chars, low=1)
     if not isinstance(value, str):
         raise TypeError(f"text box {name!r}: value must be a str, got {type(value).__name__}")
     if len(value) > max_chars:
         raise ValueError(f"text box {name!r}: value has {len(value)} characters, over "
                          f"max_chars={max_chars}")
-    return {"kind": "text", "name": name, "label": _label(label), "value": value,
+    return {"kind": "text", "name": name, "label": check_label(label), "value": value,
             "max_chars": max_chars}
 
 
@@ -273,40 +275,22 @@ class InPage:
         return self.text
 
 
-def from_live(explorer: str, live, spec: Mapping, highs: Mapping[str, int] | None = None
-              ) -> InPage:
-    """The in-page twin of ``live`` (a :class:`book.face.live.LiveExplorer`): its first figure,
-    its controls with the same names, labels, first values and ranges (``highs`` raises a
-    slider's top where the page computes further than a kernel redraws in 50 ms), and its
-    ``adds`` line as the text twin."""
-    controls_of = getattr(live, "controls", None)
-    if not isinstance(controls_of, Mapping) or not hasattr(live, "figure"):
-        raise TypeError(f"live must be a LiveExplorer (book.face.live), got "
-                        f"{type(live).__name__}")
-    highs = dict(highs or {})
-    unknown = sorted(set(highs) - set(controls_of))
-    if unknown:
-        raise ValueError(f"highs names {unknown}, which are not controls of this explorer "
-                         f"({sorted(controls_of)})")
-    controls = []
-    for name, widget in controls_of.items():
-        if hasattr(widget, "options"):  # a Dropdown of (label, value) pairs
-            options = [o if isinstance(o, tuple) else (str(o), o) for o in widget.options]
-            controls.append(select(name, widget.description,
-                                   [(str(v), str(label)) for label, v in options],
-                                   str(widget.value)))
-        elif all(hasattr(widget, a) for a in ("min", "max", "step")):
-            if name in highs and highs[name] < widget.max:
-                raise ValueError(f"highs[{name!r}]={highs[name]} is below the live slider's "
-                                 f"top {widget.max}; the page reaches at least as far")
-            controls.append(slider(name, widget.description, widget.min,
-                                   highs.get(name, widget.max), widget.value, widget.step))
+def page_controls(controls) -> list[dict]:
+    """The page's inputs for ``controls`` (:mod:`book.face.controls`, the list the live face
+    makes its widgets of): a slider reaches ``page_high`` where one is set."""
+    out = []
+    for c in controls_mod.check(controls):
+        if isinstance(c, controls_mod.Slider) and c.page_menu:
+            values = [str(v) for v in range(c.low, (c.page_high or c.high) + 1, c.step)]
+            out.append(select(c.name, c.label, [(v, v) for v in values], str(c.value)))
+        elif isinstance(c, controls_mod.Slider):
+            out.append(slider(c.name, c.label, c.low, c.page_high or c.high, c.value, c.step))
+        elif isinstance(c, controls_mod.Choice):
+            out.append(select(c.name, c.label, [(str(v), text) for v, text in c.options],
+                              str(c.value)))
         else:
-            raise TypeError(f"control {name!r} is a {type(widget).__name__}; the page knows "
-                            "integer sliders and dropdowns")
-    import plotly.graph_objects as go
-
-    return InPage(explorer, go.Figure(live.figure), controls, spec, live.adds)
+            out.append(text_box(c.name, c.label, c.value))
+    return out
 
 
 def either(live: Callable, inpage: Callable):
@@ -317,14 +301,3 @@ def either(live: Callable, inpage: Callable):
     return inpage() if in_build() else live()
 
 
-def _name(name) -> str:
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"a control's name must be an identifier such as 'd_k', got {name!r}")
-    return name
-
-
-def _label(label) -> str:
-    if not isinstance(label, str) or not label.strip():
-        raise TypeError(f"a control's label must be the reader's text from the string table, "
-                        f"got {label!r}")
-    return label

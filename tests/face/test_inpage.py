@@ -170,24 +170,6 @@ def test_either_picks_the_face(monkeypatch):
         inpage.either("live", lambda: "page")
 
 
-def test_from_live_copies_the_live_controls():
-    from book.chapters import ch02_scaling
-
-    live = ch02_scaling.dk_live()
-    cell = inpage.from_live("dk", live, {}, highs={"d_k": 4096})
-    got = {c["name"]: (c["low"], c["high"], c["value"], c["step"], c["label"])
-           for c in cell.controls}
-    assert got == {name: (w.min, 4096 if name == "d_k" else w.max, w.value, w.step,
-                          w.description) for name, w in live.controls.items()}
-    assert cell.text == live.adds
-    with pytest.raises(ValueError, match="below"):
-        inpage.from_live("dk", live, {}, highs={"d_k": 2})
-    with pytest.raises(ValueError, match="not controls"):
-        inpage.from_live("dk", live, {}, highs={"seed": 9})
-    with pytest.raises(TypeError, match="LiveExplorer"):
-        inpage.from_live("dk", object(), {})
-
-
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_the_four_chapter_explorers(language):
     from book.chapters import ch02_scaling, ch04_pytorch, ch09_long_context
