@@ -273,7 +273,7 @@ def softmax_row_live() -> LiveExplorer:
                         _softmax_row_redraw, adds=tr("ch02.live_adds_row"))
 
 
-# --- in-page explorers (the book's HTML: book/face/inpage.js recomputes them, no kernel) -------
+# --- in-page explorers (the book's HTML: book/face/inpage/ recomputes them, no kernel) ------
 
 def dk_inpage() -> inpage.InPage:
     """The d_k sampler in the book's page: the live face's controls and first state, d_k up

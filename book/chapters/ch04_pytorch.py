@@ -186,7 +186,7 @@ def mask_live() -> LiveExplorer:
                         adds=_mask_adds())
 
 
-# --- in-page explorer (the book's HTML: book/face/inpage.js recomputes it, no kernel) ---------
+# --- in-page explorer (the book's HTML: book/face/inpage/ recomputes it, no kernel) ----------
 
 MIN_CELL_PX = 12  # the smallest heatmap cell the book draws (tests/legibility.py checks it)
 

@@ -382,7 +382,7 @@ def head_maps_max_words(n_heads: int) -> int:
 
 def head_maps_inpage(models: dict, order: str = HEAD_MAPS_ORDER) -> inpage.InPage:
     """The HTML book's twin of :func:`head_maps_live`: the page runs the chosen model
-    (book/toy/export.py's weights, book/face/inpage.js's forward pass) on the order the reader
+    (book/toy/export.py's weights, book/face/inpage/encoder.js) on the order the reader
     types and redraws every head's map of the chosen layer, the grid laid out as here."""
     models = _head_maps_models(models)
     fig, first_controls, _ = _head_maps_first(models, order)

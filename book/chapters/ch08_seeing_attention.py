@@ -333,7 +333,7 @@ ORDER_MAX_WORDS = orders.MAX_LEN
 
 
 def _order_spec(model, max_words: int) -> dict:
-    """What both in-page views of a typed order need (book/face/inpage.js, readOrder): the
+    """What both in-page views of a typed order need (book/face/inpage/typed_order.js): the
     checkpoint's weights, the order language, the labels' names, the messages, the caption's
     width and line height, the longest order the view draws (``max_words``)."""
     max_words = min(max_words, model.config.max_len)
@@ -357,13 +357,13 @@ def _order_spec(model, max_words: int) -> dict:
 
 def head_view_inpage(model=None, text: str | None = None) -> inpage.InPage:
     """The HTML book's twin of :func:`head_view_live`: the page itself runs the trained
-    encoder (book/toy/export.py's weights, book/face/inpage.js's forward pass) on the order the
+    encoder (book/toy/export.py's weights, book/face/inpage/encoder.js) on the order the
     reader types, and redraws the head's map, the caption and the model's labels."""
     model = train.pretrained() if model is None else model_mod.check_encoder(model)
     fig, first_controls, _ = _head_view_first(model, text, SimpleNamespace(value=""))
     key_font = fig.layout.xaxis.tickfont.size
-    # the first state laid out as the page lays out every typed one (inpage.js: the caption's
-    # lines set the top margin, the tokens the height)
+    # the first state laid out as the page lays out every typed one (explorers/order.js: the
+    # caption's lines set the top margin, the tokens the height)
     top = ORDER_TOP_PX + ORDER_LINE_PX * (fig.layout.annotations[0].text.count("<br>") + 1)
     n = len(fig.data[0].x)
     fig.update_layout(margin_t=top, height=max(ORDER_MIN_HEIGHT,
@@ -384,8 +384,8 @@ def model_view_inpage(model, orders_, names=None, weights_on_page: bool = False
                       ) -> inpage.InPage:
     """The HTML book's model view (:func:`model_view_figure`, the orders drawn in the build, first)
     with a text box above it: the page runs the trained encoder on the order the reader types
-    and redraws every head of every layer (book/face/inpage.js, ``order_model``); the figure's
-    slider still picks the layer, its menu brings back the orders drawn in the build.
+    and redraws every head of every layer (book/face/inpage/explorers/order_model.js); the
+    figure's slider still picks the layer, its menu brings back the orders drawn in the build.
     ``weights_on_page``: another cell of the page (the chapter's :func:`head_view_explorer`)
     carries the model's weights; this one refers to them (the page holds one copy, 393 KiB)."""
     model = model_mod.check_encoder(model)

@@ -230,7 +230,7 @@ def window_live() -> LiveExplorer:
                         adds=_window_adds())
 
 
-# --- in-page explorer (the book's HTML: book/face/inpage.js recomputes it, no kernel) ---------
+# --- in-page explorer (the book's HTML: book/face/inpage/ recomputes it, no kernel) ----------
 
 def window_inpage() -> inpage.InPage:
     """The window explorer in the book's page: the live face's controls and first state. The
