@@ -41,6 +41,7 @@ file found there to every page.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import posixpath
 import re
@@ -477,6 +478,18 @@ def _outdated_notebooks(app, env, added, changed, removed):
     return stale
 
 
+def _quiet_jieba(app, config):
+    """Sphinx's Chinese search cuts words with jieba, whose logger prints its dictionary's
+    loading at DEBUG ("Building prefix dict …", "Loading model cost 1.5 seconds."): four lines
+    of a library's log in a newcomer's ``make book``. Imported here first, so its level stays."""
+    if (config.language or "").startswith("zh"):
+        try:
+            import jieba
+        except ImportError:   # Sphinx then splits Chinese without it
+            return
+        jieba.setLogLevel(logging.WARNING)
+
+
 def setup(app):
     # The build's kernels inherit this: book.glue then glues for the page (MyST-NB) instead of
     # showing figures in place, as it does in JupyterLab.
@@ -495,6 +508,7 @@ def setup(app):
     # (assets/static/book-page.js; html_static_path copies it)
     app.add_js_file(PAGE_JS)
     app.connect("config-inited", _use_local_mathjax)
+    app.connect("config-inited", _quiet_jieba)
     app.connect("builder-inited", _mathjax_components)
     app.connect("config-inited", _without_fontawesome_js)
     app.connect("config-inited", _search_field_named_by_its_text)
