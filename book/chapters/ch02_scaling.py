@@ -267,9 +267,16 @@ def _softmax_row_controls() -> list:
             controls.Slider(name="seed", label=tr("ch02.seed"), low=0, high=99, value=3)]
 
 
+def _softmax_row_first_plot() -> go.Figure:
+    """The softmax row at the controls' first d_k and key count (the page redraws it at load
+    with its own generator)."""
+    first = controls.first_values(_softmax_row_controls())
+    return _softmax_row_plot(first["d_k"], first["n_keys"])
+
+
 def softmax_row_live() -> LiveExplorer:
     """One query over any number of keys at any d_k: how peaked is softmax, scaled or not?"""
-    return LiveExplorer(_softmax_row_plot(64, 16), widgets_for(_softmax_row_controls()),
+    return LiveExplorer(_softmax_row_first_plot(), widgets_for(_softmax_row_controls()),
                         _softmax_row_redraw, adds=tr("ch02.live_adds_row"))
 
 
@@ -293,7 +300,7 @@ def dk_inpage() -> inpage.InPage:
 def softmax_row_inpage() -> inpage.InPage:
     """One softmax row in the book's page: the live face's controls and first state, d_k up
     to 4096; the page draws the query and keys from its own seeded generator."""
-    fig = _softmax_row_plot(64, 16)
+    fig = _softmax_row_first_plot()
     title = inpage.templates(fig, {"title": ("ch02.row_title", {
         "d_k": str(scaling.MAX_D_K), "none": "1.00", "sqrt": "1.00"})})["title"]
     spec = {"title": title, "key": "k", "salt": 1, "redraw_at_load": True}

@@ -213,10 +213,10 @@ def _window_controls() -> list:
 
 
 def _window_first_plot() -> go.Figure:
-    fig = _window_plot(longctx.window_data(WINDOW_PATTERN_N, 4, longctx.WINDOW_COST_NS),
-                       WINDOW_PATTERN_N, longctx.WINDOW_COST_NS)
-    _window_redraw(fig, **controls.first_values(_window_controls()))
-    return fig
+    """The window explorer drawn at its controls' first state."""
+    first = controls.first_values(_window_controls())
+    return _window_plot(longctx.window_data(first["n"], first["window"], longctx.WINDOW_COST_NS),
+                        first["n"], longctx.WINDOW_COST_NS)
 
 
 def _window_adds() -> str:

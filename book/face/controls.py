@@ -98,7 +98,7 @@ def check(controls) -> list:
                         f"{controls!r}")
     controls = list(controls)
     for c in controls:
-        if not isinstance(c, (Slider, Choice, TextBox)):
+        if not isinstance(c, Control):
             raise TypeError(f"each control must be a book.face.controls Slider, Choice or "
                             f"TextBox, got {c!r}")
     names = [c.name for c in controls]
