@@ -168,11 +168,10 @@ def _mask_controls() -> list:
 
 
 def _mask_first_plot() -> go.Figure:
+    """The mask explorer drawn at its controls' first state."""
     first = controls.first_values(_mask_controls())
-    fig = _mask_plot(first["length"], [first["length"] + first["padding"]], [first["kind"]],
-                     first["length"] + first["padding"])[0]
-    _mask_redraw(fig, **first)
-    return fig
+    padded = first["length"] + first["padding"]
+    return _mask_plot(first["length"], [padded], [first["kind"]], padded)[0]
 
 
 def _mask_adds() -> str:
