@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import faces
 import numpy as np
 import pytest
 
@@ -113,8 +114,7 @@ def test_live_widgets_in_chinese(chinese):
 def test_heads_live_is_not_built_from_heads_figure(monkeypatch):
     """The two faces are siblings (both start from _heads_plot): the live face never calls
     the static one."""
-    monkeypatch.setattr(ch01_intuition, "heads_figure",
-                        lambda *a, **k: pytest.fail("heads_live called heads_figure"))
+    faces.forbid(monkeypatch, ch01_intuition, "heads_figure")
     live = ch01_intuition.heads_live()
     live.update(n_heads=3)
     assert not live.figure.layout.sliders and all(t.z for t in live.figure.data)

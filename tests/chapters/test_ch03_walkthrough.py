@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faces
 import numpy as np
 import pytest
 from tolerance import assert_same_run
@@ -68,8 +69,7 @@ def test_live_walkthrough_extremes():
 def test_walkthrough_live_is_not_built_from_walkthrough_figure(monkeypatch):
     """The two faces are siblings (both start from _walkthrough_plot): the live face never
     calls the static one."""
-    monkeypatch.setattr(ch03_walkthrough, "walkthrough_figure",
-                        lambda *a, **k: pytest.fail("walkthrough_live called walkthrough_figure"))
+    faces.forbid(monkeypatch, ch03_walkthrough, "walkthrough_figure")
     live = ch03_walkthrough.walkthrough_live()
     live.update(step="Z")
     assert not live.figure.layout.sliders and live.figure.layout.title.text.startswith("<b>Z</b>")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import faces
 import pytest
 import torch
 
@@ -123,8 +124,7 @@ def test_stability_log_axes_label_few_decades(runs):
 def test_stability_live_is_not_built_from_stability_figure(runs, monkeypatch):
     """The two faces are siblings (both start from _stability_plot): the live face never
     calls the static one."""
-    monkeypatch.setattr(ch05_stability, "stability_figure",
-                        lambda *a, **k: pytest.fail("stability_live called stability_figure"))
+    faces.forbid(monkeypatch, ch05_stability, "stability_figure")
     live = ch05_stability.stability_live(runs[:2])
     live.update(norm="pre", init="large", n_layers=3, lr=3e-3)
     assert not live.figure.layout.updatemenus and len(live.figure.data[0].y) == 6

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 
+import faces
 import pytest
 import torch
 
@@ -53,8 +54,7 @@ def test_live_explorer_any_slider_position():
 def test_mask_bug_live_is_not_built_from_mask_bug_figure(monkeypatch):
     """The two faces are siblings (both start from _mask_bug_plot): the live face never
     calls the static one."""
-    monkeypatch.setattr(ch07_mask_traps, "mask_bug_figure",
-                        lambda *a, **k: pytest.fail("mask_bug_live called mask_bug_figure"))
+    faces.forbid(monkeypatch, ch07_mask_traps, "mask_bug_figure")
     explorer = ch07_mask_traps.mask_bug_live()
     explorer.update(length=3, padding=1)
     assert not explorer.figure.layout.updatemenus and len(explorer.figure.data[1].x) == 4

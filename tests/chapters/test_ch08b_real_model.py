@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 
+import faces
 import numpy as np
 import pytest
 from conftest import ENGLISH_PHRASE, check_exercise, figure_texts
@@ -111,8 +112,7 @@ def test_model_view_live(model):
 def test_live_faces_are_not_built_from_the_static_ones(model, monkeypatch):
     """The faces are siblings (_head_view_plot, _model_view_plot): neither live face calls
     head_view_figure or model_view_figure."""
-    for name in ("head_view_figure", "model_view_figure"):
-        monkeypatch.setattr(ch, name, lambda *a, name=name, **k: pytest.fail(f"{name} called"))
+    faces.forbid(monkeypatch, ch, "head_view_figure", "model_view_figure")
     for live in (ch.head_view_live(model), ch.model_view_live(model)):
         layout = live.figure.layout
         assert not layout.sliders and not layout.updatemenus and len(live.figure.data[0].z)

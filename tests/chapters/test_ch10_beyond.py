@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
+import faces
 import numpy as np
-import pytest
 
 from book.chapters import ch10_beyond
 from book.face import checks
@@ -42,8 +42,7 @@ def test_pattern_live_extremes():
 def test_pattern_live_is_not_built_from_pattern_figure(monkeypatch):
     """The two faces are siblings (both start from _pattern_plot): the live face never calls
     the static one."""
-    monkeypatch.setattr(ch10_beyond, "pattern_figure",
-                        lambda *a, **k: pytest.fail("pattern_live called pattern_figure"))
+    faces.forbid(monkeypatch, ch10_beyond, "pattern_figure")
     live = ch10_beyond.pattern_live()
     live.update(n=5)
     layout = live.figure.layout

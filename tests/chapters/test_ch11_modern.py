@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import faces
 import pytest
 from conftest import check_exercise
 
@@ -70,8 +71,7 @@ def test_flash_live_face_extremes():
 def test_flash_live_is_not_built_from_flash_figure(monkeypatch):
     """The two faces are siblings (both start from _flash_plot): the live face never calls
     the static one."""
-    monkeypatch.setattr(ch11_modern, "flash_figure",
-                        lambda *a, **k: pytest.fail("flash_live called flash_figure"))
+    faces.forbid(monkeypatch, ch11_modern, "flash_figure")
     explorer = ch11_modern.flash_live()
     explorer.update(n_keys=10)
     assert not explorer.figure.layout.sliders and len(explorer.figure.data[0].y) == 10
