@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import torch
 
+from book.face import figures
 from book.face.plotting import FONT_FAMILY
 from book.kit import codetext, i18n, validate
 from book.kit.progress import BUILD_ENV, in_build  # noqa: F401 - the face's names for them
@@ -21,7 +22,10 @@ from book.kit.progress import BUILD_ENV, in_build  # noqa: F401 - the face's nam
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["sendDataToCloud"]}
 # The book's text/html twin stays responsive: the page gives each figure's container a size
 # (the layout height, a width from the text column), so the figure reflows down to 390 px.
-HTML_CONFIG = {**PLOTLY_CONFIG, "responsive": True}
+# No toolbar on the page: its 8–10 buttons per figure were half a page's Tab stops and named
+# nothing a reader needs (the numbers are in each figure's data table; drag still zooms and a
+# double click resets).
+HTML_CONFIG = {**PLOTLY_CONFIG, "responsive": True, "displayModeBar": False}
 SEED = 0
 _figure_counter = 0
 _glued: dict[str, object] = {}  # every value glued in this kernel, for book.glued()
@@ -76,9 +80,11 @@ def _register_renderer() -> None:
             div_id = f"fig-{_figure_counter}-{digest}"  # deterministic: same output twice
             # to_html writes into the config it is given (setdefault("responsive", True)):
             # hand it a copy, so the mimetype bundle's config never turns responsive.
-            html = pio.to_html(fig_dict, include_plotlyjs=False, full_html=False,
-                               config=copy.deepcopy(HTML_CONFIG), div_id=div_id,
-                               validate=False)
+            page = {**fig_dict, "layout": figures.page_layout(fig_dict.get("layout") or {})}
+            html = figures.figure_html(
+                fig_dict, pio.to_html(page, include_plotlyjs=False, full_html=False,
+                                      config=copy.deepcopy(HTML_CONFIG), div_id=div_id,
+                                      validate=False), div_id)
             data = json.loads(payload)
             data["config"] = copy.deepcopy(PLOTLY_CONFIG)
             return {"application/vnd.plotly.v1+json": data, "text/html": html}
