@@ -128,14 +128,27 @@ notebooks-zh: setup-book
 # here (tests/headless.py narrows its fontconfig to them), so a test that passes only because
 # this machine has some other font (a CJK one, say) fails here too, not only on a newcomer's
 # machine. The book's own CJK web fonts ship in assets/static/fonts. make pdf adds PDF_DEBS.
+# The accessibility test (tests/test_browser_a11y.py) runs axe-core, pinned in tests/a11y's
+# package-lock.json and installed there with npm: Debian's nodejs and npm (TEST_NODE_DEBS) are
+# added when no npm is on the PATH (a Node.js from elsewhere, e.g. NodeSource's, brings its own
+# npm, which Debian's npm package would conflict with), then `npm ci` runs when the lock is newer
+# than what node_modules holds.
 TEST_DEBS := chromium bubblewrap fonts-dejavu-core fonts-liberation
+TEST_NODE_DEBS := nodejs npm
+A11Y_DIR := tests/a11y
 test-deps:
 	@missing=""; for p in $(TEST_DEBS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+	command -v npm >/dev/null || missing="$$missing $(TEST_NODE_DEBS)"; \
 	if [ -n "$$missing" ]; then echo "Installing Debian's$$missing for the tests"; \
 	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null 2>&1 || \
 	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }; } || \
 	  { echo "Could not install them: run 'sudo apt-get install -y$$missing'"; exit 1; }; fi
+	@if [ ! -f $(A11Y_DIR)/node_modules/axe-core/axe.min.js ] || \
+	    [ $(A11Y_DIR)/package-lock.json -nt $(A11Y_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "Installing axe-core (npm ci in $(A11Y_DIR)) for the accessibility test"; \
+	  (cd $(A11Y_DIR) && npm ci --no-audit --no-fund --loglevel=error) || \
+	  { echo "Could not install it: run 'cd $(A11Y_DIR) && npm ci'"; exit 1; }; fi
 browser-deps: test-deps
 
 # Two xdist workers (tests/conftest.py: a file's tests stay together, the notebook and browser
