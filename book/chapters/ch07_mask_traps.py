@@ -10,8 +10,9 @@ from plotly.subplots import make_subplots
 
 from book.face import questions
 from book.face.checks import Answer, Is, NotAnswered, exercise, right, value_exercise, wrong
+from book.face.figures import describe
 from book.face.live import LiveExplorer
-from book.face.plotting import MASK_COLORSCALE, TITLE_WIDTH, rounded, wrap
+from book.face.plotting import MASK_COLORSCALE, RUN_DASHES, TITLE_WIDTH, rounded, wrap
 from book.ideas import masks
 from book.kit import i18n
 from book.studies import masktraps
@@ -105,7 +106,8 @@ def _mask_bug_plot(data: dict) -> go.Figure:
         height=860, margin={"l": 50, "r": 20, "t": 40, "b": 40},
         title={"text": _bug_title(data), "font": {"size": 13}, "x": 0,
                "xanchor": "left", "yref": "paper", "automargin": True, "pad": {"b": 30}})
-    return fig
+    # one text for every bug and size the controls reach (the title names the state)
+    return describe(fig, alt=_tr("bug_alt"), caption=_tr("bug_caption"))
 
 
 def mask_bug_figure(bugs=None, length: int = 5, padding: int = 2) -> go.Figure:
@@ -141,8 +143,8 @@ def mask_training_figure(histories: dict) -> go.Figure:
     if not histories:
         raise ValueError("histories is empty: pass {name: book.toy.fit.History}")
     palette = ["#1a56a8", "#b3261e", "#7a7a7a", "#2e7d32"]
-    dashes = ["solid", "solid", "dash", "dot"]
     fig = go.Figure()
+    finals = {}   # run -> its last finite loss (the caption's numbers)
     for i, (name, h) in enumerate(histories.items()):
         loss = np.asarray(h.loss, dtype=float)
         steps = np.arange(1, len(loss) + 1)
@@ -154,14 +156,33 @@ def mask_training_figure(histories: dict) -> go.Figure:
                 np.r_[loss[np.isfinite(loss)], [3.0]]))], mode="markers", name=label,
                 marker={"symbol": "x", "size": 14, "color": color}))
             continue
+        if np.isfinite(loss).any():
+            finals[name] = float(loss[np.isfinite(loss)][-1])
+        # a dash of its own per run: the lines differ in greyscale too (WCAG 1.4.1)
+        dash = RUN_DASHES[i % len(RUN_DASHES)]
         fig.add_trace(go.Scatter(x=steps.tolist(), y=rounded(loss), mode="lines", name=label,
-                                 line={"color": color, "dash": dashes[i % len(dashes)]}))
+                                 line={"color": color, "dash": dash}))
     # one legend entry per line under the plot: long run names never share a line
     fig.update_layout(height=480, xaxis={"title": _tr("train_x")},
                       yaxis={"title": _tr("train_y"), "rangemode": "tozero"},
                       legend={"orientation": "v", "y": -0.2, "x": 0, "yanchor": "top"},
                       margin={"l": 60, "r": 20, "t": 30, "b": 40})
-    return fig
+    return describe(fig, alt=_tr("train_alt", n=len(histories)),
+                    caption=_training_caption(histories, finals))
+
+
+def _training_caption(histories: dict, finals: dict) -> str:
+    """The training figure's caption: the lowest final loss and its run, and the runs that
+    stopped on a NaN (numbers from the histories the figure draws)."""
+    text = ""
+    if finals:
+        best = min(finals, key=finals.get)
+        text = _tr("train_caption_best", run=best, loss=finals[best])
+    stopped = [_tr("run_nan", name=name, step=h.steps) for name, h in histories.items()
+               if h.diverged]
+    if stopped:
+        return text + _tr("train_caption_nan", runs=_tr("list_sep").join(stopped))
+    return text + _tr("train_caption_all")
 
 
 

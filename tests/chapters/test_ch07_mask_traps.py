@@ -120,3 +120,43 @@ def test_chapter7_figures_and_messages_in_chinese():
         == "correct"
     with pytest.raises(ValueError, match="api must be one of"):
         ch07_mask_traps.api_meaning("masked fill")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_figure_is_described_in_both_languages(language):
+    """Each figure carries a text alternative and a caption (book.face.figures.describe), in
+    the edition's language; the live face gets them from the same plot function."""
+    from book.face.figures import described
+    from book.kit import i18n
+
+    ok = History(loss=[2.0, 1.0], test_accuracy=[0.5], test_steps=[2], steps=2)
+    bad = History(loss=[float("nan")], steps=1, diverged=True)
+    try:
+        i18n.set_language(language)
+        figures = [ch07_mask_traps.mask_training_figure({"right": ok, "flipped": bad}),
+                   ch07_mask_traps.mask_bug_figure(), ch07_mask_traps.mask_bug_live().figure]
+        for fig in figures:
+            texts = described(fig.to_dict())
+            assert texts is not None, fig.layout.title.text
+            if language == "zh":
+                assert all(any("\u4e00" <= ch <= "\u9fff" for ch in t) for t in texts), texts
+    finally:
+        i18n.set_language("en")
+
+
+def test_training_caption_numbers_are_the_drawn_losses():
+    from book.face.figures import described
+
+    a = History(loss=[2.0, 0.4321], test_accuracy=[0.5], test_steps=[2], steps=2)
+    b = History(loss=[2.0, 0.9], test_accuracy=[0.4], test_steps=[2], steps=2)
+    bad = History(loss=[2.5, float("nan")], steps=2, diverged=True)
+    fig = ch07_mask_traps.mask_training_figure({"one": a, "two": b, "three": bad})
+    _, caption = described(fig.to_dict())
+    lowest = min(min(t.y) for t in fig.data if t.mode == "lines")
+    assert f"{lowest:.2f}" in caption and "“one”" in caption
+    assert "NaN at step 2" in caption
+    # no two runs share a dash (they differ in greyscale, not by colour alone)
+    dashes = [t.line.dash for t in fig.data if t.mode == "lines"]
+    assert len(set(dashes)) == len(dashes)
+    fig = ch07_mask_traps.mask_training_figure({"one": a, "two": b})
+    assert "Every run" in described(fig.to_dict())[1]
