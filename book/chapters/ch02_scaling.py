@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -9,6 +11,7 @@ from plotly.subplots import make_subplots
 from book.face import controls, inpage, questions
 from book.face.checks import call, exercise, number_answer, value_exercise
 from book.face.display import table
+from book.face.figures import describe
 from book.face.live import LiveExplorer, widgets_for
 from book.face.plotting import SCALE_COLORS, make_slider, rounded, wrap
 from book.ideas import scaling
@@ -21,6 +24,11 @@ LIVE_MAX_D_K = 512  # the live sliders' top: every redraw stays under 50 ms on 2
 # phone, too narrow for the panel titles; this is room for the y axis title and tick labels.
 PANEL_MARGIN = {"l": 64, "r": 16}
 JACOBIAN_Y_COLUMNS = 26  # the jacobian figure's y title in lines this long: it fits the axis
+# Each scaling's line style and marker besides its colour: the series read apart in greyscale
+# (WCAG 1.4.1, no information by colour alone); the softmax row's unscaled bars are hatched.
+SCALE_DASHES = {"none": "solid", "sqrt": "dash", "linear": "dot"}
+SCALE_MARKERS = {"none": "circle", "sqrt": "square", "linear": "diamond"}
+SCALE_PATTERNS = {"none": "/", "sqrt": ""}
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
@@ -62,6 +70,7 @@ def _dk_plot(d_ks) -> tuple[go.Figure, list[dict]]:
     fig.update_yaxes(range=[0, top_scaled], row=1, col=2)
     fig.update_layout(showlegend=False, bargap=0.05, height=480,
                       margin={"t": 90, "b": 40, **PANEL_MARGIN})
+    describe(fig, alt=tr("ch02.dk_alt"), caption=tr("ch02.dk_caption"))
     return fig, frames
 
 
@@ -88,13 +97,14 @@ def _softmax_row_plot(d_k: int, n_keys: int) -> go.Figure:
     fig = go.Figure()
     for scale in ("none", "sqrt"):
         fig.add_trace(go.Bar(x=keys, y=rounded(first[scale]), name=scale_name(scale),
-                             marker_color=SCALE_COLORS[scale]))
+                             marker={"color": SCALE_COLORS[scale],
+                                     "pattern": {"shape": SCALE_PATTERNS[scale]}}))
     fig.update_layout(barmode="group", title=_row_title(first, d_k), height=420,
                       yaxis={"title": tr("ch02.attention_weight"), "range": [0, 1]},
                       # the labels a little below the axis: "k1" clear of the y axis' "0"
                       xaxis={"title": tr("ch02.key"), "ticklabelstandoff": 4},
                       legend={"orientation": "h", "y": 1.12})
-    return fig
+    return describe(fig, alt=tr("ch02.row_alt"), caption=tr("ch02.row_caption"))
 
 
 def softmax_row_figure(d_ks=None, n_keys: int = 16) -> go.Figure:
@@ -134,7 +144,11 @@ def variance_figure(sweep: dict) -> go.Figure:
                       # inside the plot's empty top-left corner: no room taken from the plot
                       legend={"x": 0.02, "y": 0.98, "xanchor": "left", "yanchor": "top",
                               "bgcolor": "rgba(255,255,255,0.7)"})
-    return fig
+    samples = inspect.signature(scaling.dot_products).parameters["n"].default  # sweep's own
+    return describe(fig, alt=tr("ch02.variance_alt", low=d_ks[0], high=d_ks[-1]),
+                    caption=tr("ch02.variance_caption", n=samples, low=d_ks[0],
+                               var_low=sweep["variance"][0], high=d_ks[-1],
+                               var_high=sweep["variance"][-1]))
 
 
 def saturation_figure(sweep: dict) -> go.Figure:
@@ -143,14 +157,15 @@ def saturation_figure(sweep: dict) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, subplot_titles=[tr("ch02.mean_largest"),
                                                         tr("ch02.mean_entropy")])
     for scale in scaling.SCALES:
-        style = {"color": SCALE_COLORS[scale]}
+        style = {"line": {"color": SCALE_COLORS[scale], "dash": SCALE_DASHES[scale]},
+                 "marker": {"symbol": SCALE_MARKERS[scale], "size": 7}}
         fig.add_trace(go.Scatter(x=d_ks, y=rounded(sweep["max_weight"][scale]),
                                  mode="lines+markers",
-                                 name=scale_name(scale), line=style, legendgroup=scale),
+                                 name=scale_name(scale), legendgroup=scale, **style),
                       row=1, col=1)
         fig.add_trace(go.Scatter(x=d_ks, y=rounded(sweep["entropy"][scale]), mode="lines+markers",
-                                 name=scale_name(scale), line=style, legendgroup=scale,
-                                 showlegend=False), row=1, col=2)
+                                 name=scale_name(scale), legendgroup=scale,
+                                 showlegend=False, **style), row=1, col=2)
     fig.add_hline(y=sweep["uniform_entropy"], line_dash="dot", row=1, col=2,
                   annotation_text=tr("ch02.uniform_line"), annotation_position="bottom right")
     fig.update_xaxes(**_log2_axis(d_ks))
@@ -160,14 +175,27 @@ def saturation_figure(sweep: dict) -> go.Figure:
     fig.update_layout(height=400, legend={"orientation": "h", "yref": "container", "y": 0,
                                           "yanchor": "bottom"},
                       margin={"b": 10, **PANEL_MARGIN})
-    return fig
+    at = {kind: {s: sweep[kind][s][-1] for s in scaling.SCALES}
+          for kind in ("max_weight", "entropy")}
+    return describe(fig, alt=tr("ch02.saturation_alt", n_keys=_n_keys(sweep)),
+                    caption=tr("ch02.saturation_caption", d_k=d_ks[-1],
+                               **{f"w_{s}": at["max_weight"][s] for s in scaling.SCALES},
+                               **{f"h_{s}": at["entropy"][s] for s in scaling.SCALES},
+                               uniform=sweep["uniform_entropy"]))
+
+
+def _n_keys(sweep: dict) -> int:
+    """The number of keys per row the sweep used (its uniform entropy is ln n_keys)."""
+    return round(float(np.exp(sweep["uniform_entropy"])))
 
 
 def jacobian_figure(sweep: dict) -> go.Figure:
     """Size of softmax's Jacobian (the gradient that reaches the scores) against d_k."""
     d_ks = sweep["d_k"]
     fig = go.Figure([go.Scatter(x=d_ks, y=rounded(sweep["jacobian"][s], 6), mode="lines+markers",
-                                name=scale_name(s), line={"color": SCALE_COLORS[s]})
+                                name=scale_name(s),
+                                line={"color": SCALE_COLORS[s], "dash": SCALE_DASHES[s]},
+                                marker={"symbol": SCALE_MARKERS[s], "size": 7})
                      for s in scaling.SCALES])
     # the legend under the plot (beside it, it took half a phone's width) and the y title in
     # two lines: in one it ran past the plot's top into the title
@@ -178,7 +206,10 @@ def jacobian_figure(sweep: dict) -> go.Figure:
                               "yanchor": "bottom"},
                       height=420, title=tr("ch02.jacobian_title"),
                       margin={"l": 80, "r": 16, "b": 10})
-    return fig
+    none, sqrt = sweep["jacobian"]["none"][-1], sweep["jacobian"]["sqrt"][-1]
+    return describe(fig, alt=tr("ch02.jacobian_alt"),
+                    caption=tr("ch02.jacobian_caption", d_k=d_ks[-1], none=none, sqrt=sqrt,
+                               ratio=sqrt / none))
 
 
 def exam_figure(d_k: int = 100, n_students: int = 8, seed: int = 5) -> go.Figure:
@@ -201,7 +232,10 @@ def exam_figure(d_k: int = 100, n_students: int = 8, seed: int = 5) -> go.Figure
     fig.update_xaxes(tickangle=-90)
     fig.update_layout(showlegend=False, height=420, margin={"t": 90, **PANEL_MARGIN})
     fig.update_annotations(font_size=12, yshift=8)
-    return fig
+    return describe(fig, alt=tr("ch02.exam_alt", n=n_students, root=float(np.sqrt(d_k))),
+                    caption=tr("ch02.exam_caption", raw=softmax(row).max(),
+                               scaled=softmax(row / np.sqrt(d_k)).max(),
+                               root=float(np.sqrt(d_k))))
 
 
 def spread_table(sweep: dict, d_ks) -> object:

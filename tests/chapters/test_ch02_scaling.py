@@ -90,3 +90,68 @@ def test_update_redraws_once_however_many_controls_change():
     assert explorer.redraws == before + 1
     explorer.controls["d_k"].value = 9  # a reader moving one slider: one redraw
     assert explorer.redraws == before + 2
+
+
+# --- figures as a screen reader meets them (issue 47): every figure described, both editions ---
+
+def _described_faces():
+    sweep = scaling.sweep([1, 8, 64], n_rows=20)
+    return {"variance": ch02_scaling.variance_figure(sweep),
+            "saturation": ch02_scaling.saturation_figure(sweep),
+            "jacobian": ch02_scaling.jacobian_figure(sweep),
+            "exam": ch02_scaling.exam_figure(),
+            "dk": ch02_scaling.dk_figure([1, 64]),
+            "dk_live": ch02_scaling.dk_live().figure,
+            "dk_inpage": ch02_scaling.dk_inpage().figure,
+            "row": ch02_scaling.softmax_row_figure([1, 64]),
+            "row_live": ch02_scaling.softmax_row_live().figure,
+            "row_inpage": ch02_scaling.softmax_row_inpage().figure}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_figure_is_described(language):
+    from book.face.figures import described
+    from book.kit import i18n
+
+    i18n.set_language(language)
+    try:
+        texts = {name: described(fig.to_dict()) for name, fig in _described_faces().items()}
+    finally:
+        i18n.set_language("en")
+    assert all(texts.values()), [name for name, t in texts.items() if t is None]
+    if language == "zh":  # drawn in the edition's language
+        assert all(any("\u4e00" <= c <= "\u9fff" for c in alt + caption)
+                   for alt, caption in texts.values())
+
+
+def test_captions_quote_the_drawn_numbers():
+    from book.face.figures import described
+
+    sweep = scaling.sweep([1, 8, 64], n_rows=20)
+    fig = ch02_scaling.jacobian_figure(sweep)
+    none, sqrt = (fig.data[i].y[-1] for i in (0, 1))
+    caption = described(fig.to_dict())[1]
+    assert f"{none:.3f} unscaled and {sqrt:.3f} scaled" in caption
+    assert f"{sqrt / none:.1f} times as much" in caption and sqrt > none
+    fig = ch02_scaling.saturation_figure(sweep)
+    drawn = {t.name: t.y[-1] for t in fig.data if t.showlegend is not False}
+    caption = described(fig.to_dict())[1]
+    assert f"{drawn[ch02_scaling.scale_name('none')]:.2f} of the weight unscaled" in caption
+    assert (drawn[ch02_scaling.scale_name("none")] > drawn[ch02_scaling.scale_name("sqrt")]
+            > drawn[ch02_scaling.scale_name("linear")])  # "saturate", "flattens"
+    fig = ch02_scaling.exam_figure()
+    raw, scaled = max(fig.data[0].y), max(fig.data[1].y)
+    assert f"takes {raw:.2f} of the weight" in described(fig.to_dict())[1] and raw > scaled
+    fig = ch02_scaling.variance_figure(sweep)
+    assert f"{fig.data[1].y[-1]:.0f} at d_k = 64" in described(fig.to_dict())[1]
+
+
+def test_scalings_differ_by_more_than_colour():
+    """WCAG 1.4.1: each scaling's series has its own dash and marker (and the softmax row's
+    unscaled bars a hatch), so they read apart in greyscale."""
+    sweep = scaling.sweep([1, 8], n_rows=20)
+    for fig in (ch02_scaling.saturation_figure(sweep), ch02_scaling.jacobian_figure(sweep)):
+        styles = {(t.line.dash, t.marker.symbol) for t in fig.data if t.showlegend is not False}
+        assert len(styles) == len(scaling.SCALES)
+    bars = ch02_scaling.softmax_row_figure([1, 8]).data
+    assert len({t.marker.pattern.shape or "" for t in bars}) == 2
