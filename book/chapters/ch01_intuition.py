@@ -9,6 +9,7 @@ from plotly.subplots import make_subplots
 
 from book.face import plotting, questions
 from book.face.checks import Answer, Is, array_answer, call, exercise, right, value_exercise, wrong
+from book.face.figures import describe, plain
 from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, SCALE_COLORS, make_slider, rounded, wrap
 from book.ideas import attention
@@ -57,7 +58,11 @@ def one_head_figure(weights) -> go.Figure:
     fig.update_layout(xaxis_title_text=tr("ch01.key"), yaxis_title_text=tr("ch01.query"),
                       title={"font": {"size": 13}, "x": 0, "xanchor": "left", "automargin": True,
                              "yref": "paper", "pad": {"b": 16}}, margin={"t": 40, "b": 40})
-    return fig
+    w = np.asarray(weights, dtype=float)
+    query, key = np.unravel_index(int(np.argmax(w)), w.shape)
+    return describe(fig, alt=tr("ch01.one_head_alt", n=len(labels)),
+                    caption=tr("ch01.one_head_caption", query=labels[query], key=labels[key],
+                               w=w[query, key]))
 
 
 def _heads_zs(data: dict) -> list:
@@ -97,7 +102,21 @@ def _heads_plot() -> go.Figure:
                       title={"text": title, "font": {"size": 13}, "x": 0, "xanchor": "left",
                              "yref": "paper", "automargin": True, "pad": {"b": 20}},
                       margin={"l": 40, "r": 20, "t": 30, "b": 40})
-    return fig
+    return describe(fig, alt=tr("ch01.heads_alt", max=orders_example.MAX_HEADS),
+                    caption=_heads_caption())
+
+
+CORIANDER, NO, NOODLES = 4, 3, 1  # token positions of 香菜, 不要 and 牛肉面 in the order
+
+
+def _heads_caption() -> str:
+    """What the heads explorer shows at one head and at the most: 香菜's weight on 不要 and on
+    牛肉面 (:func:`book.toy.orders_example.partner_share`, the best head for each)."""
+    share = orders_example.partner_share
+    most = orders_example.MAX_HEADS
+    return tr("ch01.heads_caption", max=most, one_no=share(1, CORIANDER, NO),
+              one_dish=share(1, CORIANDER, NOODLES), many_no=share(most, CORIANDER, NO),
+              many_dish=share(most, CORIANDER, NOODLES))
 
 
 def heads_figure() -> go.Figure:
@@ -131,7 +150,10 @@ def menu_figure(weights: dict[str, float]) -> go.Figure:
                              "x": 0, "xanchor": "left"},
                       # room for the longest line of a label (automargin measures the first)
                       height=360, margin={"l": 120, "r": 20, "t": 70, "b": 50})
-    return fig
+    best = int(np.argmax(values))
+    return describe(fig, alt=tr("ch01.menu_alt", n=len(values)),
+                    caption=tr("ch01.menu_caption", best=plain(names[best]), w=values[best],
+                               low=min(values)))
 
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------

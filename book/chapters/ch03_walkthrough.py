@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
 from book.face import diagrams, questions
 from book.face.checks import Answer, Is, array_answer, call, exercise, right, value_exercise, wrong
+from book.face.figures import describe
 from book.face.live import LiveExplorer
 from book.face.plotting import SIGNED_COLORSCALE, TITLE_WIDTH, make_slider, rounded, wrap
 from book.ideas import attention, norms, walkthrough
@@ -53,7 +56,21 @@ def _walkthrough_plot(frames: list[dict]) -> go.Figure:
                       yaxis={"autorange": "reversed", "title": tr("ch03.token_row")},
                       xaxis={"title": tr("ch03.column"), "side": "bottom"}, height=460,
                       margin={"t": 30, "l": 60, "r": 20, "b": 30})
-    return fig
+    return describe(fig, alt=tr("ch03.walkthrough_alt", n=len(frames)),
+                    caption=_walkthrough_caption(frames))
+
+
+def _walkthrough_caption(frames: list[dict]) -> str:
+    """The walkthrough's caption: its steps, and the shapes they pass through (read from the
+    frames: the rows stay one per token, the columns go d_model → d_k → h·d_k → d_model)."""
+    shapes = {f["name"]: np.shape(f["values"]) for f in frames}
+    rows = {r for r, _ in shapes.values()}
+    if len(rows) != 1:
+        raise ValueError(f"every step of the walkthrough has one row per token, got {rows}")
+    heads = sum(1 for name in shapes if re.fullmatch(r"A\d+", name))
+    return tr("ch03.walkthrough_caption", n=len(frames), heads=heads, first=frames[0]["name"],
+              last=frames[-1]["name"], rows=rows.pop(), d_model=shapes["X"][1],
+              d_k=shapes["Q1"][1], concat=shapes["Z"][1], out=shapes[frames[-1]["name"]][1])
 
 
 def walkthrough_figure(ex=None) -> go.Figure:
@@ -77,7 +94,11 @@ def dataflow_diagram(ex=None) -> go.Figure:
     heads and d_k from their weights."""
     ex = walkthrough.example() if ex is None else _checked_example(ex)
     n_tokens, d_model = ex.X.shape
-    return diagrams.multihead_dataflow(n_tokens, d_model, len(ex.heads), ex.heads[0][0].shape[1])
+    n_heads, d_k = len(ex.heads), ex.heads[0][0].shape[1]
+    sizes = {"n": n_tokens, "d_model": d_model, "h": n_heads, "d_k": d_k, "width": n_heads * d_k}
+    return describe(diagrams.multihead_dataflow(n_tokens, d_model, n_heads, d_k),
+                    alt=tr("ch03.dataflow_alt", **sizes),
+                    caption=tr("ch03.dataflow_caption", **sizes))
 
 
 def _checked_example(ex):

@@ -13,6 +13,7 @@ import pytest
 from book import chapters
 from book.chapters import ch01_intuition, ch02_scaling, ch03_walkthrough
 from book.face import checks
+from book.face.figures import described
 from book.ideas import norms, scaling
 from book.kit import i18n
 from book.toy import orders_example
@@ -37,6 +38,7 @@ def figure_texts(fig) -> list[str]:
     """Every text a reader can see in ``fig``, in every state of its sliders and menus."""
     layout = fig.layout.to_plotly_json()
     texts = [str(layout.get("title", {}).get("text", ""))]
+    texts += list(described(fig.to_dict()) or ())  # its text alternative and caption
     texts += [a.get("text", "") for a in layout.get("annotations", [])]
     for key, axis in layout.items():
         if key.startswith(("xaxis", "yaxis")):
@@ -177,3 +179,40 @@ def test_heads_explorer_keys_upright_in_a_wider_first_panel(chinese):
     widths = [layout[k]["domain"][1] - layout[k]["domain"][0]
               for k in ("xaxis", "xaxis2", "xaxis3")]
     assert max(widths) - min(widths) < 1e-9 and layout["xaxis2"]["showticklabels"] is True
+
+
+# --- figures as a screen reader meets them (issue 47) ---------------------------------------
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_figure_is_described(language):
+    i18n.set_language(language)
+    try:
+        figures = _figures() + [ch01_intuition.heads_live().figure,
+                                ch03_walkthrough.walkthrough_live().figure,
+                                ch03_walkthrough.dataflow_diagram()]
+        missing = [fig.layout.title.text for fig in figures if described(fig.to_dict()) is None]
+    finally:
+        i18n.set_language("en")
+    assert not missing
+
+
+def test_chapter_1_captions_quote_the_drawn_numbers():
+    i18n.set_language("en")
+    weights = orders_example.head_weights(list(orders_example.RELATIONS))
+    fig = ch01_intuition.one_head_figure(weights)
+    z = np.asarray(fig.data[0].z, dtype=float)
+    assert f"The darkest cell, {z.max():.2f}," in described(fig.to_dict())[1]
+    fig = ch01_intuition.menu_figure(orders_example.menu_match())
+    drawn = list(fig.data[0].x)
+    caption = described(fig.to_dict())[1]
+    assert f"takes {max(drawn):.2f} of the weight" in caption
+    assert f"still gets {min(drawn):.2f}" in caption
+    # the heads explorer: 香菜's row at one head and at the most, as its steps draw them
+    fig = ch01_intuition.heads_figure()
+    coriander, no = 4, 3
+    one = fig.layout.sliders[0].steps[0].args[0]["z"][0][coriander][no]
+    caption = described(fig.to_dict())[1]
+    assert f"must split its row: {one:.2f} to" in caption
+    most = max(step_z[coriander][no] for step_z in fig.layout.sliders[0].steps[-1].args[0]["z"]
+               if step_z[coriander][no] is not None)
+    assert f"the best head for each gives {most:.2f}" in caption and most > one

@@ -82,3 +82,40 @@ def test_matrix_display():
     assert "A  (2×2)" in repr(m)
     with pytest.raises(ValueError, match="one label per row"):
         Matrix("A", np.eye(2), ["only one"])
+
+
+# --- figures as a screen reader meets them (issue 47) ---------------------------------------
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_figures_are_described(language):
+    from book.face.figures import described
+    from book.kit import i18n
+
+    i18n.set_language(language)
+    try:
+        figures = [ch03_walkthrough.walkthrough_figure(),
+                   ch03_walkthrough.walkthrough_live().figure,
+                   ch03_walkthrough.dataflow_diagram()]
+        assert all(described(fig.to_dict()) for fig in figures)
+    finally:
+        i18n.set_language("en")
+
+
+def test_captions_quote_the_drawn_shapes():
+    from book.face.figures import described
+    from book.kit import i18n
+
+    i18n.set_language("en")
+    fig = ch03_walkthrough.walkthrough_figure()
+    steps = fig.layout.sliders[0].steps
+    widths = {s.label: len(s.args[0]["x"][0]) for s in steps}
+    rows = {len(s.args[0]["y"][0]) for s in steps}
+    caption = described(fig.to_dict())[1]
+    assert len(rows) == 1 and f"one row per token ({rows.pop()})" in caption
+    assert (f"{widths['X']} features, {widths['Q1']} per head, {widths['Z']} once the heads are "
+            f"concatenated, {widths[steps[-1].label]} again") in caption
+    assert f"{len(steps)} steps" in described(fig.to_dict())[0]
+    ex = wt.example()
+    caption = described(ch03_walkthrough.dataflow_diagram(ex).to_dict())[1]
+    assert f"X ({ex.X.shape[0]} × {ex.X.shape[1]})" in caption
+    assert f"W_O ({ex.W_O.shape[0]} × {ex.W_O.shape[1]})" in caption
