@@ -21,6 +21,7 @@ from book.face.checks import (
     value_exercise,
     wrong,
 )
+from book.face.figures import describe
 from book.face.live import LiveExplorer, widgets_for
 from book.face.plotting import COLORSCALE, MASK_COLORSCALE, make_slider, rounded
 from book.ideas import masks, mha
@@ -135,7 +136,18 @@ def _mask_plot(length: int, seq_lens, kinds, start: int) -> tuple[go.Figure, dic
                       title={"text": _mask_figure_title(length, start), "font": {"size": 13},
                              "x": 0.02, "xanchor": "left", "yref": "container", "y": 0.985,
                              "yanchor": "top"})
+    describe(fig, alt=i18n.tr("ch04.mask_alt"), caption=_mask_caption(length, start, kinds))
     return fig, traces
+
+
+def _mask_caption(length: int, seq_len: int, kinds) -> str:
+    """The mask explorer's caption: what a blocked pair gets, and (where the controls reach no
+    mask with padding) how much weight a real token puts on the padding without one."""
+    if "none" not in kinds or seq_len == length:
+        return i18n.tr("ch04.mask_caption")
+    share = masktraps.mask_data("none", length, seq_len)["pad_share"]
+    return i18n.tr("ch04.mask_caption_padding", length=length, pad=seq_len - length,
+                   share=share)
 
 
 def _mask_figure_title(length: int, seq_len: int) -> str:
@@ -171,7 +183,10 @@ def _mask_first_plot() -> go.Figure:
     """The mask explorer drawn at its controls' first state."""
     first = controls.first_values(_mask_controls())
     padded = first["length"] + first["padding"]
-    return _mask_plot(first["length"], [padded], [first["kind"]], padded)[0]
+    fig = _mask_plot(first["length"], [padded], [first["kind"]], padded)[0]
+    # its controls reach every mask kind, the one drawn first and no mask among them
+    return describe(fig, alt=i18n.tr("ch04.mask_alt"),
+                    caption=_mask_caption(first["length"], padded, masktraps.MASK_KINDS))
 
 
 def _mask_adds() -> str:

@@ -206,3 +206,36 @@ def test_live_explorer_bad_input():
         explorer.update(padding=masktraps.MASK_MAX_PAD + 1)
     with pytest.raises(ValueError, match="unknown control"):
         explorer.update(seq_len=4)
+
+
+# --- figures as a screen reader meets them (issue 47) ---------------------------------------
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_mask_explorer_is_described_in_every_face(language):
+    from book.face.figures import described
+    from book.kit import i18n
+
+    i18n.set_language(language)
+    try:
+        faces = [ch04_pytorch.mask_figure(), ch04_pytorch.mask_live().figure,
+                 ch04_pytorch.mask_inpage().figure]
+        texts = [described(fig.to_dict()) for fig in faces]
+    finally:
+        i18n.set_language("en")
+    assert all(texts)
+
+
+def test_mask_caption_quotes_the_drawn_padding_share():
+    from book.face.figures import described
+    from book.kit import i18n
+
+    i18n.set_language("en")
+    fig = ch04_pytorch.mask_figure(length=5, start=8)
+    weights = fig.data[2 * list(masktraps.MASK_KINDS).index("none") + 1]  # no mask's weights
+    z = np.asarray(weights.z, dtype=float)
+    share = z[:5, 5:].sum(axis=1).max()
+    caption = described(fig.to_dict())[1]
+    assert "(5 real tokens + 3 of padding)" in caption
+    assert f"up to {share:.2f} of its weight on the padding" in caption and share > 0
+    live = ch04_pytorch.mask_live()
+    assert described(live.figure.to_dict())[1].count("of padding") == 1  # it reaches no mask
