@@ -12,6 +12,7 @@ import torch
 
 from book.face import diagrams, questions
 from book.face.checks import Answer, Is, right, value_exercise, wrong
+from book.face.figures import describe
 from book.kit import validate
 from book.kit.i18n import tr
 from book.toy import orders as orders_mod
@@ -101,7 +102,13 @@ def model_diagram(model: TinyEncoder | None = None):
     """The toy model's diagram (:func:`book.face.diagrams.toy_model`), sized from ``model``'s
     own config (default: :func:`book_model`)."""
     model = book_model() if model is None else check_encoder(model)
-    return diagrams.toy_model(model.config, sum(p.numel() for p in model.parameters()))
+    n_params = sum(p.numel() for p in model.parameters())
+    c = model.config
+    sizes = {"vocab": c.vocab_size, "max_len": c.max_len, "d": c.d_model, "layers": c.n_layers,
+             "heads": c.n_heads, "d_k": c.d_model // c.n_heads, "d_ff": c.d_ff,
+             "labels": c.n_labels, "params": n_params, "params_wan": n_params / 10_000}
+    return describe(diagrams.toy_model(c, n_params), alt=tr("ch04b.diagram_alt", **sizes),
+                    caption=tr("ch04b.diagram_caption", **sizes))
 
 
 PARTS = ("embed", "pos", "attn", "ff", "norm", "head")

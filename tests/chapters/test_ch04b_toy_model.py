@@ -94,3 +94,26 @@ def test_feed_forward_works_on_each_token_alone():
         ch.per_token_test(token=9, length=6)
     with pytest.raises(TypeError, match="TinyEncoder"):
         ch.model_diagram("model")
+
+
+# --- figures as a screen reader meets them (issue 47) ---------------------------------------
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_model_diagram_is_described_with_the_models_sizes(language):
+    from book.face.figures import described
+    from book.kit import i18n
+
+    i18n.set_language(language)
+    try:
+        model = ch.book_model()
+        alt, caption = described(ch.model_diagram(model).to_dict())
+    finally:
+        i18n.set_language("en")
+    n_params = sum(p.numel() for p in model.parameters())
+    c = model.config
+    if language == "en":
+        assert f"{n_params:,} parameters" in caption
+    else:
+        assert f"约 {n_params / 10_000:.1f} 万个参数" in caption
+    assert f"{c.d_model} → {c.d_ff} → {c.d_model}" in caption
+    assert f"d_k = {c.d_model // c.n_heads}" in caption and str(c.n_layers) in alt
