@@ -22,8 +22,9 @@ from book.face.checks import (
     value_exercise,
     wrong,
 )
+from book.face.figures import describe
 from book.face.live import LiveExplorer, widgets_for
-from book.face.plotting import COLORSCALE, italic, rounded, text_width, wrap
+from book.face.plotting import COLORSCALE, RUN_DASHES, italic, rounded, text_width, wrap
 from book.kit import i18n, timing, validate
 from book.kit.i18n import tr
 from book.studies import attention_roles
@@ -109,6 +110,23 @@ def _orders_and_names(orders_, names, what: str) -> tuple[list, list[str]]:
     return orders_, names
 
 
+def top_weights(sentences) -> list[float]:
+    """Per layer: a row's largest weight, averaged over every row, head and sentence of
+    ``sentences`` (views.Sentence): 1 = each row on one key, 1/n = an even spread."""
+    maps = [np.asarray(s.maps, dtype=float).max(axis=-1) for s in sentences]  # (L, H, n)
+    return [float(np.mean(np.concatenate([m[layer].ravel() for m in maps])))
+            for layer in range(maps[0].shape[0])]
+
+
+def _top_text(sentences) -> str:
+    """"0.41 in layer 0, 0.83 in layer 1": :func:`top_weights` for a caption; with "the last
+    layer looks at fewer words" where the numbers say so."""
+    tops = top_weights(sentences)
+    text = tr("ch08.list_sep").join(tr("ch08.top_in_layer", w=w, layer=layer)
+                                    for layer, w in enumerate(tops))
+    return text + (tr("ch08.top_sharper") if len(tops) > 1 and tops[-1] > tops[0] else "")
+
+
 def _sentence(data: dict, queries: bool = True) -> views.Sentence:
     """An order's view data (book.studies.attention_roles.order_view_data) as the views draw
     it: keys = tokens, queries = tokens with their gloss, the caption."""
@@ -127,13 +145,15 @@ def _head_view_plot(model, orders_, names=None, start: tuple[int, int] = (1, 1),
                     controls: bool = True) -> go.Figure:
     orders_, names = _orders_and_names(orders_, names, "head_view")
     sentences = [_sentence(attention_roles.order_view_data(model, o)) for o in orders_]
-    return views.head_view(
+    fig = views.head_view(
         sentences, [_menu_name(name) for name in names], start=start, digits=3,
         slider_prefix=tr("ch08.slider_head"), slider_pad=85,
         menu={"direction": "up", "y": 0, "yanchor": "top", "pad": {"t": 240}},
         caption={"font": {"size": 11}},
         key_axis={"title": {"standoff": 28}, "automargin": True, "tickfont": {"size": 10}},
         layout={"margin": {"t": 190}}, controls=controls)
+    return describe(fig, alt=tr("ch08.head_view_alt"),
+                    caption=tr("ch08.head_view_caption", top=_top_text(sentences)))
 
 
 def model_view_figure(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
@@ -150,7 +170,7 @@ def _model_view_plot(model, orders_, names=None, start_layer: int = 0) -> go.Fig
                  for o in orders_]
     n_layers, n_heads = sentences[0].maps.shape[:2]
     start_layer = validate.integer("start_layer", start_layer, low=0, high=n_layers - 1)
-    return views.model_view(
+    fig = views.model_view(
         sentences, [_menu_name(name) for name in names], layer=start_layer,
         one_trace_per="layer", spacing=MODEL_VIEW_SPACING,
         panel_titles=[tr("ch08.head", head=head) for head in range(n_heads)],
@@ -161,6 +181,8 @@ def _model_view_plot(model, orders_, names=None, start_layer: int = 0) -> go.Fig
         menu={"direction": "up", "y": 0, "yanchor": "top", "pad": {"t": 200}},
         caption={"y": 1.06, "font": {"size": 11}}, key_labels=MODEL_VIEW_KEY_LABELS,
         layout={"height": 860, "margin": {"l": 40, "t": 190, "b": 40}})
+    return describe(fig, alt=tr("ch08.model_view_alt", n=n_heads),
+                    caption=tr("ch08.model_view_caption", top=_top_text(sentences)))
 
 
 def relation_figure(stats: dict) -> go.Figure:
@@ -192,7 +214,15 @@ def relation_figure(stats: dict) -> go.Figure:
     fig.update_yaxes(showticklabels=False, col=2)  # the panels share their layers
     fig.update_annotations(font_size=12)
     fig.update_layout(height=230 * rows + 80, margin={"l": 60, "r": 20, "t": 60, "b": 30})
-    return fig
+    # the caption's numbers: the panel whose best head is furthest above its chance level
+    lift = {r: float(np.max(stats[r]["mass"])) / stats[r]["chance"] for r in relations}
+    best = max(lift, key=lift.get)
+    mass = np.asarray(stats[best]["mass"])
+    layer, head = np.unravel_index(int(np.argmax(mass)), mass.shape)
+    return describe(fig, alt=tr("ch08.relation_alt", n=len(relations)),
+                    caption=tr("ch08.relation_caption", head=_head_label(int(layer), int(head)),
+                               relation=relation_label(best), mass=float(mass[layer, head]),
+                               chance=stats[best]["chance"], lift=lift[best]))
 
 
 def category_figure(cats: dict) -> go.Figure:
@@ -215,7 +245,12 @@ def category_figure(cats: dict) -> go.Figure:
     fig.update_layout(height=120 + 34 * len(rows), yaxis={"autorange": "reversed"},
                       xaxis={"title": tr("ch08.key_category"), "side": "top"},
                       margin={"l": 40, "r": 20, "t": 70, "b": 20})
-    return fig
+    heads = z[:-1]
+    row, col = np.unravel_index(int(np.argmax(heads)), heads.shape)
+    return describe(fig, alt=tr("ch08.category_alt"),
+                    caption=tr("ch08.category_caption", head=rows[row],
+                               category=category_label(cats["categories"][col]),
+                               share=float(heads[row, col]), even=float(z[-1, col])))
 
 
 def entropy_figure(record: dict, final: np.ndarray | None = None,
@@ -228,15 +263,23 @@ def entropy_figure(record: dict, final: np.ndarray | None = None,
     steps = sorted(record)
     n_layers = np.asarray(record[steps[0]]).shape[0]
     colors = ["#9ab0d6", "#1f3b73", "#b3261e", "#7a7a7a"]
+    symbols = ["circle", "square", "triangle-up", "x"]
     fig = go.Figure()
+    ends = []
     for layer in range(n_layers):
+        # a dash and a marker of its own per layer, and the trained model's diamond labelled
+        # with its layer: the layers differ without their colours (WCAG 1.4.1)
         color = colors[layer % len(colors)]
         means = [float(np.mean(record[s][layer])) for s in steps]
+        ends.append(tr("ch08.entropy_change", layer=layer, start=means[0], end=means[-1]))
         fig.add_trace(go.Scatter(x=steps, y=rounded(means), mode="lines+markers",
-                                 name=tr("ch08.short_run", layer=layer), line={"color": color}))
+                                 name=tr("ch08.short_run", layer=layer),
+                                 line={"color": color, "dash": RUN_DASHES[layer % len(RUN_DASHES)]},
+                                 marker={"symbol": symbols[layer % len(symbols)]}))
         if final is not None:
             fig.add_trace(go.Scatter(
-                x=[final_step], y=[round(float(np.mean(final[layer])), 4)], mode="markers",
+                x=[final_step], y=[round(float(np.mean(final[layer])), 4)],
+                mode="markers+text", text=[f"L{layer}"], textposition="middle left",
                 name=tr("ch08.trained_run", layer=layer, steps=final_step),
                 marker={"symbol": "diamond", "size": 12, "color": color,
                         "line": {"color": "#000000", "width": 1}}))
@@ -246,7 +289,9 @@ def entropy_figure(record: dict, final: np.ndarray | None = None,
                       yaxis={"title": tr("ch08.entropy_axis"), "range": [0, 1.05]},
                       legend={"orientation": "h", "y": -0.22, "x": 0},
                       margin={"l": 60, "r": 20, "t": 30, "b": 40})
-    return fig
+    return describe(fig, alt=tr("ch08.entropy_alt"),
+                    caption=tr("ch08.entropy_caption", steps=steps[-1],
+                               layers=tr("ch08.list_sep").join(ends)))
 
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
@@ -302,6 +347,13 @@ def _head_view_first(model, text: str | None, message):
     first_controls = _head_view_controls(model, text)
     redraw = _head_view_redrawer(model, message)
     redraw(fig, **controls.first_values(first_controls))
+    # the caption holds for every order typed: its numbers are the first order's, said so
+    try:
+        first = [_sentence(attention_roles.order_view_data(model, text))]
+        caption = tr("ch08.typed_caption", top=_top_text(first))
+    except ValueError:      # a bad first order: its message is shown instead of a map
+        caption = tr("ch08.typed_caption_plain")
+    describe(fig, alt=tr("ch08.head_view_alt"), caption=caption)
     return fig, first_controls, redraw
 
 

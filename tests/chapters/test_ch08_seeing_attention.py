@@ -240,3 +240,81 @@ def test_captions_fit_a_phone_screen(model):
                      for line in lines.split("<br>"))
         assert widest <= ch08_seeing_attention.CAPTION_WIDTH
     i18n.set_language("en")
+
+
+def _ch08_figures(model, small_model, some_orders):
+    stats = roles.relation_mass(small_model, some_orders)
+    cats = roles.category_mass(small_model, some_orders)
+    record = {0: np.full((2, 2), 0.9), 10: np.full((2, 2), 0.7)}
+    return {"head view": ch08_seeing_attention.head_view_figure(model, TEXTS),
+            "model view": ch08_seeing_attention.model_view_figure(model, TEXTS[:2]),
+            "typed, live": ch08_seeing_attention.head_view_live(model).figure,
+            "typed, page": ch08_seeing_attention.head_view_inpage(model).figure,
+            "model view, page": ch08_seeing_attention.model_view_inpage(model, TEXTS[:2]).figure,
+            "relations": ch08_seeing_attention.relation_figure(stats),
+            "categories": ch08_seeing_attention.category_figure(cats),
+            "entropy": ch08_seeing_attention.entropy_figure(record, np.full((2, 2), 0.5), 500)}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_figure_is_described_in_both_languages(model, small_model, some_orders,
+                                                     language):
+    """Every face of every figure carries its text alternative and caption
+    (book.face.figures.describe) in the edition's language."""
+    from book.face.figures import described
+
+    try:
+        i18n.set_language(language)
+        for name, fig in _ch08_figures(model, small_model, some_orders).items():
+            fig = fig.to_dict() if hasattr(fig, "to_dict") else fig
+            texts = described(fig)
+            assert texts is not None, name
+            if language == "zh":
+                assert all(re.search(r"[\u4e00-\u9fff]", t) for t in texts), (name, texts)
+            else:
+                assert not any(re.search(r"[\u4e00-\u9fff]", t) for t in texts), (name, texts)
+    finally:
+        i18n.set_language("en")
+
+
+def test_caption_numbers_are_the_figures_data(model, small_model, some_orders):
+    from book.face.figures import described
+
+    figs = _ch08_figures(model, small_model, some_orders)
+    # head view: each layer's mean largest weight of a row, from the slider's drawn maps
+    fig = figs["head view"]
+    by_layer = {}
+    for step in fig.layout.sliders[0].steps:
+        layer = int(step.label.split()[0][1:])
+        for z in step.args[0]["z"]:
+            by_layer.setdefault(layer, []).extend(max(row) for row in z)
+    caption = described(fig.to_dict())[1]
+    for layer, tops in by_layer.items():
+        shown = re.search(rf"([\d.]+) in layer {layer}\b", caption)
+        assert shown and abs(float(shown.group(1)) - np.mean(tops)) < 0.006, caption
+    assert ("fewer words" in caption) == (np.mean(by_layer[max(by_layer)])
+                                          > np.mean(by_layer[0]))
+    # relations: the largest lift over chance, as drawn
+    fig = figs["relations"]
+    caption = described(fig.to_dict())[1]
+    relation, mass, lift = re.search(r"“(.+)”, ([\d.]+) against [\d.]+ \((\d+)×\)",
+                                     caption).groups()
+    panel = next(i for i, a in enumerate(fig.layout.annotations)
+                 if a.text.startswith(relation + "<br>"))
+    assert float(mass) == pytest.approx(np.max(fig.data[panel].z), abs=0.006)
+    chance = float(re.search(r"even spread: ([\d.]+)", fig.layout.annotations[panel].text)[1])
+    assert abs(int(lift) - float(mass) / chance) <= 0.5 + 0.1 * int(lift)  # 2-digit chance
+    # categories: the largest share of a head, as drawn
+    fig = figs["categories"]
+    share = float(re.search(r", ([\d.]+) \(even", described(fig.to_dict())[1]).group(1))
+    assert share == pytest.approx(np.max(np.asarray(fig.data[0].z)[:-1]), abs=0.006)
+    # entropy: each layer's first and last point
+    fig = figs["entropy"]
+    caption = described(fig.to_dict())[1]
+    for layer in (0, 1):
+        line = fig.data[2 * layer]
+        assert f"layer {layer} {line.y[0]:.2f} → {line.y[-1]:.2f}" in caption
+    # the layers differ by dash and marker, and the trained diamonds name their layer
+    assert fig.data[0].line.dash != fig.data[2].line.dash
+    assert fig.data[0].marker.symbol != fig.data[2].marker.symbol
+    assert [fig.data[1].text[0], fig.data[3].text[0]] == ["L0", "L1"]
