@@ -11,6 +11,7 @@ from torch import nn
 
 from book.face import questions
 from book.face.checks import Is, NotAnswered, exercise, number_answer, value_exercise, wrong
+from book.face.figures import describe
 from book.face.live import LiveExplorer
 from book.face.plotting import RUN_COLORS, RUN_DASHES, italic, panel_title_width, rounded, wrap
 from book.kit import i18n, validate
@@ -94,7 +95,20 @@ def _stability_plot(datas: list[dict], start: int) -> go.Figure:
                            "xanchor": "left", "yref": "container", "y": 0.985,
                            "yanchor": "top"},
         legend={"orientation": "h", "x": 0, "y": -0.2}, margin=dict(EXPLORER_MARGIN))
-    return fig
+    return describe(fig, alt=i18n.tr("ch05.explorer_alt"), caption=_stability_caption(datas))
+
+
+def _stability_caption(datas: list[dict]) -> str:
+    """The stability explorer's caption: where its runs' loss curves end (as drawn: the
+    running mean's last value), and how to read the lower panels."""
+    ends = [(float(d["loss"][-1]), d["label"]) for d in datas
+            if len(d["loss"]) and np.isfinite(d["loss"][-1])]
+    chance = stability.chance_loss()
+    if len(ends) < 2:
+        return i18n.tr("ch05.explorer_caption_one", chance=chance)
+    (lo, lo_label), (hi, hi_label) = min(ends), max(ends)
+    return i18n.tr("ch05.explorer_caption", n=len(datas), lo=lo, lo_label=lo_label, hi=hi,
+                   hi_label=hi_label, chance=chance)
 
 
 def stability_figure(runs, start: int = 0) -> go.Figure:
@@ -145,7 +159,15 @@ def loss_curves_figure(runs, title: str = "") -> go.Figure:
                              "rangemode": "tozero"},
                       legend={"orientation": "h", "y": -0.2, "x": 0, "font": {"size": 12}},
                       margin={"l": 60, "r": 20, "t": 50, "b": 40})
-    return fig
+    ends = i18n.tr("ch05.caption_join").join(   # each curve's last value, as drawn
+        i18n.tr("ch05.caption_end_diverged", label=trace.name)
+        if run.diverged or trace.y[-1] is None
+        else i18n.tr("ch05.caption_end", label=trace.name, loss=trace.y[-1])
+        for run, trace in zip(runs, fig.data, strict=False))
+    return describe(fig, alt=i18n.tr("ch05.curves_alt", n=len(runs),
+                                     window=stability.LOSS_SMOOTHING),
+                    caption=i18n.tr("ch05.curves_caption", ends=ends,
+                                    chance=stability.chance_loss()))
 
 
 def layer_norms_figure(runs, when: str = "first", title: str = "") -> go.Figure:
@@ -176,7 +198,26 @@ def layer_norms_figure(runs, when: str = "first", title: str = "") -> go.Figure:
                              "yref": "container", "y": 0.97, "yanchor": "top"},
                       legend={**FOOT_LEGEND, "font": {"size": 12}},
                       margin={"l": 50, "r": 20, "t": 80, "b": 10})
-    return fig
+    return describe(fig, alt=i18n.tr("ch05.norms_alt", n=len(runs),
+                                     when=i18n.tr(f"ch05.norms_when_{when}")),
+                    caption=_layer_norms_caption(runs, when))
+
+
+def _layer_norms_caption(runs, when: str) -> str:
+    """The layer-norms figure's caption: the range of the RMS and of the gradient norms it
+    draws, each extreme with its run and layer, and how to read them."""
+    found = {}
+    for what in ("activation", "gradient"):
+        points = [(v, run.label, part) for run in runs
+                  for v, part in zip(run.profile(what, when), _parts(run.layers), strict=False)
+                  if np.isfinite(v) and v > 0]
+        if not points:
+            return i18n.tr("ch05.norms_caption_none")
+        found[what] = (min(points), max(points))
+    (a_lo, _, _), (a_hi, a_label, a_part) = found["activation"]
+    (g_lo, g_label, g_part), (g_hi, _, _) = found["gradient"]
+    return i18n.tr("ch05.norms_caption", a_lo=a_lo, a_hi=a_hi, a_label=a_label, a_part=a_part,
+                   g_lo=g_lo, g_hi=g_hi, g_label=g_label, g_part=g_part)
 
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------

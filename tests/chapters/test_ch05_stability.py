@@ -13,6 +13,7 @@ import torch
 from book import chapters
 from book.chapters import ch04_pytorch, ch05_stability
 from book.face import checks
+from book.face.figures import described
 from book.ideas import agreement
 from book.kit import i18n
 from book.studies import stability
@@ -45,6 +46,7 @@ def english_words(text: str) -> list[str]:
 def figure_texts(fig) -> list[str]:
     layout = fig.layout
     texts = [layout.title.text or ""]
+    texts += list(described(fig.to_dict()) or ())  # its text alternative and caption
     texts += [a.text for a in layout.annotations]
     texts += [axis.title.text or "" for name in dir(layout) if name.startswith(("xaxis", "yaxis"))
               for axis in [getattr(layout, name)] if axis is not None and hasattr(axis, "title")]
@@ -198,3 +200,39 @@ def test_stability_explorer_panel_titles_fit_their_panels(runs):
     assert all(plotting.text_width(line) <= columns for t in lower for line in t.split("<br>"))
     assert "<br>" in lower[0]  # "activation RMS per layer" is longer than a panel on a phone
     assert fig.layout.updatemenus[0].pad.b == ch05_stability.EXPLORER_MENU_GAP
+
+
+# --- figures as a screen reader meets them (issue 47) ---------------------------------------
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_stability_figures_are_described(language, runs):
+    i18n.set_language(language)
+    try:
+        figures = [ch05_stability.stability_figure(runs),
+                   ch05_stability.loss_curves_figure(runs),
+                   ch05_stability.layer_norms_figure(runs, "first"),
+                   ch05_stability.layer_norms_figure(runs[:2], "last"),
+                   ch05_stability.stability_live(runs[:2]).figure]
+        assert all(described(fig.to_dict()) for fig in figures)
+    finally:
+        i18n.set_language("en")
+
+
+def test_stability_captions_quote_the_drawn_numbers(runs):
+    i18n.set_language("en")
+    fig = ch05_stability.loss_curves_figure(runs[:2])
+    caption = described(fig.to_dict())[1]
+    for trace in fig.data:
+        assert f"{trace.name}: {trace.y[-1]:.3f}" in caption
+    fig = ch05_stability.loss_curves_figure(runs)   # the third diverges
+    assert f"{runs[2].label}: diverged" in described(fig.to_dict())[1]
+    fig = ch05_stability.layer_norms_figure(runs[:2], "last")
+    grads = [v for t in fig.data if t.xaxis == "x2" for v in t.y if v]
+    rms = [v for t in fig.data if t.xaxis == "x" for v in t.y if v]
+    caption = described(fig.to_dict())[1]
+    assert f"from {min(rms):.2g} to {max(rms):.2g}" in caption
+    assert f"gradient norms from {min(grads):.2g}" in caption and f"to {max(grads):.2g}." in caption
+    fig = ch05_stability.stability_figure(runs[:2])
+    ends = sorted(stability.stability_data(r)["loss"][-1] for r in runs[:2])
+    caption = described(fig.to_dict())[1]
+    assert f"between {ends[0]:.3f}" in caption and f"and {ends[1]:.3f}" in caption
