@@ -21,8 +21,9 @@ from plotly.subplots import make_subplots
 from book.face import questions, views
 from book.face.checks import Answer, Is, NotAnswered, exercise, right, value_exercise, wrong
 from book.face.display import table
+from book.face.figures import describe
 from book.face.live import LiveExplorer
-from book.face.plotting import wrap
+from book.face.plotting import RUN_DASHES, wrap
 from book.kit import validate
 from book.kit.i18n import tr
 from book.real import head_stats, pretrained
@@ -72,6 +73,24 @@ def _caption(text: str) -> str:
     return f"<span>{lines}</span>"
 
 
+def cls_weight(sentences) -> np.ndarray:
+    """Per layer: the weight a row puts on the first key ([CLS]), averaged over every row,
+    head and sentence of ``sentences`` (views.Sentence)."""
+    return np.mean([np.asarray(s.maps, dtype=float)[..., 0].mean(axis=(1, 2))
+                    for s in sentences], axis=0)
+
+
+def _described_view(fig, sentences, alt: str, typed: bool):
+    """A head or model view with its text alternative and a caption that holds for every
+    layer, head and sentence the controls reach: the [CLS] column, per layer (``typed``: a
+    live face, whose sentence the reader replaces: "at first")."""
+    cls = cls_weight(sentences)
+    top = int(np.argmax(cls))
+    msg = "ch08b.view_caption_first" if typed else "ch08b.view_caption"
+    return describe(fig, alt=alt, caption=tr(msg, lo=float(cls.min()),
+                                             hi=float(cls.max()), layer=top))
+
+
 def _sentences(model, texts, names) -> tuple[list[views.Sentence], list[str]]:
     """The view data of ``texts`` (book.real.pretrained.view_data) as the views draw it."""
     data, names = _views(model, texts, names)
@@ -87,9 +106,12 @@ def _head_view_plot(model, texts, names=None, start: tuple[int, int] = (0, 0),
     sentences, names = _sentences(model, texts, names)
     # the menu a little higher than the views' default: a caption of three lines (a long
     # sentence at CAPTION_WIDTH) fits between it and the map
-    return views.head_view(sentences, names, start=start,
-                           slider_prefix=tr("ch08b.slider_head"), menu={"y": 1.19},
-                           controls=controls)
+    fig = views.head_view(sentences, names, start=start,
+                          slider_prefix=tr("ch08b.slider_head"), menu={"y": 1.19},
+                          controls=controls)
+    n_layers, n_heads = sentences[0].maps.shape[:2]
+    return _described_view(fig, sentences, tr("ch08b.head_view_alt", n=n_layers * n_heads),
+                           typed=not controls)
 
 
 def head_view_figure(model, texts, names=None, start: tuple[int, int] = (0, 0)) -> go.Figure:
@@ -112,10 +134,12 @@ def _model_view_plot(model, texts, names=None, layer: int = 0,
                              "sentence, or head_view_figure for this one")
     sentences = [views.Sentence(d["maps"], d["labels"], _caption(d["caption"])) for d in data]
     c = model.config
-    return views.model_view(
+    fig = views.model_view(
         sentences, names, layer=layer, one_trace_per="sentence", grid=GRID,
         panel_titles=[tr("ch08b.head_short", head=h) for h in range(c.n_heads)],
         slider_prefix=tr("ch08b.slider_layer"), controls=controls)
+    return _described_view(fig, sentences, tr("ch08b.model_view_alt", n=c.n_heads),
+                           typed=not controls)
 
 
 def model_view_figure(model, texts, names=None, layer: int = 0,
@@ -173,7 +197,11 @@ def stats_figure(shares: dict, entropy: dict, start: str = "[CLS]") -> go.Figure
                       "xanchor": "left", "y": 1.22, "yanchor": "bottom"}],
         yaxis={"autorange": "reversed"}, xaxis={"side": "bottom", "tickangle": -90},
         height=400, margin={"l": 70, "r": 20, "t": 120, "b": 60})
-    return fig
+    z = data[start]
+    layer, head = np.unravel_index(int(np.argmax(z)), z.shape)
+    return describe(fig, alt=tr("ch08b.stats_alt"),
+                    caption=tr("ch08b.stats_caption", kind=kind_label(start), value=float(z.max()),
+                               head=_head(int(layer), int(head))))
 
 
 def layer_profile(shares: dict) -> go.Figure:
@@ -182,10 +210,12 @@ def layer_profile(shares: dict) -> go.Figure:
     layers = head_stats.per_layer(shares)
     x = [tr("common.layer", layer=i) for i in range(len(layers["[CLS]"]))]
     fig = go.Figure()
-    for kind in STAT_KINDS:
+    # a dash and a marker of its own per kind: the lines differ without their colours
+    symbols = ("circle", "square", "diamond", "triangle-up", "x", "triangle-down")
+    for i, kind in enumerate(STAT_KINDS):
         fig.add_trace(go.Scatter(x=x, y=_r(layers[kind], 3), name=kind_label(kind),
-                                 mode="lines+markers",
-                                 line={"color": KIND_COLORS[kind]}))
+                                 mode="lines+markers", marker={"symbol": symbols[i]},
+                                 line={"color": KIND_COLORS[kind], "dash": RUN_DASHES[i]}))
     fig.add_trace(go.Scatter(x=x, y=[round(shares["[CLS]"]["even"], 3)] * len(x),
                              name=tr("ch08b.even_one"), mode="lines",
                              line={"color": "#7a7a7a", "dash": "dot"}))
@@ -196,7 +226,12 @@ def layer_profile(shares: dict) -> go.Figure:
                              "ticktext": [str(i) for i in range(len(x))]},
                       legend={"orientation": "h", "y": -0.25, "x": 0, "font": {"size": 12}},
                       margin={"l": 60, "r": 20, "t": 30, "b": 40})
-    return fig
+    top = {kind: float(np.max(layers[kind])) for kind in STAT_KINDS}
+    most = max(top, key=top.get)
+    return describe(fig, alt=tr("ch08b.profile_alt"),
+                    caption=tr("ch08b.profile_caption", kind=kind_label(most), share=top[most],
+                               layer=int(np.argmax(layers[most])),
+                               even=float(shares["[CLS]"]["even"])))
 
 
 def relation_figure(accuracy: dict) -> go.Figure:
@@ -224,7 +259,11 @@ def relation_figure(accuracy: dict) -> go.Figure:
         yaxis={"autorange": "reversed"}, xaxis={"tickangle": -90}, height=400,
         # room for the title's four lines (on a phone) above the bar's top label
         margin={"l": 70, "r": 20, "t": 96, "b": 60})
-    return fig
+    layer, head = np.unravel_index(int(np.argmax(acc)), acc.shape)
+    return describe(fig, alt=tr("ch08b.det_alt"),
+                    caption=tr("ch08b.det_caption", head=_head(int(layer), int(head)),
+                               acc=float(acc.max()), n=accuracy["n"], base=100 * base,
+                               chance=100 * accuracy["chance"]))
 
 
 def sink_figure(sink: dict) -> go.Figure:
@@ -246,7 +285,20 @@ def sink_figure(sink: dict) -> go.Figure:
     # above its panel, into a title as wide as the panel
     fig.update_annotations(font_size=12, yshift=8)
     fig.update_layout(height=380, margin={"l": 50, "r": 20, "t": 78, "b": 60})
-    return fig
+    return describe(fig, alt=tr("ch08b.sink_alt"), caption=_sink_caption(sink))
+
+
+def _sink_caption(sink: dict) -> str:
+    """How far the vectors move per unit of weight removed: [CLS] against one word (where
+    both were measured), from the numbers the bars draw."""
+    def per_weight(kind):
+        return sink[kind]["change"] / sink[kind]["mass"] if sink[kind]["mass"] else 0.0
+
+    if "[CLS]" in sink and "one word" in sink and per_weight("[CLS]") > 0:
+        ratio = per_weight("one word") / per_weight("[CLS]")
+        return tr("ch08b.sink_caption" if ratio > 1 else "ch08b.sink_caption_not",
+                  mass=sink["[CLS]"]["mass"], change=sink["[CLS]"]["change"], ratio=ratio)
+    return tr("ch08b.sink_caption_plain")
 
 
 # --- what the notebook prints and tabulates --------------------------------------------------

@@ -209,3 +209,66 @@ def test_figures_fit_a_phone(model):
     axis = ch.layer_profile(shares).layout.xaxis
     assert list(axis.ticktext) == [str(i) for i in range(len(axis.tickvals))]
     assert axis.title.text == "layer"
+
+
+def _ch08b_figures(model, measured):
+    shares, entropy = measured
+    pairs = head_stats.labelled_pairs(model, head_stats.LABELLED[:8])
+    acc = head_stats.relation_accuracy(pairs, head_stats.all_maps(model,
+                                                                  head_stats.SENTENCES[:8]))
+    sink = {"[CLS]": {"mass": 0.5, "change": 0.01}, "one word": {"mass": 0.05, "change": 0.05}}
+    return {"head view": ch.head_view_figure(model, TEXTS, ["a", "b"]),
+            "model view": ch.model_view_figure(model, TEXTS[1:] + ["The cat sat."], ["a", "b"]),
+            "head view, live": ch.head_view_live(model).figure,
+            "model view, live": ch.model_view_live(model).figure,
+            "stats": ch.stats_figure(shares, entropy), "profile": ch.layer_profile(shares),
+            "determiners": ch.relation_figure(acc), "sink": ch.sink_figure(sink)}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_figure_is_described_in_both_languages(model, measured, language):
+    """Every face carries its text alternative and caption (book.face.figures.describe) in
+    the edition's language."""
+    import re
+
+    from book.face.figures import described
+
+    try:
+        i18n.set_language(language)
+        for name, fig in _ch08b_figures(model, measured).items():
+            texts = described(fig.to_dict())
+            assert texts is not None, name
+            has_cjk = [bool(re.search(r"[\u4e00-\u9fff]", t)) for t in texts]
+            assert has_cjk == [language == "zh"] * 2, (name, texts)
+    finally:
+        i18n.set_language("en")
+
+
+def test_caption_numbers_are_the_figures_data(model, measured):
+    import re
+
+    from book.face.figures import described
+
+    figs = _ch08b_figures(model, measured)
+    # the model view: the [CLS] column's mean weight per layer, from the drawn maps
+    fig = figs["model view"]
+    per_layer = [np.mean([np.mean(np.asarray(z)[:, 0]) for z in step.args[0]["z"]])
+                 for step in fig.layout.sliders[0].steps]
+    lo, hi, layer = re.search(r"([\d.]+) to ([\d.]+) .*layer (\d+)",
+                              described(fig.to_dict())[1]).groups()
+    assert float(lo) == pytest.approx(min(per_layer), abs=0.006)
+    assert float(hi) == pytest.approx(max(per_layer), abs=0.006)
+    assert int(layer) == int(np.argmax(per_layer))
+    # the determiner heads: the best cell drawn
+    fig = figs["determiners"]
+    acc = re.search(r"for (\d+) %", described(fig.to_dict())[1])[1]
+    assert int(acc) == round(np.max(fig.data[0].z))
+    # the sink: per unit of weight removed, from the bars
+    fig = figs["sink"]
+    mass, change = fig.data[0].y, fig.data[1].y
+    ratio = re.search(r"them (\d+) times", described(fig.to_dict())[1])[1]
+    assert int(ratio) == round((change[1] / mass[1]) / (change[0] / mass[0]))
+    # the layer profile's lines differ by dash and marker, not by colour alone
+    lines = figs["profile"].data[:-1]
+    assert len({(t.line.dash, t.marker.symbol) for t in lines}) == len(lines)
+    assert len({t.line.dash for t in lines}) == len(lines)
