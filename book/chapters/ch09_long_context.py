@@ -8,18 +8,23 @@ from plotly.subplots import make_subplots
 
 from book.face import controls, diagrams, inpage, questions
 from book.face.checks import Answer, Is, call, exercise, right, value_exercise, wrong
+from book.face.figures import describe
 from book.face.live import LiveExplorer, widgets_for
 from book.face.plotting import make_slider, rounded
 from book.ideas import longctx
-from book.kit import validate
+from book.kit import numbers, validate
 from book.kit.i18n import tr
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
 METHOD_COLORS = {"full": "#b3261e", "masked": "#7a7a7a", "banded": "#1a56a8",
                  "sdpa": "#2e7d32"}
-METHOD_DASH = {"full": "solid", "masked": "dash", "banded": "solid", "sdpa": "dot"}
+# a dash and a marker of its own per method: the lines differ without their colours
+METHOD_DASH = {"full": "solid", "masked": "dash", "banded": "dashdot", "sdpa": "dot"}
+METHOD_MARKER = {"full": "circle", "masked": "x", "banded": "square", "sdpa": "diamond"}
 PART_COLORS = {"projections": "#9ab0d6", "attention": "#b3261e", "feed_forward": "#1f3b73"}
+# and a fill pattern of its own per part (the attention's plain)
+PART_PATTERNS = {"projections": "/", "attention": "", "feed_forward": "."}
 # the window explorer: 0 = never computed by the banded version, 1 = computed then masked,
 # 2 = allowed. White, mid blue, dark navy: three steps of lightness, readable in greyscale.
 WINDOW_LEVELS = ("level_skipped", "level_masked", "level_allowed")  # ids in ch09.toml
@@ -51,14 +56,17 @@ def attention_cost_figure(sweep: dict, measure: str, fit_from: int = 1,
     scale, unit = (1e-6, "MB") if measure == "memory" else (1e3, "ms")
     keep = [i for i, n in enumerate(ns) if n >= fit_from]
     fig = go.Figure()
+    slopes = []
     for m in methods:
         values = np.asarray(sweep[m], dtype=float)
         slope = longctx.fit_exponent([ns[i] for i in keep], values[keep]) \
             if len(keep) >= 2 else float("nan")
+        slopes.append(tr("ch09.slope_of", method=tr(f"ch09.short_{m}"), slope=slope))
         fig.add_trace(go.Scatter(
             x=ns, y=rounded(values * scale, 6), mode="lines+markers",
             name=tr("ch09.legend_slope", method=tr(f"ch09.method_{m}"), slope=slope),
             line={"color": METHOD_COLORS[m], "dash": METHOD_DASH[m]},
+            marker={"symbol": METHOD_MARKER[m], "size": 8},
             hovertemplate=f"n = %{{x}}<br>%{{y:.3g}} {unit}<extra></extra>"))
     what = tr("ch09.what_memory" if measure == "memory" else "ch09.what_time")
     fig.update_layout(
@@ -69,7 +77,9 @@ def attention_cost_figure(sweep: dict, measure: str, fit_from: int = 1,
         legend={"orientation": "v", "x": 0, "y": 0, "yref": "container", "yanchor": "bottom",
                 "font": {"size": 12}},
         margin={"l": 60, "r": 20, "t": 50, "b": 150})
-    return fig
+    return describe(fig, alt=tr("ch09.cost_alt", what=what, k=len(methods)),
+                    caption=tr("ch09.cost_caption", slopes=tr("ch09.list_sep").join(slopes),
+                               n=ns[keep[0]] if keep else ns[0]))
 
 
 def block_share_figure(rows: list[dict]) -> go.Figure:
@@ -83,7 +93,8 @@ def block_share_figure(rows: list[dict]) -> go.Figure:
     for part in longctx.BLOCK_PARTS:
         share = [100 * r[part] / r["total"] for r in rows]
         fig.add_trace(go.Bar(x=x, y=rounded(share, 2), name=tr(f"ch09.part_{part}"),
-                             marker_color=PART_COLORS[part],
+                             marker={"color": PART_COLORS[part],
+                                     "pattern": {"shape": PART_PATTERNS[part]}},
                              text=[f"{s:.0f}%" for s in share], textposition="inside",
                              hovertemplate=tr("ch09.block_hover", x="%{x}", y="%{y:.1f}")
                              + "<extra></extra>"))
@@ -97,7 +108,11 @@ def block_share_figure(rows: list[dict]) -> go.Figure:
                       legend={"orientation": "h", "y": -0.15, "x": 0, "font": {"size": 12}},
                       # room for a title of two lines above the top tick label ("100")
                       margin={"l": 60, "r": 20, "t": 64, "b": 40})
-    return fig
+    first, last = rows[0], rows[-1]
+    return describe(fig, alt=tr("ch09.block_alt"), caption=tr(
+        "ch09.block_caption", n0=first["n"], n1=last["n"],
+        a0=100 * first["attention"] / first["total"], a1=100 * last["attention"] / last["total"],
+        f0=100 * first["attention_flop_share"], f1=100 * last["attention_flop_share"]))
 
 
 def window_diagram(n: int = 8, window: int = 2) -> go.Figure:
@@ -105,7 +120,11 @@ def window_diagram(n: int = 8, window: int = 2) -> go.Figure:
     drawn from :func:`book.ideas.longctx.window_mask` (the mask the chapter computes with)."""
     n = validate.integer("n", n, low=2, high=10)
     window = validate.integer("window", window, low=0)
-    return diagrams.window_grid(longctx.window_mask(n, window).numpy(), window)
+    mask = longctx.window_mask(n, window).numpy()
+    return describe(diagrams.window_grid(mask, window),
+                    alt=tr("ch09.diagram_alt", n=n, w=window),
+                    caption=tr("ch09.diagram_caption", full=n * n, band=int(mask.sum()), w=window,
+                               most=int(mask.sum(axis=1).max()), n=n))
 
 
 def _window_titles(data: dict) -> list[str]:
@@ -159,12 +178,11 @@ def _window_plot(first: dict, n: int, cost_ns) -> go.Figure:
         colorscale=WINDOW_COLORSCALE, xgap=1, ygap=1, showscale=False,
         hovertemplate=tr("ch09.window_hover", x="%{x}", y="%{y}", z="%{z}")
         + "<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Scatter(x=first["cost_ns"], y=first["full"], mode="lines+markers",
-                             name=tr("ch09.window_full"), legendgroup="cost",
-                             line={"color": METHOD_COLORS["full"]}), row=2, col=1)
-    fig.add_trace(go.Scatter(x=first["cost_ns"], y=first["banded"], mode="lines+markers",
-                             name=tr("ch09.window_banded"), legendgroup="cost",
-                             line={"color": METHOD_COLORS["banded"]}), row=2, col=1)
+    for key, name in (("full", "ch09.window_full"), ("banded", "ch09.window_banded")):
+        fig.add_trace(go.Scatter(x=first["cost_ns"], y=first[key], mode="lines+markers",
+                                 name=tr(name), legendgroup="cost",
+                                 line={"color": METHOD_COLORS[key], "dash": METHOD_DASH[key]},
+                                 marker={"symbol": METHOD_MARKER[key]}), row=2, col=1)
     for level in (2, 1, 0):  # legend keys for the heatmap's three colours
         fig.add_trace(go.Scatter(
             x=[None], y=[None], mode="markers", name=tr(f"ch09.{WINDOW_LEVELS[level]}"),
@@ -186,7 +204,10 @@ def _window_plot(first: dict, n: int, cost_ns) -> go.Figure:
                               "yanchor": "bottom", "traceorder": "normal",
                               "font": {"size": 12}, "tracegroupgap": 0},
                       margin={"l": 60, "r": 20, "t": 120, "b": 150})
-    return fig
+    # one caption for every w and n the controls reach: the numbers are the first state's
+    return describe(fig, alt=tr("ch09.window_alt"), caption=tr(
+        "ch09.window_caption", w=first["window"], n=first["n"], big=first["cost_ns"][-1],
+        full=numbers.large(first["full"][-1]), banded=numbers.large(first["banded"][-1])))
 
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------

@@ -9,9 +9,10 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from book.chapters.ch09_long_context import METHOD_COLORS, log2_n_axis
+from book.chapters.ch09_long_context import METHOD_COLORS, METHOD_DASH, METHOD_MARKER, log2_n_axis
 from book.face import questions
 from book.face.checks import Answer, Is, right, value_exercise, wrong
+from book.face.figures import describe
 from book.face.plotting import rounded
 from book.ideas import kvcache
 from book.kit import timing
@@ -28,10 +29,13 @@ def kv_speedup_figure(rows: list[dict]) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=[tr("ch09b.kv_title_time"),
                                         tr("ch09b.kv_title_speedup")])
-    for key, name, color in (("full", tr("ch09b.kv_full"), METHOD_COLORS["full"]),
-                             ("cached", tr("ch09b.kv_cached"), METHOD_COLORS["banded"])):
+    # the two lines differ by dash and marker, not by colour alone
+    for key, name, style in (("full", tr("ch09b.kv_full"), "full"),
+                             ("cached", tr("ch09b.kv_cached"), "banded")):
         fig.add_trace(go.Scatter(x=lengths, y=rounded([r[key] for r in rows], 6),
-                                 mode="lines+markers", name=name, line={"color": color},
+                                 mode="lines+markers", name=name,
+                                 line={"color": METHOD_COLORS[style], "dash": METHOD_DASH[style]},
+                                 marker={"symbol": METHOD_MARKER[style]},
                                  hovertemplate=tr("ch09b.kv_hover_time", x="%{x}", y="%{y:.3g}")
                                  + "<extra></extra>"),
                       row=1, col=1)
@@ -52,7 +56,11 @@ def kv_speedup_figure(rows: list[dict]) -> go.Figure:
     fig.update_annotations(font_size=12, yshift=8)
     fig.update_layout(height=400, legend={"orientation": "h", "y": -0.25, "x": 0},
                       margin={"l": 50, "r": 20, "t": 58, "b": 40})
-    return fig
+    first, last = rows[0], rows[-1]
+    grows = len(rows) > 1 and last["speedup"] > first["speedup"]
+    return describe(fig, alt=tr("ch09b.kv_alt"), caption=tr(
+        "ch09b.kv_caption_grows" if grows else "ch09b.kv_caption", a=first["speedup"],
+        n0=first["n_new"], b=last["speedup"], n1=last["n_new"]))
 
 
 def implementations_figure(rows: list[dict]) -> go.Figure:
@@ -87,7 +95,12 @@ def implementations_figure(rows: list[dict]) -> go.Figure:
                       xaxis={"title": tr("ch09b.impl_xaxis"), "range": [0, 1.08 * high],
                              "automargin": True},
                       yaxis={"automargin": True}, margin={"l": 20, "r": 20, "t": 60, "b": 50})
-    return fig
+    slow = max(ordered, key=lambda r: r["vs_minimal"])
+    fast = min(ordered, key=lambda r: r["vs_minimal"])
+    return describe(fig, alt=tr("ch09b.impl_alt", n=len(rows)), caption=tr(
+        "ch09b.impl_caption", slow=labels[ordered.index(slow)].replace("<br>", " "),
+        slow_x=slow["vs_minimal"], fast=labels[ordered.index(fast)].replace("<br>", " "),
+        fast_x=fast["vs_minimal"]))
 
 
 # --- exercises (registered with book.face.checks)

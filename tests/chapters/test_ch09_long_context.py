@@ -225,3 +225,80 @@ def test_window_mask_hints_and_equivalent_answers():
     assert checks.check("ch9.window_mask", lambda n, w: torch.tensor(
         [[int(abs(i - j) <= w) for j in range(n)] for i in range(n)])).ok
     assert checks.check("ch9.window_mask", lambda n, w: None).status == "todo"
+
+
+# --- text alternatives and captions (book.face.figures.describe), colour never alone ---------
+
+def _ch09_figures():
+    rows = longctx.block_costs([8, 16], d_model=16, n_heads=2, repeats=1)
+    return {"memory": ch09_long_context.attention_cost_figure(
+                {**sweep(), "sdpa": [1e6, 2e6, 4e6], "masked": [1e6, 4e6, 16e6]}, "memory",
+                fit_from=256),
+            "time": ch09_long_context.attention_cost_figure(sweep(), "time"),
+            "block": ch09_long_context.block_share_figure(rows),
+            "diagram": ch09_long_context.window_diagram(),
+            "window": ch09_long_context.window_figure(),
+            "window, live": ch09_long_context.window_live().figure,
+            "window, page": ch09_long_context.window_inpage().figure}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_figure_is_described_in_both_languages(language):
+    from book.face.figures import described
+    from book.kit import i18n
+
+    try:
+        i18n.set_language(language)
+        for name, fig in _ch09_figures().items():
+            fig = fig.to_dict() if hasattr(fig, "to_dict") else fig
+            texts = described(fig)
+            assert texts is not None, name
+            has_cjk = [bool(re.search("[\u4e00-\u9fff]", t)) for t in texts]
+            assert has_cjk == [language == "zh"] * 2, (name, texts)
+    finally:
+        i18n.set_language("en")
+
+
+def test_caption_numbers_are_the_figures_data():
+    from book.face.figures import described
+    from book.kit import numbers
+
+    figs = _ch09_figures()
+    # the slopes in the caption are the legend's (fitted on the same points)
+    fig = figs["memory"]
+    caption = described(fig.to_dict())[1]
+    for trace in fig.data:
+        slope = re.search(r"slope ([\d.]+)", trace.name)[1]
+        assert slope in caption
+    assert "from n = 256 on" in caption
+    # the block's shares: attention's bar at the first and last length
+    fig = figs["block"]
+    attention = next(t for t in fig.data if t.name.startswith("attention"))
+    flops = fig.data[-1]
+    caption = described(fig.to_dict())[1]
+    assert f"{attention.y[0]:.0f} % of the block's time at n = 8" in caption
+    assert f"{attention.y[-1]:.0f} % at n = 16" in caption
+    assert f"its share is {flops.y[0]:.0f} % and {flops.y[-1]:.0f} %" in caption
+    # the window's first state: the cost panel's last point, both lines
+    fig = figs["window"]
+    full, banded = fig.data[1].y[-1], fig.data[2].y[-1]
+    caption = described(fig.to_dict())[1]
+    assert numbers.large(full) in caption and numbers.large(banded) in caption
+    # the diagram's counts are its mask's
+    mask = longctx.window_mask(8, 2).numpy()
+    caption = described(ch09_long_context.window_diagram().to_dict())[1]
+    assert f"all {mask.size} pairs" in caption and f"scores {int(mask.sum())}," in caption
+
+
+def test_series_differ_by_more_than_colour():
+    figs = _ch09_figures()
+    lines = figs["memory"].data
+    assert len({t.line.dash for t in lines}) == len(lines)
+    assert len({t.marker.symbol for t in lines}) == len(lines)
+    cost = figs["window"].data[1:3]
+    assert cost[0].line.dash != cost[1].line.dash
+    bars = [t for t in figs["block"].data if isinstance(t, go.Bar)]
+    assert len({t.marker.pattern.shape for t in bars}) == len(bars)
+    kv = ch09b_serving.kv_speedup_figure(
+        [{"n_new": 4, "cached": 0.1, "full": 0.2, "speedup": 2.0, "same": True}])
+    assert kv.data[0].line.dash != kv.data[1].line.dash

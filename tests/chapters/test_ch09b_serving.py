@@ -92,3 +92,32 @@ def test_exercise_messages_in_chinese(chinese, key, wrong):
         assert re.search("[\u4e00-\u9fff]", text), (key, text)
         words = re.findall(r"[A-Za-z_]{3,}", text)
         assert set(words) <= {"d_model", "float16", "MiB"}, (key, text)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_figures_are_described_with_the_drawn_numbers(language):
+    """Both figures carry a text alternative and a caption (book.face.figures.describe) in
+    the edition's language; the caption's numbers are the ones drawn."""
+    from book.face.figures import described
+    from book.kit import i18n
+
+    kv_rows = [{"n_new": 4, "cached": 0.1, "full": 0.2, "speedup": 2.0, "same": True},
+               {"n_new": 8, "cached": 0.2, "full": 0.8, "speedup": 4.0, "same": True}]
+    impl = [{"variant": v, "label": v, "seconds": 1.0, "vs_minimal": 1.0 + i / 10,
+             "vs_minimal_low": 0.9, "vs_minimal_high": 1.1 + i / 10, "device": "cpu"}
+            for i, v in enumerate(["sdpa", "minimal_sdpa", "torch_mha"])]
+    try:
+        i18n.set_language(language)
+        kv = ch09b_serving.kv_speedup_figure(kv_rows)
+        fig = ch09b_serving.implementations_figure(impl)
+        for f in (kv, fig):
+            texts = described(f.to_dict())
+            assert texts is not None
+            assert [bool(re.search("[\u4e00-\u9fff]", t)) for t in texts] == \
+                [language == "zh"] * 2, texts
+        caption = described(kv.to_dict())[1]
+        assert all(f"{v:.1f}" in caption for v in kv.data[2].y)   # the bars' speed-ups
+        caption = described(fig.to_dict())[1]
+        assert f"{max(fig.data[0].x):.2f}" in caption and f"{min(fig.data[0].x):.2f}" in caption
+    finally:
+        i18n.set_language("en")
