@@ -8,9 +8,10 @@ import plotly.graph_objects as go
 
 from book.face import questions
 from book.face.checks import Answer, Is, call, exercise, right, value_exercise, wrong
+from book.face.figures import describe
 from book.face.live import LiveExplorer
-from book.face.plotting import make_slider, rounded
-from book.ideas import beyond
+from book.face.plotting import RUN_DASHES, make_slider, rounded
+from book.ideas import beyond, longctx
 from book.kit import i18n
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
@@ -62,7 +63,13 @@ def _pattern_plot(window: int, n: int) -> go.Figure:
         yaxis={**axis, "autorange": "reversed", "title": _tr("pattern_y")},
         xaxis={**axis, "title": _tr("pattern_x"), "tickangle": -90},
         height=680, margin={"t": 120, "l": 60, "r": 20, "b": 20})
-    return fig
+    # one caption for every variant and window: the keys a query sees in each variant at
+    # this window (what the menu draws), stated with the window and length they hold for
+    seen = _tr("list_sep").join(
+        _tr("kind_keys", kind=kind_label(kind), keys=beyond.pattern_data(kind, window, n)[
+            "mean_keys"]) for kind in PATTERN_KINDS)
+    return describe(fig, alt=_tr("pattern_alt", n=n),
+                    caption=_tr("pattern_caption", w=window, n=n, seen=seen))
 
 
 def pattern_figure(windows=(1, 2, 3, 4), n: int = beyond.PATTERN_N) -> go.Figure:
@@ -94,9 +101,14 @@ def variant_cost_figure(ns, curves: dict[str, list[float]], *, unit: str,
     """Log-log cost of each method against the sequence length."""
     palette = {"full": "#b3261e", "window": "#1a56a8", "dilated": "#5f8f3e",
                "hybrid": "#8a5cc2", "linear": "#7a7a7a"}
+    symbols = ("circle", "square", "diamond", "triangle-up", "x", "star")
+    # a dash and a marker of its own per variant: the lines differ without their colours
     fig = go.Figure([go.Scatter(x=list(ns), y=rounded(v, 9), mode="lines+markers",
-                                name=kind_label(name), line={"color": palette.get(name)})
-                     for name, v in curves.items()])
+                                name=kind_label(name),
+                                line={"color": palette.get(name),
+                                      "dash": RUN_DASHES[i % len(RUN_DASHES)]},
+                                marker={"symbol": symbols[i % len(symbols)]})
+                     for i, (name, v) in enumerate(curves.items())])
     # the legend under the plot: at its right it took a third of a phone's width, and the
     # last two lengths' ticks ("1024", "2048") ran together
     fig.update_layout(xaxis={"type": "log", "title": _tr("cost_x"), "tickvals": list(ns),
@@ -104,7 +116,28 @@ def variant_cost_figure(ns, curves: dict[str, list[float]], *, unit: str,
                       yaxis={"type": "log", "title": unit}, title=title, height=440,
                       legend={"orientation": "h", "x": 0, "y": -0.3, "font": {"size": 12}},
                       margin={"l": 60, "r": 20, "t": 60, "b": 60})
-    return fig
+    # the slopes fitted on the longer lengths (the last three), as the chapter's text fits them
+    ns = list(ns)
+    tail = max(len(ns) - 3, 0)
+    slopes = _tr("list_sep").join(
+        _tr("kind_slope", kind=kind_label(name),
+            slope=longctx.fit_exponent(ns[tail:], list(v)[tail:]))
+        for name, v in curves.items()) if len(ns) >= 2 else ""
+    return describe(fig, alt=_tr("cost_alt", what=title, k=len(curves)),
+                    caption=_tr("cost_caption", n=ns[tail], slopes=slopes, last=ns[-1],
+                                at_last=_tr("list_sep").join(
+                                    _tr("kind_value", kind=kind_label(name),
+                                        value=_plain_number(list(v)[-1]), unit=unit)
+                                    for name, v in curves.items())))
+
+
+def _plain_number(value: float) -> str:
+    """A cost as a caption writes it: "4,096", "12.3", "0.042" (three significant digits,
+    no exponent)."""
+    value = float(value)
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if abs(value) >= 1e-3 else f"{value:.1e}"
 
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------

@@ -81,3 +81,59 @@ def test_chapter10_figures_and_messages_in_chinese():
     finally:
         i18n.set_language("en")
     assert ch10_beyond.kind_label("window") == "window"
+
+
+def _ch10_figures():
+    return {"pattern": ch10_beyond.pattern_figure(),
+            "pattern, live": ch10_beyond.pattern_live().figure,
+            "cost": ch10_beyond.variant_cost_figure(
+                [16, 64, 256, 1024], {"full": [1, 16, 256, 4096], "window": [1, 4, 16, 64],
+                                      "linear": [2, 8, 32, 128]}, unit="MiB", title="memory")}
+
+
+def test_every_figure_is_described_in_both_languages():
+    import re
+
+    from book.face.figures import described
+    from book.kit import i18n
+
+    for language in ("en", "zh"):
+        try:
+            i18n.set_language(language)
+            for name, fig in _ch10_figures().items():
+                texts = described(fig.to_dict())
+                assert texts is not None, name
+                has_cjk = [bool(re.search("[\u4e00-\u9fff]", t)) for t in texts]
+                if language == "zh":
+                    assert all(has_cjk), (name, texts)
+                else:
+                    assert not any(has_cjk), (name, texts)
+        finally:
+            i18n.set_language("en")
+
+
+def test_caption_numbers_are_the_figures_data():
+    import re
+
+    from book.face.figures import described
+    from book.ideas import beyond, longctx
+
+    figs = _ch10_figures()
+    # the pattern: each menu entry's keys per query at the first window, as drawn
+    fig = figs["pattern"]
+    caption = described(fig.to_dict())[1]
+    for button in fig.layout.updatemenus[0].buttons:
+        z = np.asarray(button.args[0]["z"][0])
+        assert f"{button.label} {z.sum(axis=1).mean():.1f}" in caption
+    # the cost: slopes over the last three lengths, and the last point, as drawn
+    fig = figs["cost"]
+    caption = described(fig.to_dict())[1]
+    for trace in fig.data:
+        slope = longctx.fit_exponent(list(trace.x)[-3:], list(trace.y)[-3:])
+        assert f"{trace.name} {slope:.2f}" in caption
+    assert "full 4,096 MiB" in caption and "window 64 MiB" in caption
+    # the lines differ by dash and marker, not by colour alone
+    assert len({(t.line.dash, t.marker.symbol) for t in fig.data}) == len(fig.data)
+    assert len({t.line.dash for t in fig.data}) == len(fig.data)
+    assert re.search(r"n = 64 on", caption)
+    assert beyond.PATTERN_N == len(figs["pattern"].data[0].x)
