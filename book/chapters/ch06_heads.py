@@ -8,6 +8,7 @@ from plotly.subplots import make_subplots
 
 from book.face import controls, inpage, questions
 from book.face.checks import Answer, Is, call, exercise, right, value_exercise, wrong
+from book.face.figures import describe
 from book.face.live import LiveExplorer, widgets_for
 from book.face.plotting import COLORSCALE, RUN_COLORS, make_slider, rounded, wrap
 from book.kit import i18n, timing, validate
@@ -19,6 +20,9 @@ from book.toy import export, orders
 HEAD_GRID = (4, 4)   # the head-maps explorer shows up to 16 heads
 MAX_GRID_HEADS = HEAD_GRID[0] * HEAD_GRID[1]
 REDUNDANCY_Y_COLUMNS = 24  # the redundancy figure's y title in lines this long: it fits the axis
+# each layer's marker besides its colour (the untrained ones open): the layers read apart in
+# greyscale (WCAG 1.4.1, no information by colour alone)
+LAYER_MARKERS = ("circle", "square", "diamond", "triangle-up")
 assert MAX_GRID_HEADS == heads.MAX_MAP_HEADS, "the grid must hold every head the data allows"
 
 
@@ -60,7 +64,13 @@ def heads_sweep_figure(runs) -> go.Figure:
     fig.update_xaxes(tickfont_size=10, ticklabelstandoff=4)  # and clear of the y axis' "0"
     fig.update_layout(height=400, showlegend=False,
                       margin={"l": 50, "r": 20, "t": 50, "b": 40})
-    return fig
+    best = max(runs, key=lambda h: runs[h].accuracy)
+    worst = min(runs, key=lambda h: runs[h].accuracy)
+    return describe(fig, alt=_tr("sweep_alt", counts=_tr("list_join").join(map(str, runs))),
+                    caption=_tr("sweep_caption", best=head_count(best),
+                                acc_best=100 * runs[best].accuracy, worst=head_count(worst),
+                                acc_worst=100 * runs[worst].accuracy,
+                                spread=100 * (runs[best].accuracy - runs[worst].accuracy)))
 
 
 def _head_maps_title(data: dict) -> str:
@@ -194,7 +204,7 @@ def _head_maps_plot(frames: list[dict], start: int) -> go.Figure:
                              "pad": {"b": 22}},
                       margin={"l": _head_axes_visible(frames[start]["n_heads"])["margin.l"],
                               "r": 8, "t": 20, "b": 10})
-    return fig
+    return describe(fig, alt=_tr("maps_alt"), caption=_tr("maps_caption", ln2=float(np.log(2))))
 
 
 def _ablation_frame(n_heads: int, result: dict) -> dict:
@@ -241,7 +251,21 @@ def ablation_figure(ablations: dict, start: int = 0) -> go.Figure:
                              "pad": {"b": 30}},
                       yaxis={"autorange": "reversed"}, xaxis={"side": "bottom"}, height=560,
                       margin={"l": 70, "r": 20, "t": 40, "b": 20})
-    return fig
+    return describe(fig, alt=_tr("ablation_alt"), caption=_ablation_caption(ablations))
+
+
+def _ablation_caption(ablations: dict) -> str:
+    """The ablation explorer's caption: the costliest head of the fewest and of the most
+    heads, and which way it went."""
+    few, most = min(ablations), max(ablations)
+    top = {h: float(np.max(ablations[h]["drop"])) for h in (few, most)}
+    if few == most:
+        return _tr("ablation_caption_one", heads=head_count(few), top=top[few])
+    # compared as the caption shows them (one decimal)
+    verdict = _tr("ablation_less" if round(top[most], 1) < round(top[few], 1)
+                  else "ablation_not_less")
+    return _tr("ablation_caption", few=head_count(few), top_few=top[few],
+               most=head_count(most), top_most=top[most], verdict=verdict)
 
 
 def redundancy_figure(trained: dict, untrained: dict | None = None) -> go.Figure:
@@ -256,14 +280,17 @@ def redundancy_figure(trained: dict, untrained: dict | None = None) -> go.Figure
     fig = go.Figure()
     for layer in range(n_layers):
         color = RUN_COLORS[layer % len(RUN_COLORS)]
+        symbol = LAYER_MARKERS[layer % len(LAYER_MARKERS)]
         fig.add_trace(go.Scatter(x=x, y=rounded([v[layer] for v in trained.values()]),
                                  mode="lines+markers", name=_tr("redundancy_trained", layer=layer),
-                                 line={"color": color}))
+                                 line={"color": color},
+                                 marker={"symbol": symbol, "size": 8}))
         if untrained:
             fig.add_trace(go.Scatter(
                 x=x, y=rounded([np.asarray(untrained[h], dtype=float)[layer] for h in trained]),
                 mode="lines+markers", name=_tr("redundancy_fresh", layer=layer),
-                line={"color": color, "dash": "dot"}, marker={"symbol": "circle-open"}))
+                line={"color": color, "dash": "dot"},
+                marker={"symbol": f"{symbol}-open", "size": 8}))
     fig.add_hline(y=float(np.log(2)), line_dash="dash", line_color="#7a7a7a",
                   annotation_text=_tr("redundancy_ln2"),
                   annotation_position="bottom left", annotation_font_size=11)
@@ -274,8 +301,24 @@ def redundancy_figure(trained: dict, untrained: dict | None = None) -> go.Figure
                              "range": [0, 0.75]},
                       legend={"orientation": "h", "y": -0.25, "x": 0, "font": {"size": 12}},
                       margin={"l": 76, "r": 20, "t": 30, "b": 40})
-    return fig
+    return describe(fig, alt=_tr("redundancy_alt", counts=_tr("list_join").join(x)),
+                    caption=_redundancy_caption(trained, untrained))
 
+
+def _redundancy_caption(trained: dict, untrained: dict | None) -> str:
+    """The redundancy figure's caption: the range of the trained (and untrained) divergences
+    it draws, against ln 2, and which way training moved the heads."""
+    values = np.concatenate(list(trained.values()))
+    ln2 = float(np.log(2))
+    text = _tr("redundancy_caption", ln2=ln2, lo=values.min(), hi=values.max())
+    if untrained:
+        fresh = np.concatenate([np.asarray(untrained[h], dtype=float) for h in trained])
+        means = round(float(values.mean()), 2), round(float(fresh.mean()), 2)  # as shown
+        way = ("redundancy_apart" if means[0] > means[1] else
+               "redundancy_closer" if means[0] < means[1] else "redundancy_same")
+        text += _tr("redundancy_caption_fresh", lo=fresh.min(), hi=fresh.max(),
+                    trained=values.mean(), fresh=fresh.mean(), way=_tr(way))
+    return text
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
 

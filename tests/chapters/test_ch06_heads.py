@@ -233,3 +233,60 @@ def test_head_maps_html_twin_carries_every_model_and_the_live_first_state(models
     assert isinstance(ch06_heads.head_maps_explorer(models), inpage.InPage)
     monkeypatch.setenv(display.BUILD_ENV, "0")
     assert not isinstance(ch06_heads.head_maps_explorer(models), inpage.InPage)
+
+
+# --- figures as a screen reader meets them (issue 47) ---------------------------------------
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_figure_is_described(models, data, language):
+    from book.face.figures import described
+    from book.kit import i18n
+
+    i18n.set_language(language)
+    try:
+        ablations = {h: heads.ablation(m, data[1][:20]) for h, m in models.items()}
+        red = {h: heads.redundancy(m, data[1][:20]) for h, m in models.items()}
+        figures = [ch06_heads.head_maps_figure(models, ch06_heads.HEAD_MAPS_ORDER),
+                   ch06_heads.head_maps_live(models).figure,
+                   ch06_heads.head_maps_inpage(models).figure,
+                   ch06_heads.ablation_figure(ablations), ch06_heads.redundancy_figure(red, red),
+                   ch06_heads.redundancy_figure(red),
+                   ch06_heads.heads_sweep_figure(heads.sweep((1, 2), data=data, d_model=16,
+                                                             steps=2))]
+        texts = [described(fig.to_dict()) for fig in figures]
+    finally:
+        i18n.set_language("en")
+    assert all(texts)
+    if language == "zh":
+        assert _english_words([t for pair in texts for t in pair]) == []
+
+
+def test_captions_quote_the_drawn_numbers(models, data):
+    from book.face.figures import described
+
+    ablations = {h: heads.ablation(m, data[1][:20]) for h, m in models.items()}
+    fig = ch06_heads.ablation_figure(ablations)
+    steps = {s.label: np.asarray(s.args[0]["z"][0], dtype=float)
+             for s in fig.layout.sliders[0].steps}
+    few, most = steps["1"].max(), steps["16"].max()
+    caption = described(fig.to_dict())[1]
+    assert f"worth {few:.1f} points; with 16 heads, {most:.1f}." in caption
+    assert ("the less any one of them" in caption) == (round(most, 1) < round(few, 1))
+    red = {h: heads.redundancy(m, data[1][:20]) for h, m in models.items()}
+    fig = ch06_heads.redundancy_figure(red)
+    drawn = [v for t in fig.data for v in t.y]
+    assert f"between {min(drawn):.2f} and {max(drawn):.2f} nats" in described(fig.to_dict())[1]
+    swept = heads.sweep((1, 2), data=data, d_model=16, steps=2)
+    fig = ch06_heads.heads_sweep_figure(swept)
+    acc = list(fig.data[0].y)
+    caption = described(fig.to_dict())[1]
+    assert f"({max(acc):.1f} %)" in caption and f"({min(acc):.1f} %)" in caption
+    assert f"{max(acc) - min(acc):.1f} points apart" in caption
+
+
+def test_redundancy_layers_differ_by_more_than_colour(models, data):
+    """WCAG 1.4.1: each layer has its own marker, the untrained lines a dash and open ones."""
+    red = {h: heads.redundancy(m, data[1][:20]) for h, m in models.items()}
+    fig = ch06_heads.redundancy_figure(red, red)
+    styles = {(t.line.dash, t.marker.symbol) for t in fig.data}
+    assert len(styles) == len(fig.data) == 4
