@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 
 from book.face import questions
 from book.face.checks import Answer, Is, NotAnswered, exercise, right, value_exercise, wrong
+from book.face.figures import describe
 from book.face.live import LiveExplorer
 from book.face.plotting import SIGNED_COLORSCALE, rounded, text_width
 from book.ideas import flash, gqa, positions
@@ -88,7 +89,9 @@ def score_grid_figure(n: int = GRID_N, seed: int = 0) -> go.Figure:
         xaxis={"title": text("grid_x"), "side": "bottom", "tickfont": {"size": 11}},
         yaxis={"title": text("grid_y"), "autorange": "reversed", "tickfont": {"size": 11}},
         height=540, margin={"t": 150, "l": 60, "r": 20, "b": 50})
-    return fig
+    return describe(fig, alt=text("grid_alt", n=n), caption=text(
+        "grid_caption", rope=datas["rope"]["max_spread"],
+        sin=datas["sinusoidal"]["max_spread"], none=datas["none"]["max_spread"]))
 
 
 def accuracy_figure(results: dict, names: dict, title: str, baseline: float | None = None,
@@ -132,7 +135,8 @@ def positions_accuracy_figure(accuracy: dict, steps: int, layers: int = 1) -> go
     layers = validate.integer("layers", layers, low=1)
     title = (text("pos_title_1", steps=steps) if layers == 1
              else text("pos_title_n", layers=layers, steps=steps))
-    return accuracy_figure(accuracy, names, title)
+    return _described_accuracy(accuracy_figure(accuracy, names, title), accuracy, names,
+                               text("pos_alt", steps=steps))
 
 
 def gqa_accuracy_figure(accuracy: dict, n_heads: int, steps: int) -> go.Figure:
@@ -147,7 +151,19 @@ def gqa_accuracy_figure(accuracy: dict, n_heads: int, steps: int) -> go.Figure:
         gqa.check_groups(n_heads, n_kv)
         kind = "MHA" if n_kv == n_heads else "GQA"
         names[n_kv] = text("gqa_kv_1") if n_kv == 1 else text("gqa_kv_n", n=n_kv, kind=kind)
-    return accuracy_figure(accuracy, names, text("gqa_title", heads=n_heads, steps=steps))
+    return _described_accuracy(
+        accuracy_figure(accuracy, names, text("gqa_title", heads=n_heads, steps=steps)),
+        accuracy, names, text("gqa_alt", heads=n_heads, steps=steps))
+
+
+def _described_accuracy(fig, accuracy: dict, names: dict, alt: str):
+    """An accuracy figure with its text alternative and a caption naming the highest and
+    lowest bar (as drawn: one decimal) and the points between them."""
+    shown = {k: round(100 * v, 1) for k, v in accuracy.items()}
+    best, worst = max(shown, key=shown.get), min(shown, key=shown.get)
+    return describe(fig, alt=alt, caption=text(
+        "acc_caption", best=names[best], best_acc=shown[best], worst=names[worst],
+        worst_acc=shown[worst], spread=shown[best] - shown[worst]))
 
 
 def _markdown_table(header: str, rows: list[str]) -> str:
@@ -210,7 +226,14 @@ def kv_figure(rows: list[dict], seconds: bool = True) -> go.Figure:
     fig.update_annotations(yshift=8)
     fig.update_layout(height=380, legend={"orientation": "h", "y": -0.3},
                       margin={"t": 68, "l": 50, "r": 20, "b": 60})
-    return fig
+    most = max(rows, key=lambda r: r["n_kv_heads"])
+    least = min(rows, key=lambda r: r["n_kv_heads"])
+    caption = text("kv_caption", most=most["n_kv_heads"], most_kib=most["cache_bytes"] / 1024,
+                   least=least["n_kv_heads"], least_kib=least["cache_bytes"] / 1024)
+    if seconds:
+        caption += text("kv_caption_time", most_ms=1e3 * most["seconds_per_token"],
+                        least_ms=1e3 * least["seconds_per_token"])
+    return describe(fig, alt=text("kv_alt" if seconds else "kv_alt_bytes"), caption=caption)
 
 
 # --- FlashAttention: memory and the step-through explorer -----------------------------------
@@ -223,9 +246,12 @@ def flash_memory_figure(sweep: dict, exponents: dict, *, heads: int = 4,
     ns = sweep["n"]
     names = {"full": text("mem_full"), "tiled": text("mem_tiled")}
     colors = {"full": COLORS["red"], "tiled": COLORS["dark"]}
+    # a dash and a marker of their own: the two lines differ without their colours
+    styles = {"full": ("solid", "circle"), "tiled": ("dash", "square")}
     fig = go.Figure([go.Scatter(
         x=ns, y=rounded(np.asarray(sweep[m]) / 2**20, 4), mode="lines+markers",
-        name=text("mem_name", name=names[m], exp=exponents[m]), line={"color": colors[m]},
+        name=text("mem_name", name=names[m], exp=exponents[m]),
+        line={"color": colors[m], "dash": styles[m][0]}, marker={"symbol": styles[m][1]},
         hovertemplate="n = %{x}: %{y:.2f} MiB<extra></extra>") for m in ("full", "tiled")])
     fig.update_layout(xaxis={"type": "log", "title": text("mem_x"), "tickvals": ns,
                              "ticktext": [str(n) for n in ns]},
@@ -234,7 +260,9 @@ def flash_memory_figure(sweep: dict, exponents: dict, *, heads: int = 4,
                              "font": {"size": 13}},
                       legend={"orientation": "h", "y": -0.25},
                       margin={"t": 60, "l": 60, "r": 20, "b": 60})
-    return fig
+    return describe(fig, alt=text("mem_alt"), caption=text(
+        "mem_caption", full=exponents["full"], tiled=exponents["tiled"], n=ns[-1],
+        full_mib=sweep["full"][-1] / 2**20, tiled_mib=sweep["tiled"][-1] / 2**20))
 
 
 def flash_step_data(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS, seed: int = 0) -> dict:
@@ -326,7 +354,10 @@ def _flash_plot(data: dict) -> go.Figure:
     fig.update_annotations(font_size=12)
     fig.update_layout(title={"text": _flash_title(data, 0), "font": {"size": 12}},
                       height=780, margin={"t": 120, "l": 60, "r": 20, "b": 40})
-    return fig
+    # one caption for every tile the controls reach: the numbers are the first row's
+    return describe(fig, alt=text("flash_alt"), caption=text(
+        "flash_caption", n_keys=n_keys, tile=data["tile"], steps=len(data["steps"]),
+        error=data["steps"][-1]["error"]))
 
 
 def flash_figure(tile: int = FLASH_TILE, n_keys: int = FLASH_N_KEYS,

@@ -176,3 +176,57 @@ def test_exercise_messages_in_chinese(chinese, key):
     messages += [checks.check(key, wrong).message for wrong in chapters.exercises()[key].mistakes()]
     for message in messages:
         assert not _english_words(message), message
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_figure_is_described_in_both_languages(language):
+    """Every figure (and the flash explorer's live face) carries its text alternative and
+    caption (book.face.figures.describe) in the edition's language."""
+    import re
+
+    from book.face.figures import described
+    from book.kit import i18n
+
+    try:
+        i18n.set_language(language)
+        for fig in _all_figures() + [ch11_modern.flash_live().figure]:
+            texts = described(fig.to_dict())
+            assert texts is not None, fig.layout.title.text
+            has_cjk = [bool(re.search("[\u4e00-\u9fff]", t)) for t in texts]
+            assert has_cjk == [language == "zh"] * 2, texts
+    finally:
+        i18n.set_language("en")
+
+
+def test_caption_numbers_are_the_figures_data():
+    import numpy as np
+
+    from book.face.figures import described
+
+    grid, flash, kv, memory, positions_fig, gqa_fig = _all_figures()
+    caption = described(grid.to_dict())[1]
+    rope = ch11_modern.score_grid_data("rope")
+    assert f"{rope['max_spread']:.2g} with RoPE" in caption
+    # the diagonal spread, from the drawn grid (3 decimals drawn: the sinusoidal one only)
+    sin = np.asarray(grid.data[1].z)
+    spread = max(np.ptp(np.diagonal(sin, k)) for k in range(-len(sin) + 1, len(sin)))
+    assert f"{float(caption.split(' with RoPE and ')[1].split()[0]):.1f}" == f"{spread:.1f}"
+    # the accuracy bars: highest and lowest as drawn
+    for fig in (positions_fig, gqa_fig):
+        caption = described(fig.to_dict())[1]
+        bar = fig.data[0]
+        top, low = int(np.argmax(bar.x)), int(np.argmin(bar.x))
+        assert f"{bar.y[top]}, {bar.x[top]:.1f} %" in caption
+        assert f"{bar.y[low]}, {bar.x[low]:.1f} %" in caption
+    # the KV cache: the bars' KiB at the most and fewest key/value heads
+    caption = described(kv.to_dict())[1]
+    cache = dict(zip(kv.data[0].x, kv.data[0].y, strict=True))
+    assert f"{cache[max(cache, key=int)]:.0f} KiB with {max(cache, key=int)}" in caption
+    assert f"{cache[min(cache, key=int)]:.0f} KiB with {min(cache, key=int)}" in caption
+    # the memory: the last point of both lines; the lines differ by dash and marker
+    caption = described(memory.to_dict())[1]
+    assert f"{memory.data[0].y[-1]:.0f} MiB against {memory.data[1].y[-1]:.1f} MiB" in caption
+    assert memory.data[0].line.dash != memory.data[1].line.dash
+    assert memory.data[0].marker.symbol != memory.data[1].marker.symbol
+    # flash: the tiles the slider steps through
+    assert f"in {len(flash.layout.sliders[0].steps)} tiles" in described(flash.to_dict())[1]
