@@ -125,9 +125,9 @@ def variant_cost_figure(ns, curves: dict[str, list[float]], *, unit: str,
         for name, v in curves.items()) if len(ns) >= 2 else ""
     return describe(fig, alt=_tr("cost_alt", what=title, k=len(curves)),
                     caption=_tr("cost_caption", n=ns[tail], slopes=slopes, last=ns[-1],
-                                at_last=_tr("list_sep").join(
+                                unit=unit, at_last=_tr("list_sep").join(
                                     _tr("kind_value", kind=kind_label(name),
-                                        value=_plain_number(list(v)[-1]), unit=unit)
+                                        value=_plain_number(list(v)[-1]))
                                     for name, v in curves.items())))
 
 

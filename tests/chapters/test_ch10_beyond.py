@@ -131,7 +131,7 @@ def test_caption_numbers_are_the_figures_data():
     for trace in fig.data:
         slope = longctx.fit_exponent(list(trace.x)[-3:], list(trace.y)[-3:])
         assert f"{trace.name} {slope:.2f}" in caption
-    assert "full 4,096 MiB" in caption and "window 64 MiB" in caption
+    assert "At n = 1024, MiB: full 4,096, window 64, linear 128." in caption
     # the lines differ by dash and marker, not by colour alone
     assert len({(t.line.dash, t.marker.symbol) for t in fig.data}) == len(fig.data)
     assert len({t.line.dash for t in fig.data}) == len(fig.data)
