@@ -504,6 +504,10 @@ def setup(app):
     # after every other step that writes the pages (the translated captions among them): each
     # page's own CJK font, subset to the characters it shows
     app.connect("build-finished", page_fonts.page_subsets, priority=900)
+    # language of parts (WCAG 3.1.2): Chinese runs on English pages, English phrases on Chinese
+    # pages get a lang of their own, on every written page (book/site/lang_parts.py)
+    from book.site import lang_parts
+    app.connect("build-finished", lang_parts.mark_build, priority=800)
     # search results from file:// without the excerpt fetch; figures scaled to the paper in print
     # (assets/static/book-page.js; html_static_path copies it)
     app.add_js_file(PAGE_JS)
