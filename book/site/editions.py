@@ -156,13 +156,49 @@ def theme_strings_in_chinese(app) -> None:
     from sphinx import locale
 
     strings = {(catalogue, message): text for catalogue, table in zh_theme().items()
-               if isinstance(table, dict) for message, text in table.items()}
+               if isinstance(table, dict) and catalogue != "templates"
+               for message, text in table.items()}
     for (catalogue, message), text in strings.items():
         translator = locale.translators.get(("general", catalogue))
         if translator is None or not hasattr(translator, "_catalog"):
             raise RuntimeError(f"no loaded {catalogue!r} catalogue to put {message!r} in: "
                                "did the theme change? see book/site/editions.py")
         translator._catalog[message] = text
+
+
+def theme_template(name: str) -> Path:
+    """The file of template ``name`` (its path inside the theme's folder): sphinx-book-theme's,
+    else pydata-sphinx-theme's (the one it extends)."""
+    import pydata_sphinx_theme
+    import sphinx_book_theme
+
+    for package, theme in ((sphinx_book_theme, "sphinx_book_theme"),
+                           (pydata_sphinx_theme, "pydata_sphinx_theme")):
+        path = Path(package.__file__).parent / "theme" / theme / name
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"no theme template {name!r}: did the theme change? see "
+                            f"{ZH_THEME.relative_to(ROOT)}'s [templates]")
+
+
+def chinese_templates(app, config) -> None:
+    """The theme's words that its templates write in English, with no catalogue to translate
+    them (the sidebar toggles' tooltips, the navigation landmarks' names): the Chinese edition
+    builds with copies of those templates in Chinese (locale/zh_CN/theme.toml's [templates]),
+    made from the installed theme on every build."""
+    if edition_of(config.language) != "zh":
+        return
+    from book.site import sphinxext  # imported here: sphinxext imports this module
+
+    for name, words in zh_theme().get("templates", {}).items():
+        text = theme_template(name).read_text(encoding="utf-8")
+        for english, chinese in words.items():
+            if english not in text:
+                raise RuntimeError(f"the theme's {name} no longer writes {english!r}: update "
+                                   f"{ZH_THEME.relative_to(ROOT)}'s [templates]")
+            text = text.replace(english, chinese)
+        # components are looked up by their file name, pages by their path
+        sphinxext._override_template(app, config, name.removeprefix("components/"), text)
 
 
 def translate_code_comments(app, doctree, docname) -> None:
@@ -195,6 +231,7 @@ def setup_sphinx(app) -> None:
     app.connect("build-finished", translate_captions)
     app.connect("build-finished", chinese_downloads)
     app.connect("builder-inited", theme_strings_in_chinese)
+    app.connect("config-inited", chinese_templates)
     app.connect("doctree-resolved", translate_code_comments)
     # each Chinese page's own CJK font is written after these (book.site.sphinxext registers
     # book/site/page_fonts.py, which reads the edition from here)
