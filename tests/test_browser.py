@@ -197,37 +197,37 @@ def check_page(page, rel: str) -> dict:
 
 
 def exercise_controls(page, fig, rel: str, i: int) -> int:
-    """Move each slider to its far end and pick each dropdown's last entry, like a reader."""
+    """Move each slider of the figure to its far end and pick each menu's last entry with the
+    mouse, like a reader: the page's own controls above the figure (book/face/figures.py;
+    plotly's own are kept in the layout, not drawn). tests/test_browser_figures.py moves them
+    with the keyboard."""
     moved = 0
-    n_sliders = fig.evaluate("gd => (gd.layout.sliders || []).length")
-    for s in range(n_sliders):
+    holder = fig.locator("xpath=ancestor::figure[1]")
+    sliders = holder.locator(".book-figure-controls input[type=range]")
+    for s in range(sliders.count()):
         before = fig.evaluate(SNAPSHOT_JS)
-        rail = fig.locator("g.slider-container").nth(s).locator("rect.slider-rail-touch-rect")
+        rail = sliders.nth(s)
         box = rail.bounding_box()
         assert box is not None, f"{rel}: figure {i} slider {s} is not drawn"
-        # move to the far end away from where the slider starts (a figure may open at its last
-        # step, where a click on the right end would change nothing)
-        at_end = fig.evaluate(f"""gd => (gd.layout.sliders[{s}].active || 0)
-                                     === gd.layout.sliders[{s}].steps.length - 1""")
-        x = box["x"] + 3 if at_end else box["x"] + box["width"] - 3
+        # the far end away from where the slider starts (a figure may open at its last step)
+        at_end = rail.evaluate("e => Number(e.value) === Number(e.max)")
+        x = box["x"] + 2 if at_end else box["x"] + box["width"] - 2
         page.mouse.click(x, box["y"] + box["height"] / 2)
         page.wait_for_timeout(150)
         after = fig.evaluate(SNAPSHOT_JS)
         assert after != before, f"{rel}: figure {i} slider {s} changed nothing"
         moved += 1
-    n_menus = fig.evaluate("gd => (gd.layout.updatemenus || []).length")
-    for m in range(n_menus):
+    menus = holder.locator(".book-figure-controls select")
+    for m in range(menus.count()):
         before = fig.evaluate(SNAPSHOT_JS)
-        menu = fig.locator("g.updatemenu-container").nth(m)
-        menu.locator("g.updatemenu-header-group").click()
-        buttons = menu.locator("g.updatemenu-dropdown-button")  # entries of a dropdown menu
-        assert buttons.count() > 1, f"{rel}: figure {i} dropdown {m} has no entries"
+        menu = menus.nth(m)
+        n, active = menu.evaluate("e => [e.options.length, e.selectedIndex]")
+        assert n > 1, f"{rel}: figure {i} menu {m} has no entries"
         # the last entry, or the first when the figure opens at its last entry
-        active = fig.evaluate(f"gd => gd.layout.updatemenus[{m}].active || 0")
-        buttons.nth(0 if active == buttons.count() - 1 else buttons.count() - 1).click()
+        menu.select_option(index=0 if active == n - 1 else n - 1)
         page.wait_for_timeout(150)
         after = fig.evaluate(SNAPSHOT_JS)
-        assert after != before, f"{rel}: figure {i} dropdown {m} changed nothing"
+        assert after != before, f"{rel}: figure {i} menu {m} changed nothing"
         moved += 1
     return moved
 

@@ -127,7 +127,19 @@ def page_layout(layout: dict) -> dict:
     for kind in ("sliders", "updatemenus"):
         if out.get(kind):
             out[kind] = [{**c, "visible": False} for c in out[kind]]
+    # A slider under the plot took at least its top pad of the figure's height (plotly's
+    # automargin adds its rail, labels and current value): that much less height keeps the plot
+    # area at least as tall as the figure was drawn for, and the page no longer for the controls
+    # above it.
+    room = sum(_number((s.get("pad") or {}).get("t"), 20) for s in layout.get("sliders") or []
+               if _number(s.get("y"), 0) <= 0)
+    if room and isinstance(out.get("height"), (int, float)):
+        out["height"] = max(out["height"] - room, 200)
     return out
+
+
+def _number(value, default: float) -> float:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
 
 def figure_html(fig_dict: dict, plot_html: str, div_id: str) -> str:
@@ -146,6 +158,7 @@ def figure_html(fig_dict: dict, plot_html: str, div_id: str) -> str:
         f'<details class="book-figure-data" data-x="{html.escape(x)}" '
         f'data-y="{html.escape(y)}" data-series="{html.escape(i18n.tr("common.figure_series"))}">'
         f'<summary>{html.escape(i18n.tr("common.figure_data"))}</summary>'
-        f'<div class="book-figure-tables"></div></details>'
+        f'<div class="book-figure-tables" tabindex="0" role="region" '
+        f'aria-label="{html.escape(i18n.tr("common.figure_data"))}"></div></details>'
         f'<p class="book-figure-status" role="status" aria-live="polite"></p>'
         "</figure>")

@@ -126,8 +126,9 @@ def _add_plotly(app, pagename, templatename, context, doctree):
 # value exercises answered in the page (book/face/checks.py).
 PAGE_SCRIPTS = {"book-questions.js": ("questions.js", 'class="book-question"'),
                 "book-inpage.js": ("inpage", 'class="book-inpage"'),
-                "book-exercises.js": ("exercises.js", 'class="book-exercise ')}
-QUESTIONS_JS, INPAGE_JS, EXERCISES_JS = PAGE_SCRIPTS
+                "book-exercises.js": ("exercises.js", 'class="book-exercise '),
+                "book-figures.js": ("figures.js", 'class="book-figure"')}
+QUESTIONS_JS, INPAGE_JS, EXERCISES_JS, FIGURES_JS = PAGE_SCRIPTS
 
 
 def face_script(name: str) -> Path:
