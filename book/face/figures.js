@@ -249,7 +249,7 @@
   function wire(figure) {
     var gd = figure.querySelector(".js-plotly-plot");
     figure.querySelectorAll(".book-figure-controls input[type=range]").forEach(function (input) {
-      var output = input.parentNode.querySelector("output");
+      var output = input.parentNode.querySelector(".book-figure-value");
       input.addEventListener("input", function () {
         var slider = (gd.layout.sliders || [])[+input.dataset.slider] || {};
         var step = (slider.steps || [])[+input.value];

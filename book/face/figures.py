@@ -114,7 +114,8 @@ def _controls_html(layout: dict, div_id: str) -> str:
             f'<label class="book-figure-control">{html.escape(label)} '
             f'<input type="range" min="0" max="{max(len(steps) - 1, 0)}" step="1" '
             f'value="{active}" aria-valuetext="{html.escape(now)}" data-slider="{i}" '
-            f'data-figure="{div_id}"> <output>{html.escape(now)}</output></label>')
+            f'data-figure="{div_id}"> <span class="book-figure-value" aria-hidden="true">'
+            f"{html.escape(now)}</span></label>")
     if not parts:
         return ""
     return f'<div class="book-figure-controls">{"".join(parts)}</div>'

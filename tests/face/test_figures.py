@@ -51,7 +51,8 @@ def test_the_page_figure_is_named_captioned_and_its_drawing_hidden():
                            '&quot; &lt;2×2&gt;."')
     assert "data-undescribed" not in page
     assert '<div class="book-figure-plot" aria-hidden="true"><div id="fig-1"></div></div>' in page
-    assert '<figcaption id="fig-1-caption">Rows are queries &amp; columns keys.</figcaption>' in page
+    assert ('<figcaption id="fig-1-caption">Rows are queries &amp; columns keys.</figcaption>'
+            in page)
     assert 'aria-describedby="fig-1-caption"' in page
     assert 'data-x="key" data-y="query"' in page
     assert re.search(r'<p class="book-figure-status" role="status" aria-live="polite">', page)
@@ -61,7 +62,7 @@ def test_the_plotly_controls_become_a_range_and_a_select_at_their_active_entries
     page = figures.figure_html(_slider_figure().to_dict(), "", "fig-2")
     assert ('<label class="book-figure-control">layer <input type="range" min="0" max="2" '
             'step="1" value="1" aria-valuetext="L1" data-slider="0" data-figure="fig-2"> '
-            '<output>L1</output></label>') in page
+            '<span class="book-figure-value" aria-hidden="true">L1</span></label>') in page
     options = re.search(r'<select data-menu="0" data-figure="fig-2">(.*?)</select>', page)[1]
     assert options == '<option value="0">one</option><option value="1" selected>two b</option>'
 
