@@ -150,8 +150,7 @@ def figure_html(fig_dict: dict, plot_html: str, div_id: str) -> str:
     x = plain((layout.get("xaxis") or {}).get("title"))
     y = plain((layout.get("yaxis") or {}).get("title"))
     return (
-        f'<figure class="book-figure" aria-label="{html.escape(alt)}" '
-        f'aria-describedby="{div_id}-caption" data-figure="{div_id}"'
+        f'<figure class="book-figure" aria-label="{html.escape(alt)}" data-figure="{div_id}"'
         f'{"" if described(fig_dict) else " data-undescribed"}>'
         f"{_controls_html(layout, div_id)}"
         f'<div class="book-figure-plot" aria-hidden="true">{plot_html}</div>'
