@@ -118,13 +118,14 @@ def top_weights(sentences) -> list[float]:
             for layer in range(maps[0].shape[0])]
 
 
-def _top_text(sentences) -> str:
-    """"0.41 in layer 0, 0.83 in layer 1": :func:`top_weights` for a caption; with "the last
-    layer looks at fewer words" where the numbers say so."""
+def _top_text(sentences, verdict: bool = False) -> str:
+    """"0.41 in layer 0, 0.83 in layer 1": :func:`top_weights` for a caption; ``verdict``:
+    with "(the last layer is sharper)" where the numbers say so."""
     tops = top_weights(sentences)
     text = tr("ch08.list_sep").join(tr("ch08.top_in_layer", w=w, layer=layer)
                                     for layer, w in enumerate(tops))
-    return text + (tr("ch08.top_sharper") if len(tops) > 1 and tops[-1] > tops[0] else "")
+    sharper = verdict and len(tops) > 1 and tops[-1] > tops[0]
+    return text + (tr("ch08.top_sharper") if sharper else "")
 
 
 def _sentence(data: dict, queries: bool = True) -> views.Sentence:
@@ -153,7 +154,7 @@ def _head_view_plot(model, orders_, names=None, start: tuple[int, int] = (1, 1),
         key_axis={"title": {"standoff": 28}, "automargin": True, "tickfont": {"size": 10}},
         layout={"margin": {"t": 190}}, controls=controls)
     return describe(fig, alt=tr("ch08.head_view_alt"),
-                    caption=tr("ch08.head_view_caption", top=_top_text(sentences)))
+                    caption=tr("ch08.head_view_caption", top=_top_text(sentences, verdict=True)))
 
 
 def model_view_figure(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
@@ -222,7 +223,7 @@ def relation_figure(stats: dict) -> go.Figure:
     return describe(fig, alt=tr("ch08.relation_alt", n=len(relations)),
                     caption=tr("ch08.relation_caption", head=_head_label(int(layer), int(head)),
                                relation=relation_label(best), mass=float(mass[layer, head]),
-                               chance=stats[best]["chance"], lift=lift[best]))
+                               chance=stats[best]["chance"]))
 
 
 def category_figure(cats: dict) -> go.Figure:

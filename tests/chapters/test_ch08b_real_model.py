@@ -254,7 +254,7 @@ def test_caption_numbers_are_the_figures_data(model, measured):
     fig = figs["model view"]
     per_layer = [np.mean([np.mean(np.asarray(z)[:, 0]) for z in step.args[0]["z"]])
                  for step in fig.layout.sliders[0].steps]
-    lo, hi, layer = re.search(r"([\d.]+) to ([\d.]+) .*layer (\d+)",
+    lo, hi, layer = re.search(r"([\d.]+)–([\d.]+) .*layer (\d+)",
                               described(fig.to_dict())[1]).groups()
     assert float(lo) == pytest.approx(min(per_layer), abs=0.006)
     assert float(hi) == pytest.approx(max(per_layer), abs=0.006)

@@ -210,7 +210,8 @@ def test_caption_numbers_are_the_figures_data():
     # the diagonal spread, from the drawn grid (3 decimals drawn: the sinusoidal one only)
     sin = np.asarray(grid.data[1].z)
     spread = max(np.ptp(np.diagonal(sin, k)) for k in range(-len(sin) + 1, len(sin)))
-    assert f"{float(caption.split(' with RoPE and ')[1].split()[0]):.1f}" == f"{spread:.1f}"
+    shown = caption.split(" with RoPE, ")[1].split()[0]
+    assert f"{float(shown):.1f}" == f"{spread:.1f}"
     # the accuracy bars: highest and lowest as drawn
     for fig in (positions_fig, gqa_fig):
         caption = described(fig.to_dict())[1]
