@@ -175,13 +175,10 @@ def saturation_figure(sweep: dict) -> go.Figure:
     fig.update_layout(height=400, legend={"orientation": "h", "yref": "container", "y": 0,
                                           "yanchor": "bottom"},
                       margin={"b": 10, **PANEL_MARGIN})
-    at = {kind: {s: sweep[kind][s][-1] for s in scaling.SCALES}
-          for kind in ("max_weight", "entropy")}
+    largest = {f"w_{s}": sweep["max_weight"][s][-1] for s in scaling.SCALES}  # at the top d_k
     return describe(fig, alt=tr("ch02.saturation_alt", n_keys=_n_keys(sweep)),
-                    caption=tr("ch02.saturation_caption", d_k=d_ks[-1],
-                               **{f"w_{s}": at["max_weight"][s] for s in scaling.SCALES},
-                               **{f"h_{s}": at["entropy"][s] for s in scaling.SCALES},
-                               uniform=sweep["uniform_entropy"]))
+                    caption=tr("ch02.saturation_caption", d_k=d_ks[-1], **largest,
+                               uniform_w=1 / _n_keys(sweep)))
 
 
 def _n_keys(sweep: dict) -> int:

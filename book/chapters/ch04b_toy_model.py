@@ -13,7 +13,7 @@ import torch
 from book.face import diagrams, questions
 from book.face.checks import Answer, Is, right, value_exercise, wrong
 from book.face.figures import describe
-from book.kit import validate
+from book.kit import numbers, validate
 from book.kit.i18n import tr
 from book.toy import orders as orders_mod
 from book.toy.model import TinyEncoder, check_encoder
@@ -106,7 +106,7 @@ def model_diagram(model: TinyEncoder | None = None):
     c = model.config
     sizes = {"vocab": c.vocab_size, "max_len": c.max_len, "d": c.d_model, "layers": c.n_layers,
              "heads": c.n_heads, "d_k": c.d_model // c.n_heads, "d_ff": c.d_ff,
-             "labels": c.n_labels, "params": n_params, "params_wan": n_params / 10_000}
+             "labels": c.n_labels, "params": numbers.large(n_params, digits=2)}
     return describe(diagrams.toy_model(c, n_params), alt=tr("ch04b.diagram_alt", **sizes),
                     caption=tr("ch04b.diagram_caption", **sizes))
 

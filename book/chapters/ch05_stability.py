@@ -108,7 +108,7 @@ def _stability_caption(datas: list[dict]) -> str:
         return i18n.tr("ch05.explorer_caption_one", chance=chance)
     (lo, lo_label), (hi, hi_label) = min(ends), max(ends)
     return i18n.tr("ch05.explorer_caption", n=len(datas), lo=lo, lo_label=lo_label, hi=hi,
-                   hi_label=hi_label, chance=chance)
+                   hi_label=hi_label)
 
 
 def stability_figure(runs, start: int = 0) -> go.Figure:
@@ -159,11 +159,12 @@ def loss_curves_figure(runs, title: str = "") -> go.Figure:
                              "rangemode": "tozero"},
                       legend={"orientation": "h", "y": -0.2, "x": 0, "font": {"size": 12}},
                       margin={"l": 60, "r": 20, "t": 50, "b": 40})
+    names = _short_labels(runs)
     ends = i18n.tr("ch05.caption_join").join(   # each curve's last value, as drawn
-        i18n.tr("ch05.caption_end_diverged", label=trace.name)
+        i18n.tr("ch05.caption_end_diverged", label=name)
         if run.diverged or trace.y[-1] is None
-        else i18n.tr("ch05.caption_end", label=trace.name, loss=trace.y[-1])
-        for run, trace in zip(runs, fig.data, strict=False))
+        else i18n.tr("ch05.caption_end", label=name, loss=trace.y[-1])
+        for run, trace, name in zip(runs, fig.data, names, strict=False))
     return describe(fig, alt=i18n.tr("ch05.curves_alt", n=len(runs),
                                      window=stability.LOSS_SMOOTHING),
                     caption=i18n.tr("ch05.curves_caption", ends=ends,
@@ -203,13 +204,22 @@ def layer_norms_figure(runs, when: str = "first", title: str = "") -> go.Figure:
                     caption=_layer_norms_caption(runs, when))
 
 
+def _short_labels(runs) -> list[str]:
+    """The runs' labels for a caption: without the learning rate where they all share it
+    (the legend keeps it)."""
+    if len({run.lr for run in runs}) == 1:
+        return [stability.config_label(run.norm, run.init, run.n_layers) for run in runs]
+    return [run.label for run in runs]
+
+
 def _layer_norms_caption(runs, when: str) -> str:
     """The layer-norms figure's caption: the range of the RMS and of the gradient norms it
     draws, each extreme with its run and layer, and how to read them."""
     found = {}
     for what in ("activation", "gradient"):
-        points = [(v, run.label, part) for run in runs
-                  for v, part in zip(run.profile(what, when), _parts(run.layers), strict=False)
+        points = [(v, label, part) for run, label in zip(runs, _short_labels(runs), strict=True)
+                  for v, part in zip(run.profile(what, when), _parts(run.layers),
+                                     strict=False)
                   if np.isfinite(v) and v > 0]
         if not points:
             return i18n.tr("ch05.norms_caption_none")

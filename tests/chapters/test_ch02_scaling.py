@@ -131,12 +131,12 @@ def test_captions_quote_the_drawn_numbers():
     fig = ch02_scaling.jacobian_figure(sweep)
     none, sqrt = (fig.data[i].y[-1] for i in (0, 1))
     caption = described(fig.to_dict())[1]
-    assert f"{none:.3f} unscaled and {sqrt:.3f} scaled" in caption
+    assert f"{none:.3f} unscaled and {sqrt:.3f} ÷ √d_k" in caption
     assert f"{sqrt / none:.1f} times as much" in caption and sqrt > none
     fig = ch02_scaling.saturation_figure(sweep)
     drawn = {t.name: t.y[-1] for t in fig.data if t.showlegend is not False}
     caption = described(fig.to_dict())[1]
-    assert f"{drawn[ch02_scaling.scale_name('none')]:.2f} of the weight unscaled" in caption
+    assert f"largest weight is {drawn[ch02_scaling.scale_name('none')]:.2f} unscaled" in caption
     assert (drawn[ch02_scaling.scale_name("none")] > drawn[ch02_scaling.scale_name("sqrt")]
             > drawn[ch02_scaling.scale_name("linear")])  # "saturate", "flattens"
     fig = ch02_scaling.exam_figure()
@@ -144,6 +144,7 @@ def test_captions_quote_the_drawn_numbers():
     assert f"takes {raw:.2f} of the weight" in described(fig.to_dict())[1] and raw > scaled
     fig = ch02_scaling.variance_figure(sweep)
     assert f"{fig.data[1].y[-1]:.0f} at d_k = 64" in described(fig.to_dict())[1]
+    assert f"{fig.data[1].y[0]:.2f} at d_k = 1" in described(fig.to_dict())[1]
 
 
 def test_scalings_differ_by_more_than_colour():

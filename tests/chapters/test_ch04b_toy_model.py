@@ -114,6 +114,6 @@ def test_model_diagram_is_described_with_the_models_sizes(language):
     if language == "en":
         assert f"{n_params:,} parameters" in caption
     else:
-        assert f"约 {n_params / 10_000:.1f} 万个参数" in caption
+        assert f"约 {n_params / 10_000:.1f} 万个参数" in caption   # wan, never thousands
     assert f"{c.d_model} → {c.d_ff} → {c.d_model}" in caption
     assert f"d_k = {c.d_model // c.n_heads}" in caption and str(c.n_layers) in alt

@@ -226,11 +226,16 @@ def test_stability_captions_quote_the_drawn_numbers(runs):
         assert f"{trace.name}: {trace.y[-1]:.3f}" in caption
     fig = ch05_stability.loss_curves_figure(runs)   # the third diverges
     assert f"{runs[2].label}: diverged" in described(fig.to_dict())[1]
+    # runs of one learning rate: the caption names them without it (the legend keeps it)
+    fig = ch05_stability.loss_curves_figure([runs[0], runs[2]])
+    short = stability.config_label(runs[0].norm, runs[0].init, runs[0].n_layers)
+    caption = described(fig.to_dict())[1]
+    assert f"{short}: {fig.data[0].y[-1]:.3f}" in caption and " lr " not in caption
     fig = ch05_stability.layer_norms_figure(runs[:2], "last")
     grads = [v for t in fig.data if t.xaxis == "x2" for v in t.y if v]
     rms = [v for t in fig.data if t.xaxis == "x" for v in t.y if v]
     caption = described(fig.to_dict())[1]
-    assert f"from {min(rms):.2g} to {max(rms):.2g}" in caption
+    assert f"RMS from {min(rms):.2g} to {max(rms):.2g}" in caption
     assert f"gradient norms from {min(grads):.2g}" in caption and f"to {max(grads):.2g}." in caption
     fig = ch05_stability.stability_figure(runs[:2])
     ends = sorted(stability.stability_data(r)["loss"][-1] for r in runs[:2])
