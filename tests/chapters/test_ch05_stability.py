@@ -235,8 +235,8 @@ def test_stability_captions_quote_the_drawn_numbers(runs):
     grads = [v for t in fig.data if t.xaxis == "x2" for v in t.y if v]
     rms = [v for t in fig.data if t.xaxis == "x" for v in t.y if v]
     caption = described(fig.to_dict())[1]
-    assert f"RMS from {min(rms):.2g} to {max(rms):.2g}" in caption
-    assert f"gradient norms from {min(grads):.2g}" in caption and f"to {max(grads):.2g}." in caption
+    assert f"RMS {min(rms):.2g} to {max(rms):.2g}" in caption
+    assert f"gradient norms {min(grads):.2g}" in caption and f"to {max(grads):.2g}." in caption
     fig = ch05_stability.stability_figure(runs[:2])
     ends = sorted(stability.stability_data(r)["loss"][-1] for r in runs[:2])
     caption = described(fig.to_dict())[1]
