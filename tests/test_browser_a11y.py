@@ -43,7 +43,8 @@ WORKERS = int(os.environ.get("BOOK_A11Y_WORKERS", "3"))
 WIDE, NARROW = {"width": 1280, "height": 900}, {"width": 320, "height": 800}
 # kinds of Tab stop the walk must have checked in each edition (that it reaches them at all)
 # (the theme's header buttons by class: their names are not translated everywhere)
-MUST_CHECK = ("link", "button", "summary", "input:", ".primary-toggle", ".dropdown-toggle")
+MUST_CHECK = ("link", "button", "summary", "input:", "select", ".primary-toggle",
+              ".dropdown-toggle")
 REPORT = Path(__file__).resolve().parent.parent / "_build"  # a11y-<edition>.json: the findings
 
 
@@ -64,6 +65,8 @@ def _open(browser, path: Path, viewport: dict):
     page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(
         ("file://", "data:", "blob:")) else r.abort())
     page.goto(path.as_uri(), wait_until="load")
+    # the theme fades colours in over 0.25 s: axe measures the settled ones
+    page.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
     a11y.settle(page)
     return page
 
