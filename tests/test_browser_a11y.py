@@ -201,3 +201,42 @@ def test_wcag_21_aa_on_every_page(request, build):
     if missing:
         failures.append(f"the keyboard walk checked no {missing} (kinds seen: {sorted(kinds)})")
     assert not failures, "\n".join(failures)
+
+
+BARE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>bare</title>
+<style>body { margin: 8px; font: 16px sans-serif; } .plain:focus { outline: none; }
+.ringed:focus-visible { outline: 3px solid #c132af; outline-offset: 2px; }
+.cut { width: 120px; overflow: hidden; } .wide { width: 600px; }
+details.clip { overflow: hidden; }
+details.clip > summary:focus-visible { outline: 3px solid #c132af; }
+</style></head><body><main>
+<button class="plain">no ring</button> <button class="ringed">ring</button>
+<details class="clip"><summary>clipped ring</summary>x</details>
+<p><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" width="8" height="8"></p>
+<div class="cut"><span>a_name_far_too_long_for_its_box_to_hold</span></div>
+<div class="%s">wide</div></main></body></html>"""
+
+
+def test_the_checks_see_what_they_must(tmp_path):
+    """The checker itself, on a bare page: a button whose ring is switched off, and a summary
+    whose ring its box's overflow clips, are found, a ringed button is not; an image without
+    a text alternative is an axe violation; a box 600 px wide scrolls a 320 px page sideways,
+    and text that runs out of a box hiding its overflow is cut off."""
+    with headless.browser() as browser:
+        for wide in (True, False):
+            path = tmp_path / f"bare-{wide}.html"
+            path.write_text(BARE_PAGE % ("wide" if wide else ""), encoding="utf-8")
+            page = browser.new_page(viewport=NARROW)
+            try:
+                page.goto(path.as_uri(), wait_until="load")
+                rows = {r["label"]: r for r in a11y.focus_report(page)}
+                assert rows["no ring"]["changed"] < rows["no ring"]["needed"], rows["no ring"]
+                assert rows["ring"]["changed"] >= rows["ring"]["needed"], rows["ring"]
+                summary = rows["clipped ring"]
+                assert summary["changed"] < summary["needed"], summary
+                assert "image-alt" in {v["id"] for v in a11y.run_axe(page)}
+                side = a11y.sideways(page)
+                assert (side["scrollWidth"] > side["clientWidth"] + 1) is wide, side
+                assert [c["in"] for c in side["cut"]] == ["div.cut"], side
+            finally:
+                page.close()
