@@ -86,7 +86,7 @@ def attention_heatmap(weights, row_labels, col_labels=None, title: str = "",
 
 
 
-# The narrowest page the book supports is a 390 px phone screen: a figure there is 358 px wide
+# The narrowest page the book supports is a 390 px phone screen: its column is 358 px wide
 # (measured in both editions). Titles are wrapped to fit it.
 PHONE_FIGURE_PX = 358
 COLUMN_EM = 0.55   # one column of text_width (a Latin letter; a Chinese character takes two),
@@ -329,14 +329,27 @@ def tidy(fig_dict: dict) -> dict:
 
 # --- text in heatmap cells, CJK tick labels and slider labels, fitted to a phone -----------------
 
-PHONE_FIGURE_WIDTH = 358  # px: a figure's width in the book's column on a 390 px wide phone
+# px: a figure's width on a 390 px wide phone, measured in both editions: the column's 358 px
+# less the 8 px a side that the figure's <figure class="book-figure"> pads it with (cells and
+# tick labels are fitted to it; the titles keep their EDGE_PX within PHONE_FIGURE_PX)
+PHONE_FIGURE_WIDTH = 342
 _DEFAULT_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}  # plotly's
 COLORBAR_ROOM = 80  # px right of the plot a heatmap's colour bar takes (bar, ticks, title)
-CELL_TEXT_GAP = 3   # px a cell's value keeps clear of its cell's edges, both sides together
+# px a cell's value keeps clear of its cell's edges, both sides together: the values of two
+# neighbouring cells stand at least this far apart. tests/legibility.py holds them to 3 px (a
+# word space at 11 px: closer, "0.14" and "0.07" read as one number), and 1 px more covers
+# plotly's rounding of the plot area and the cells to whole pixels.
+CELL_TEXT_GAP = 4
+# px two level tick labels of one axis keep apart: tests/legibility.py's 2 px (TOUCH_PX: closer,
+# "牛肉面" and "，₁" read as one word) and 1 px for the rounding
+TICK_GAP = 3
 # widths of the characters of a cell value, in ems of DejaVu Sans (the widest fallback a reader
-# is likely to have): digits 0.64, the point 0.32, the signs 0.36–0.84, any other 0.62, wide 1
+# is likely to have): digits 0.64, the point 0.32, the signs 0.36–0.84, capitals 0.79 (M, W
+# wider), any other 0.62 (m, w wider), wide 1
 _EM = {**dict.fromkeys("0123456789", 0.64), ".": 0.32, ",": 0.32, "-": 0.36, "−": 0.84,
-       "+": 0.84, "%": 0.95, " ": 0.32, "·": 0.32, "✓": 0.84}
+       "+": 0.84, "%": 0.95, " ": 0.32, "·": 0.32, "✓": 0.84,
+       **dict.fromkeys("ABCDEFGHIJKLNOPQRSTUVXYZ", 0.79), "M": 0.87, "W": 0.99, "m": 0.98,
+       "w": 0.82}
 _LEADING_ZERO = re.compile(r"(?<![\d.])0(?=\.\d)")
 
 
@@ -356,9 +369,30 @@ def _axis_key(ref: str, letter: str) -> str:
 
 
 def _domain(layout: dict, key: str) -> float:
+    """The narrowest share of the plot area axis ``key`` spans: its own domain, or one a slider
+    step or menu button lays it out on (``{"xaxis2.domain": [...]}`` in a relayout's or an
+    update's layout argument), where that is narrower."""
+    def width(d):
+        return float(d[1]) - float(d[0])
+
     axis = layout.get(key) if isinstance(layout.get(key), dict) else {}
-    d = axis.get("domain") or [0, 1]
-    return float(d[1]) - float(d[0])
+    own = width(axis.get("domain") or [0, 1])
+    widths = [own] if axis.get("visible", True) is not False else []
+    for control in (layout.get("sliders") or []) + (layout.get("updatemenus") or []):
+        for entry in control.get("steps", []) + control.get("buttons", []):
+            args = entry.get("args") or []
+            if entry.get("method") not in ("relayout", "update") or not args:
+                continue
+            arg = args[0] if entry.get("method") == "relayout" else (args[1:2] or [None])[0]
+            if not isinstance(arg, dict):
+                continue
+            shown = arg.get(f"{key}.visible", True) is not False
+            d = arg.get(f"{key}.domain")
+            if d is None and isinstance(arg.get(key), dict):
+                d = arg[key].get("domain")
+            if shown and isinstance(d, list) and len(d) == 2 and width(d) > 0:
+                widths.append(width(d))
+    return min(widths, default=own)
 
 
 def _plot_size(layout: dict, data: list, width: float | None = None) -> tuple[float, float]:
@@ -422,6 +456,7 @@ def fit_cell_text(fig_dict: dict, width: float | None = None) -> dict:
     """Values written in heatmap cells (``texttemplate="%{text}"``) that fit their cells on a
     phone, in place: kept when the widest value of every state fits its cell with
     CELL_TEXT_GAP px to spare, written without leading zeros (``.14``) when only that fits,
+    then the same at MIN_FONT px (``textfont.size``) when the trace's own size fits neither,
     and left to the hover text otherwise (the values stay in ``text`` for it). The cell size is
     the figure's at ``width`` px (default PHONE_FIGURE_WIDTH), over each slider step and menu
     button. Other texttemplates are left as written."""
@@ -448,13 +483,18 @@ def fit_cell_text(fig_dict: dict, width: float | None = None) -> dict:
             trace["texttemplate"] = ""
             continue
         room = cell_w - CELL_TEXT_GAP
-        widest = max(text_px(line, size) for s in texts for line in _BR.split(s))
-        if widest <= room:
-            continue
-        if max(text_px(short_value(line), size) for s in texts for line in _BR.split(s)) <= room:
-            _shorten_texts(fig_dict, i)
-        else:
+        lines_of = [line for s in texts for line in _BR.split(s)]
+        fit = next(((px, short) for px in dict.fromkeys((size, min(size, MIN_FONT)))
+                    for short in (False, True)
+                    if max(text_px(short_value(line) if short else line, px)
+                           for line in lines_of) <= room), None)
+        if fit is None:
             trace["texttemplate"] = ""  # the hover text still has every value
+            continue
+        if fit[0] != size:
+            trace.setdefault("textfont", {})["size"] = fit[0]
+        if fit[1]:
+            _shorten_texts(fig_dict, i)
     return fig_dict
 
 
@@ -624,7 +664,7 @@ def level_cjk_ticks(fig_dict: dict, width: float | None = None) -> dict:
         if not all(_cjk_label(s) for s in labels):
             continue
         size = (axis.get("tickfont") or {}).get("size") or base
-        room = plot_w * _domain(layout, key) / len(labels) - 2
+        room = plot_w * _domain(layout, key) / len(labels) - TICK_GAP
         if max(text_px(s, size) for s in labels) <= room:
             axis["tickangle"] = 0
         elif size <= room:

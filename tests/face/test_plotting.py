@@ -56,10 +56,41 @@ def test_fit_cell_text_keeps_values_that_fit():
 
 
 def test_fit_cell_text_drops_leading_zeros_where_only_that_fits():
-    # 10 columns in (358 - 40 - 80) px: 23.8 px cells, "0.14" needs 24.6 + 3, ".14" 17.6 + 3
+    # 10 columns in (342 - 40 - 80) px: 22.2 px cells, "0.14" needs 24.6 + 4, ".14" 17.6 + 4
     fig = plotting.fit_cell_text(_grid(10))
     assert fig["data"][0]["texttemplate"] == "%{text}"
     assert fig["data"][0]["text"][0][1] == ".03"
+
+
+def test_fit_cell_text_takes_the_smallest_font_before_the_hover():
+    """Whole numbers have no shorter form: 10 px (MIN_FONT) where 11 px does not fit."""
+    # 13 columns: 17.1 px cells; "13" needs 14.1 + 4 px at 11 px, 12.8 + 4 at 10 px
+    def percents(n_cols):
+        fig = _grid(n_cols)
+        fig["data"][0]["text"] = [[f"{50 + c}" for c in range(n_cols)]] * 3
+        return plotting.fit_cell_text(fig)["data"][0]
+
+    trace = percents(13)
+    assert trace["texttemplate"] == "%{text}" and trace["textfont"]["size"] == plotting.MIN_FONT
+    assert trace["text"][0][0] == "50"
+    assert percents(12)["textfont"]["size"] == 11
+    assert percents(15)["texttemplate"] == ""  # 14.8 px: not even at 10 px
+
+
+def test_fit_cell_text_keeps_neighbours_a_gap_apart():
+    """The widest value and CELL_TEXT_GAP fit the cell: two neighbours stand that far apart."""
+    for cols in range(2, 16):
+        trace = plotting.fit_cell_text(_grid(cols))["data"][0]
+        if not trace["texttemplate"]:
+            continue
+        cell = (plotting.PHONE_FIGURE_WIDTH - 40 - 80) / cols
+        size = trace["textfont"]["size"]
+        widest = max(plotting.text_px(v, size) for row in trace["text"] for v in row)
+        assert cell - widest >= plotting.CELL_TEXT_GAP >= 3, (cols, cell, widest)
+
+
+def test_text_px_reads_capitals_wide():
+    assert plotting.text_px("NaN", 10) == pytest.approx(10 * (0.79 + 0.62 + 0.79))
 
 
 def test_fit_cell_text_leaves_narrow_cells_to_the_hover():
@@ -114,8 +145,8 @@ def test_upright_keeps_subscripts_with_their_character():
 
 
 @pytest.mark.parametrize("n_keys,angle,ticktext", [
-    (2, 0, None),                     # level: "牛肉面" fits its 119 px category
-    (8, 0, "牛<br>肉<br>面"),          # one character fits its 29.75 px: upright
+    (2, 0, None),                     # level: "牛肉面" fits its 111 px category
+    (8, 0, "牛<br>肉<br>面"),          # one character fits its 27.75 px: upright
     (40, -90, None),                  # not even one: left rotated
 ])
 def test_level_cjk_ticks(n_keys, angle, ticktext):
@@ -128,6 +159,25 @@ def test_level_cjk_ticks(n_keys, angle, ticktext):
     assert (axis.get("ticktext") or [None])[0] == ticktext
 
 
+def test_level_cjk_ticks_fits_the_narrowest_layout_of_the_controls():
+    """A step that lays the axis out on half the width decides: "牛肉面" fits 2 keys on the
+    whole plot level, not on half of it; a hidden axis' domain does not count."""
+    keys = ["牛肉面", "香菜"]
+
+    def fig(domain, visible=True):
+        return {"data": [{"type": "heatmap", "z": [[0, 0]], "x": keys}],
+                "layout": {"margin": {"l": 40, "r": 20}, "xaxis": {"tickangle": -90},
+                           "sliders": [{"steps": [{"method": "update", "args": [
+                               {}, {"xaxis.domain": domain, "xaxis.visible": visible}]}]}]}}
+
+    level = plotting.level_cjk_ticks(fig([0, 1]))["layout"]["xaxis"]
+    assert level["tickangle"] == 0 and "ticktext" not in level
+    narrow = plotting.level_cjk_ticks(fig([0, 0.15]))["layout"]["xaxis"]
+    assert narrow["ticktext"][0] == "牛<br>肉<br>面"  # 16.7 px a key: one character a line
+    hidden = plotting.level_cjk_ticks(fig([0, 0.15], visible=False))["layout"]["xaxis"]
+    assert hidden == {"tickangle": 0}
+
+
 def test_stacked_sets_subscripts_apart_on_request():
     assert plotting.stacked("，₁", subscripts_apart=True) == "，<br>₁"
     assert plotting.stacked("香菜₂", subscripts_apart=True) == "香<br>菜<br>₂"
@@ -135,8 +185,8 @@ def test_stacked_sets_subscripts_apart_on_request():
 
 
 @pytest.mark.parametrize("n_keys,first", [
-    (8, "，₁"),         # 27.75 px of room: "，₁" (19.4 px at 12 px) fits beside its comma
-    (15, "，<br>₁"),    # 13.9 px: one character fits, the comma and its subscript do not
+    (8, "，₁"),         # 24.75 px of room: "，₁" (19.4 px at 12 px) fits beside its comma
+    (13, "，<br>₁"),    # 14.1 px: one character fits, the comma and its subscript do not
 ])
 def test_level_cjk_ticks_sets_a_subscript_below_where_beside_does_not_fit(n_keys, first):
     keys = ["，₁"] + [f"牛肉{chr(0x4e00 + i)}" for i in range(n_keys - 1)]  # too wide level
@@ -146,7 +196,9 @@ def test_level_cjk_ticks_sets_a_subscript_below_where_beside_does_not_fit(n_keys
     assert axis["tickangle"] == 0 and axis["tickvals"] == keys
     assert axis["ticktext"][0] == first
     lines = [line for t in axis["ticktext"] for line in t.split("<br>")]
-    room = (plotting.PHONE_FIGURE_WIDTH - 40 - 80) / n_keys - 2  # less the colour bar's 80 px
+    # less the colour bar's 80 px, and TICK_GAP between two labels
+    room = (plotting.PHONE_FIGURE_WIDTH - 40 - 80) / n_keys - plotting.TICK_GAP
+    assert plotting.TICK_GAP >= 2
     assert max(plotting.text_px(line, 12) for line in lines) <= room
 
 
