@@ -27,6 +27,7 @@ import re
 from book.kit import i18n
 
 ALT = "book_alt"
+MENU_PX = 30  # a plotly dropdown's header: 12 px text and its padding and border
 CAPTION = "book_caption"
 _TAGS = re.compile(r"<[^>]+>")
 _BREAKS = re.compile(r"<br\s*/?>", re.IGNORECASE)
@@ -134,6 +135,9 @@ def page_layout(layout: dict) -> dict:
     # above it.
     room = sum(_number((s.get("pad") or {}).get("t"), 20) for s in layout.get("sliders") or []
                if _number(s.get("y"), 0) <= 0)
+    # a menu under the plot (opening upwards) took at least its own header's height
+    room += MENU_PX * sum(1 for m in layout.get("updatemenus") or []
+                          if _number(m.get("y"), 1) <= 0 and m.get("yanchor", "top") == "top")
     if room and isinstance(out.get("height"), (int, float)):
         out["height"] = max(out["height"] - room, 200)
     return out
@@ -154,11 +158,13 @@ def figure_html(fig_dict: dict, plot_html: str, div_id: str) -> str:
         f'{"" if described(fig_dict) else " data-undescribed"}>'
         f"{_controls_html(layout, div_id)}"
         f'<div class="book-figure-plot" aria-hidden="true">{plot_html}</div>'
-        f'<figcaption id="{div_id}-caption">{html.escape(caption)}</figcaption>'
+        f'<figcaption id="{div_id}-caption">{html.escape(caption)} '
+        # the data disclosure ends the caption's last line (no line of its own on the page)
         f'<details class="book-figure-data" data-x="{html.escape(x)}" '
         f'data-y="{html.escape(y)}" data-series="{html.escape(i18n.tr("common.figure_series"))}">'
         f'<summary>{html.escape(i18n.tr("common.figure_data"))}</summary>'
         f'<div class="book-figure-tables" tabindex="0" role="region" '
         f'aria-label="{html.escape(i18n.tr("common.figure_data"))}"></div></details>'
+        "</figcaption>"
         f'<p class="book-figure-status" role="status" aria-live="polite"></p>'
         "</figure>")
