@@ -334,7 +334,8 @@ def tidy(fig_dict: dict) -> dict:
 # tick labels are fitted to it; the titles keep their EDGE_PX within PHONE_FIGURE_PX)
 PHONE_FIGURE_WIDTH = 342
 _DEFAULT_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}  # plotly's
-COLORBAR_ROOM = 80  # px right of the plot a heatmap's colour bar takes (bar, ticks, title)
+COLORBAR_PAD = 36   # px of a colour bar's room besides the bar, its labels and a title beside
+                    # it: plotly's pads (x = 1.02, xpad, tick label standoff)
 # px a cell's value keeps clear of its cell's edges, both sides together: the values of two
 # neighbouring cells stand at least this far apart. tests/legibility.py holds them to 3 px (a
 # word space at 11 px: closer, "0.14" and "0.07" read as one number), and 1 px more covers
@@ -345,11 +346,12 @@ CELL_TEXT_GAP = 4
 TICK_GAP = 3
 # widths of the characters of a cell value, in ems of DejaVu Sans (the widest fallback a reader
 # is likely to have): digits 0.64, the point 0.32, the signs 0.36–0.84, capitals 0.79 (M, W
-# wider), any other 0.62 (m, w wider), wide 1
+# wider), lower case 0.28-0.64 (m, w wider), any other 0.62, wide 1
 _EM = {**dict.fromkeys("0123456789", 0.64), ".": 0.32, ",": 0.32, "-": 0.36, "−": 0.84,
        "+": 0.84, "%": 0.95, " ": 0.32, "·": 0.32, "✓": 0.84,
        **dict.fromkeys("ABCDEFGHIJKLNOPQRSTUVXYZ", 0.79), "M": 0.87, "W": 0.99, "m": 0.98,
-       "w": 0.82}
+       "w": 0.82, **dict.fromkeys("ijl", 0.28), "f": 0.36, "t": 0.4, "r": 0.42, "s": 0.53,
+       "c": 0.55, "z": 0.53, "_": 0.5, "(": 0.39, ")": 0.39, "=": 0.84, ":": 0.34}
 _LEADING_ZERO = re.compile(r"(?<![\d.])0(?=\.\d)")
 
 
@@ -401,20 +403,45 @@ def _plot_size(layout: dict, data: list, width: float | None = None) -> tuple[fl
     width = layout.get("width") or width or PHONE_FIGURE_WIDTH
     height = layout.get("height") or 450
     margin = {**_DEFAULT_MARGIN, **(layout.get("margin") or {})}
-    bars = [(t.get("colorbar") or {}).get("thickness") or 30 for t in data
+    bars = [_colorbar_px(t) for t in data
             if t.get("type") == "heatmap" and t.get("showscale") is not False
             and not t.get("coloraxis")]
     # the bar, its tick labels and title right of the plot
-    right = max(margin["r"], max(bars) + COLORBAR_ROOM - 30) if bars else margin["r"]
+    right = max(margin["r"], max(bars)) if bars else margin["r"]
     left = margin["l"]
-    labels = [str(v) for t in data if t.get("type") == "heatmap" and t.get("yaxis", "y") == "y"
+    labels = [str(v) for t in data if t.get("type") == "heatmap" and (t.get("yaxis") or "y") == "y"
               for v in (t.get("y") or [])]
     if labels:  # automargin: the first y axis' tick labels and title push the left margin
         axis = layout.get("yaxis") or {}
         size = (axis.get("tickfont") or {}).get("size") or 12
-        title = 22 if (axis.get("title") or {}) else 0
+        title = 28 if (axis.get("title") or {}) else 0
         left = max(left, max(text_px(s, size) for s in labels) + 8 + title)
     return max(width - left - right, 1.0), max(height - margin["t"] - margin["b"], 1.0)
+
+
+def _colorbar_px(trace: dict) -> float:
+    """How far right of the plot a heatmap's colour bar reaches: the bar, its tick labels (its
+    ticktext, else round numbers of its range), a title set beside it, and plotly's pads
+    (COLORBAR_PAD). Measured at 390 px: 83-103 px for bars of 30 px (85-111 px here), 86
+    for one of 16 px with its title beside it (93 here)."""
+    bar = trace.get("colorbar") if isinstance(trace.get("colorbar"), dict) else {}
+    size = (bar.get("tickfont") or {}).get("size") or 12
+    if bar.get("ticktext"):
+        labels = [str(t) for t in bar["ticktext"]]
+    else:
+        zs = [v for row in trace.get("z") or [] for v in (row if isinstance(row, list) else [row])
+              if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
+        lo = float(trace.get("zmin", min(zs, default=0)))
+        hi = float(trace.get("zmax", max(zs, default=1)))
+        # plotly's ticks: round numbers a fifth of the range or so apart ("0.2" over 0-1)
+        digits = max(0, 1 - math.floor(math.log10(hi - lo))) if hi > lo else 0
+        labels = [f"{v:.{digits}f}".replace("-", "−") for v in (lo, hi, (lo + hi) / 2)]
+    title = bar.get("title")
+    text = title.get("text") if isinstance(title, dict) else title
+    beside = isinstance(title, dict) and title.get("side") == "right"
+    title_px = LINE_SPACING * 14 if beside and isinstance(text, str) and text.strip() else 0
+    return ((bar.get("thickness") or 30) + max(text_px(s, size) for s in labels) + title_px
+            + COLORBAR_PAD)
 
 
 def _trace_states(fig_dict: dict, index: int, key: str) -> list:

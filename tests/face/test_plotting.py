@@ -56,7 +56,7 @@ def test_fit_cell_text_keeps_values_that_fit():
 
 
 def test_fit_cell_text_drops_leading_zeros_where_only_that_fits():
-    # 10 columns in (342 - 40 - 80) px: 22.2 px cells, "0.14" needs 24.6 + 4, ".14" 17.6 + 4
+    # 10 columns in (342 - 40 - 85.2) px: 21.7 px cells, "0.14" needs 24.6 + 4, ".14" 17.6 + 4
     fig = plotting.fit_cell_text(_grid(10))
     assert fig["data"][0]["texttemplate"] == "%{text}"
     assert fig["data"][0]["text"][0][1] == ".03"
@@ -64,17 +64,30 @@ def test_fit_cell_text_drops_leading_zeros_where_only_that_fits():
 
 def test_fit_cell_text_takes_the_smallest_font_before_the_hover():
     """Whole numbers have no shorter form: 10 px (MIN_FONT) where 11 px does not fit."""
-    # 13 columns: 17.1 px cells; "13" needs 14.1 + 4 px at 11 px, 12.8 + 4 at 10 px
+    # no colour bar: 282 px of plot; 16 columns: 17.6 px cells, "50" needs 14.1 + 4 px at
+    # 11 px, 12.8 + 4 at 10 px
     def percents(n_cols):
         fig = _grid(n_cols)
-        fig["data"][0]["text"] = [[f"{50 + c}" for c in range(n_cols)]] * 3
+        fig["data"][0].update(showscale=False,
+                              text=[[f"{50 + c}" for c in range(n_cols)]] * 3)
         return plotting.fit_cell_text(fig)["data"][0]
 
-    trace = percents(13)
+    trace = percents(16)
     assert trace["texttemplate"] == "%{text}" and trace["textfont"]["size"] == plotting.MIN_FONT
     assert trace["text"][0][0] == "50"
-    assert percents(12)["textfont"]["size"] == 11
-    assert percents(15)["texttemplate"] == ""  # 14.8 px: not even at 10 px
+    assert percents(15)["textfont"]["size"] == 11
+    assert percents(18)["texttemplate"] == ""  # 15.7 px: not even at 10 px
+
+
+def test_colorbar_room_counts_its_labels_and_a_title_beside_it():
+    plain = plotting._colorbar_px({"z": [[0, 1]]})
+    assert plain == pytest.approx(30 + plotting.text_px("0.5", 12) + plotting.COLORBAR_PAD)
+    percent = plotting._colorbar_px({"zmin": 0, "zmax": 100})
+    assert percent == pytest.approx(30 + plotting.text_px("100", 12) + plotting.COLORBAR_PAD)
+    # chapter 7's bar: NaN among its labels, its title beside it (measured 103 px at 390 px)
+    nan = plotting._colorbar_px({"colorbar": {"ticktext": ["0", "0.5", "1", "NaN"],
+                                              "title": {"text": "weight", "side": "right"}}})
+    assert nan > plain + plotting.text_px("NaN", 12) - plotting.text_px("0.5", 12) + 15
 
 
 def test_fit_cell_text_keeps_neighbours_a_gap_apart():
@@ -83,7 +96,7 @@ def test_fit_cell_text_keeps_neighbours_a_gap_apart():
         trace = plotting.fit_cell_text(_grid(cols))["data"][0]
         if not trace["texttemplate"]:
             continue
-        cell = (plotting.PHONE_FIGURE_WIDTH - 40 - 80) / cols
+        cell = (plotting.PHONE_FIGURE_WIDTH - 40 - plotting._colorbar_px(trace)) / cols
         size = trace["textfont"]["size"]
         widest = max(plotting.text_px(v, size) for row in trace["text"] for v in row)
         assert cell - widest >= plotting.CELL_TEXT_GAP >= 3, (cols, cell, widest)
@@ -196,8 +209,9 @@ def test_level_cjk_ticks_sets_a_subscript_below_where_beside_does_not_fit(n_keys
     assert axis["tickangle"] == 0 and axis["tickvals"] == keys
     assert axis["ticktext"][0] == first
     lines = [line for t in axis["ticktext"] for line in t.split("<br>")]
-    # less the colour bar's 80 px, and TICK_GAP between two labels
-    room = (plotting.PHONE_FIGURE_WIDTH - 40 - 80) / n_keys - plotting.TICK_GAP
+    # less the colour bar's room, and TICK_GAP between two labels
+    bar = plotting._colorbar_px(fig["data"][0])
+    room = (plotting.PHONE_FIGURE_WIDTH - 40 - bar) / n_keys - plotting.TICK_GAP
     assert plotting.TICK_GAP >= 2
     assert max(plotting.text_px(line, 12) for line in lines) <= room
 
