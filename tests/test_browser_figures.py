@@ -6,9 +6,10 @@ For every page of both editions that holds a figure, in one visit:
 * every plotly figure sits in a ``<figure>`` named by its text alternative (``aria-label``) with a
   non-empty caption, written by the chapter (no ``data-undescribed`` fallback), its drawing
   hidden from the accessibility tree;
-* its "data" disclosure, opened from the keyboard, holds tables that agree with what the figure
-  draws as it opens (heatmaps: one row per y label, one column per x label, every cell the
-  value or cell text; lines and bars: a column per series with its values, a row per x value);
+* its "data" disclosure, opened from the keyboard, holds tables that agree with what the
+  figure draws as it opens (heatmaps: one row per y label, one column per x label, every cell
+  the value or cell text; lines and bars: a column per series with its values, a row per x
+  value); a diagram's (book.face.diagrams: no numbers) lists its words in drawing order;
 * Tab reaches every control of the page's explorers and figures (the book's own HTML controls,
   plotly's own sliders and menus are not drawn), and each one, moved by the keyboard alone
   (arrow keys on ranges, number boxes and menus; typing in a text box), redraws its figure and
@@ -221,6 +222,11 @@ def check_figures(page, rel: str, counts: dict) -> list[str]:
         if not info["hidden"]:
             found.append(f"{where}: the drawing is not hidden from the accessibility tree")
         figure = gd.locator("xpath=ancestor::figure[1]")
+        if figure.locator("details.book-figure-data[data-diagram]").count():
+            # a diagram (book.face.diagrams) has no numbers: its boxes' words, in order
+            if not figure.locator("ol.book-figure-words > li").count():
+                found.append(f"{where}: a diagram without its words")
+            continue
         summary = figure.locator("details.book-figure-data > summary")
         summary.focus()
         page.keyboard.press("Enter")

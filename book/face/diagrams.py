@@ -28,6 +28,7 @@ from collections.abc import Mapping
 import numpy as np
 import plotly.graph_objects as go
 
+from book.face.figures import DIAGRAM_WORDS, describe
 from book.face.plotting import text_width
 from book.kit import validate
 from book.kit.i18n import tr
@@ -78,6 +79,7 @@ class _Sketch:
         self.annotations: list[dict] = []
         self.shapes: list[dict] = []
         self.points: list[tuple[float, float, str]] = []
+        self.words: list[str] = []  # every box's and label's text, in drawing order
 
     def box(self, x: float, top: float, text: str, style: str = "data", *, shift: float = 0,
             bold: bool = False) -> tuple[float, float]:
@@ -91,6 +93,7 @@ class _Sketch:
             "bgcolor": fill, "bordercolor": edge, "borderwidth": 1, "borderpad": PAD,
             "xshift": shift, "yanchor": "middle", "xanchor": "center"})
         self.points.append((x, top + h / 2, _plain(text)))
+        self.words.append(_plain(text))
         return top, top + h
 
     def label(self, x: float, y: float, text: str, *, shift: float = 0, anchor: str = "center",
@@ -98,6 +101,8 @@ class _Sketch:
               background: str | None = None) -> None:
         """Text with no box (or on a ``background`` that hides lines under it), its middle at
         ``y``."""
+        if _plain(text).strip():
+            self.words.append(_plain(text))
         if background:
             self.annotations.append({
                 "x": x, "y": y, "xref": "x", "yref": "y", "text": text, "showarrow": False,
@@ -162,7 +167,9 @@ class _Sketch:
             xaxis={"range": [0, 1], "visible": False, "fixedrange": True},
             yaxis={"range": [height, 0], "visible": False, "fixedrange": True},
             plot_bgcolor="white", paper_bgcolor="white", dragmode=False, showlegend=False,
-            annotations=self.annotations, shapes=self.shapes, hovermode=False)
+            annotations=self.annotations, shapes=self.shapes, hovermode=False,
+            # the page lists these under the drawing (book.face.figures: "in words")
+            meta={DIAGRAM_WORDS: [w for w in self.words if w.strip()]})
         return fig
 
 
@@ -314,7 +321,8 @@ def norm_placement() -> go.Figure:
     bottom = 0.0
     for x, steps in ((0.25, _POST), (0.75, _PRE)):
         bottom = max(bottom, _column(s, x, steps, head + 10, steps is _POST))
-    return s.figure(tr("common.dg_norm_title"), bottom - 8)
+    return describe(s.figure(tr("common.dg_norm_title"), bottom - 8),
+                    alt=tr("common.dg_norm_alt"), caption=tr("common.dg_norm_caption"))
 
 
 # --- c. the toy model ------------------------------------------------------------------------
@@ -446,7 +454,9 @@ def kv_cache(n_cached: int = 5, example: Mapping | None = None) -> go.Figure:
                               tokens=example["tokens"], d=example["d_model"],
                               bytes=example["bytes"], total=total)
     _, m_bottom = s.box(0.5, o_bottom + GAP, memory, "norm")
-    return s.figure(tr("common.dg_kv_title", t=t), m_bottom + 4)
+    return describe(s.figure(tr("common.dg_kv_title", t=t), m_bottom + 4),
+                    alt=tr("common.dg_kv_alt", t=t),
+                    caption=tr("common.dg_kv_caption", n=n_cached, t=t))
 
 
 # --- e. the banded window ----------------------------------------------------------------------

@@ -155,7 +155,7 @@
     var gd = figure.querySelector(".js-plotly-plot");
     var box = figure.querySelector(".book-figure-data");
     var out = figure.querySelector(".book-figure-tables");
-    if (!gd || !box || !out || !(gd._fullData || gd.data)) return;
+    if (!gd || !box || !out || !(gd._fullData || gd.data)) return;  // a diagram: its words
     var tables = [], lines = [];
     var layout = gd._fullLayout || gd.layout || {};
     traces(gd).forEach(function (t) {

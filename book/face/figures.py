@@ -27,6 +27,7 @@ import re
 from book.kit import i18n
 
 ALT = "book_alt"
+DIAGRAM_WORDS = "book_diagram_words"  # a diagram's texts in drawing order (book.face.diagrams)
 MENU_PX = 30  # a plotly dropdown's header: 12 px text and its padding and border
 CAPTION = "book_caption"
 _TAGS = re.compile(r"<[^>]+>")
@@ -147,10 +148,30 @@ def _number(value, default: float) -> float:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
 
+def _data_html(x: str, y: str) -> str:
+    """The data disclosure: empty, figures.js fills it with tables from the figure's data."""
+    label = html.escape(i18n.tr("common.figure_data"))
+    return (f'<details class="book-figure-data" data-x="{html.escape(x)}" '
+            f'data-y="{html.escape(y)}" '
+            f'data-series="{html.escape(i18n.tr("common.figure_series"))}">'
+            f'<summary>{label}</summary><div class="book-figure-tables" tabindex="0" '
+            f'role="region" aria-label="{label}"></div></details>')
+
+
+def _words_html(words: list[str]) -> str:
+    """A diagram's disclosure: its boxes and labels in drawing order (it has no numbers)."""
+    items = "".join(f"<li>{html.escape(w)}</li>" for w in words)
+    return (f'<details class="book-figure-data" data-diagram>'
+            f'<summary>{html.escape(i18n.tr("common.figure_words"))}</summary>'
+            f'<ol class="book-figure-words">{items}</ol></details>')
+
+
 def figure_html(fig_dict: dict, plot_html: str, div_id: str) -> str:
     """The page's ``<figure>`` around plotly's ``plot_html`` (the ``<div>`` and its script)."""
     alt, caption = described(fig_dict) or _fallback(fig_dict)
     layout = fig_dict.get("layout") or {}
+    meta = layout.get("meta") if isinstance(layout.get("meta"), dict) else {}
+    words = [plain(w) for w in meta.get(DIAGRAM_WORDS) or [] if plain(w)]
     x = plain((layout.get("xaxis") or {}).get("title"))
     y = plain((layout.get("yaxis") or {}).get("title"))
     return (
@@ -160,11 +181,6 @@ def figure_html(fig_dict: dict, plot_html: str, div_id: str) -> str:
         f'<div class="book-figure-plot" aria-hidden="true">{plot_html}</div>'
         f'<figcaption id="{div_id}-caption">{html.escape(caption)} '
         # the data disclosure ends the caption's last line (no line of its own on the page)
-        f'<details class="book-figure-data" data-x="{html.escape(x)}" '
-        f'data-y="{html.escape(y)}" data-series="{html.escape(i18n.tr("common.figure_series"))}">'
-        f'<summary>{html.escape(i18n.tr("common.figure_data"))}</summary>'
-        f'<div class="book-figure-tables" tabindex="0" role="region" '
-        f'aria-label="{html.escape(i18n.tr("common.figure_data"))}"></div></details>'
-        "</figcaption>"
+        f"{_words_html(words) if words else _data_html(x, y)}</figcaption>"
         f'<p class="book-figure-status" role="status" aria-live="polite"></p>'
         "</figure>")

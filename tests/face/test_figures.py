@@ -98,3 +98,21 @@ def test_the_book_renderer_wraps_the_page_html_and_leaves_jupyters_json_as_it_wa
     assert "visible" not in data["layout"]["sliders"][0]   # JupyterLab keeps plotly's slider
     assert data["layout"]["height"] == 500
     assert "displayModeBar" not in data["config"]
+
+
+def test_a_diagram_lists_its_words_in_order_instead_of_a_data_table():
+    i18n.set_language("en")
+    from book.face import diagrams
+
+    fig = diagrams.kv_cache(n_cached=2)
+    page = figures.figure_html(fig.to_dict(), "", "fig-4")
+    words = re.findall(r"<li>(.*?)</li>", page)
+    assert words[:3] == ["new token 3", "q, k, v of token 3 only", "keys: 2 cached + 1 new"]
+    assert "book-figure-tables" not in page and "data-diagram" in page
+    assert figures.described(fig.to_dict())[1].startswith("Only the new token")
+    i18n.set_language("zh")
+    try:
+        alt, caption = figures.described(diagrams.norm_placement().to_dict())
+        assert "Post-LN" in alt and "层归一化" in caption
+    finally:
+        i18n.set_language("en")
