@@ -191,9 +191,10 @@ def head_view(sentences, names, *, start: tuple[int, int] = (0, 0), digits: int 
     if validate.boolean("controls", controls):
         fig.update_layout(
             updatemenus=[_merged({"buttons": buttons, "direction": "down", "showactive": True,
-                                  "x": 0, "xanchor": "left", "y": 1.14, "yanchor": "bottom"},
-                                 menu, "menu")],
+                                  "x": 0, "xanchor": "left", "y": 1.14, "yanchor": "bottom",
+                                  "name": tr("common.view_menu")}, menu, "menu")],
             sliders=[{"active": layer0 * n_heads + head0, "steps": steps,
+                      "name": tr("common.view_slider_head"),
                       "pad": {"t": validate.integer("slider_pad", slider_pad, low=0)},
                       "currentvalue": {"prefix": _text("slider_prefix", slider_prefix)}}])
     fig.update_layout(
@@ -343,8 +344,10 @@ def model_view(sentences, names, *, layer: int = 0, one_trace_per: str = "senten
         title=_title(tr("common.layer_heads", layer=layer, n=n_heads)),
         **({"updatemenus": [_merged({"buttons": buttons, "direction": "down",
                                      "showactive": True, "x": 0, "xanchor": "left",
-                                     "y": 1.13, "yanchor": "bottom"}, menu, "menu")],
+                                     "y": 1.13, "yanchor": "bottom",
+                                     "name": tr("common.view_menu")}, menu, "menu")],
             "sliders": [{"active": layer, "steps": steps,
+                         "name": tr("common.view_slider_layer"),
                          "pad": {"t": validate.integer("slider_pad", slider_pad, low=0)},
                          "currentvalue": {"prefix": _text("slider_prefix", slider_prefix)}}]}
            if validate.boolean("controls", controls) else {}),
