@@ -370,16 +370,18 @@ def _axis_key(ref: str, letter: str) -> str:
     return f"{letter}axis{ref[1:]}" if ref and ref[1:] else f"{letter}axis"
 
 
-def _domain(layout: dict, key: str) -> float:
+def _domain(layout: dict, key: str, labelled: bool = False) -> float:
     """The narrowest share of the plot area axis ``key`` spans: its own domain, or one a slider
     step or menu button lays it out on (``{"xaxis2.domain": [...]}`` in a relayout's or an
-    update's layout argument), where that is narrower."""
+    update's layout argument), where that is narrower; a state that hides the axis does not
+    count, nor with ``labelled`` one that hides its tick labels."""
     def width(d):
         return float(d[1]) - float(d[0])
 
     axis = layout.get(key) if isinstance(layout.get(key), dict) else {}
     own = width(axis.get("domain") or [0, 1])
-    widths = [own] if axis.get("visible", True) is not False else []
+    widths = [own] if axis.get("visible", True) is not False and not (
+        labelled and axis.get("showticklabels") is False) else []
     for control in (layout.get("sliders") or []) + (layout.get("updatemenus") or []):
         for entry in control.get("steps", []) + control.get("buttons", []):
             args = entry.get("args") or []
@@ -388,7 +390,8 @@ def _domain(layout: dict, key: str) -> float:
             arg = args[0] if entry.get("method") == "relayout" else (args[1:2] or [None])[0]
             if not isinstance(arg, dict):
                 continue
-            shown = arg.get(f"{key}.visible", True) is not False
+            shown = arg.get(f"{key}.visible", True) is not False and not (
+                labelled and arg.get(f"{key}.showticklabels") is False)
             d = arg.get(f"{key}.domain")
             if d is None and isinstance(arg.get(key), dict):
                 d = arg[key].get("domain")
@@ -691,7 +694,7 @@ def level_cjk_ticks(fig_dict: dict, width: float | None = None) -> dict:
         if not all(_cjk_label(s) for s in labels):
             continue
         size = (axis.get("tickfont") or {}).get("size") or base
-        room = plot_w * _domain(layout, key) / len(labels) - TICK_GAP
+        room = plot_w * _domain(layout, key, labelled=True) / len(labels) - TICK_GAP
         if max(text_px(s, size) for s in labels) <= room:
             axis["tickangle"] = 0
         elif size <= room:

@@ -174,7 +174,7 @@ def test_level_cjk_ticks(n_keys, angle, ticktext):
 
 def test_level_cjk_ticks_fits_the_narrowest_layout_of_the_controls():
     """A step that lays the axis out on half the width decides: "牛肉面" fits 2 keys on the
-    whole plot level, not on half of it; a hidden axis' domain does not count."""
+    whole plot level, not on a sixth of it; a hidden axis' domain does not count."""
     keys = ["牛肉面", "香菜"]
 
     def fig(domain, visible=True):
@@ -189,6 +189,10 @@ def test_level_cjk_ticks_fits_the_narrowest_layout_of_the_controls():
     assert narrow["ticktext"][0] == "牛<br>肉<br>面"  # 16.7 px a key: one character a line
     hidden = plotting.level_cjk_ticks(fig([0, 0.15], visible=False))["layout"]["xaxis"]
     assert hidden == {"tickangle": 0}
+    # a step that narrows the axis but draws no tick labels on it does not count either
+    unlabelled = fig([0, 0.15])
+    unlabelled["layout"]["sliders"][0]["steps"][0]["args"][1]["xaxis.showticklabels"] = False
+    assert plotting.level_cjk_ticks(unlabelled)["layout"]["xaxis"] == {"tickangle": 0}
 
 
 def test_stacked_sets_subscripts_apart_on_request():
