@@ -206,7 +206,8 @@ def multihead_dataflow(n_tokens: int | None = None, d_model: int | None = None,
     for name in given:
         validate.integer(name, sizes[name], low=1, high=4096)
     if batched:
-        return _dataflow_batched()
+        return describe(_dataflow_batched(), alt=tr("common.dg_flow_batched_alt"),
+                        caption=tr("common.dg_flow_batched_caption"))
     symbolic = not given
     n = tr("common.dg_sym_n") if symbolic else n_tokens
     dm = "d_model" if symbolic else d_model
@@ -247,7 +248,9 @@ def multihead_dataflow(n_tokens: int | None = None, d_model: int | None = None,
               f"{_shape(n, dm)}")
     o_top, o_bottom = s.box(0.5, c_bottom + GAP, o_text, "attention")
     s.arrow(0.5, c_bottom, 0.5, o_top)
-    return s.figure(tr("common.dg_flow_title"), o_bottom + 4)
+    # a chapter that draws it with its own sizes says so in its own words (chapter 3)
+    return describe(s.figure(tr("common.dg_flow_title"), o_bottom + 4),
+                    alt=tr("common.dg_flow_alt"), caption=tr("common.dg_flow_caption"))
 
 
 def _dataflow_batched() -> go.Figure:
