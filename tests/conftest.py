@@ -72,7 +72,7 @@ def _start_builds(config, editions) -> None:
 # trained models) are made once per run; but the tests of these files are independent of each
 # other and heavy, so they are spread over both workers one by one. (xdist's own loadgroup
 # cannot be used: it renames node ids in a way pytest 9 ignores.)
-SPREAD = {"test_notebooks.py", "test_browser.py"}
+SPREAD = {"test_notebooks.py", "test_browser.py", "test_browser_a11y.py", "test_browser_figures.py"}
 
 
 def pytest_xdist_make_scheduler(config, log):
