@@ -666,13 +666,36 @@ def stacked(label: str, subscripts_apart: bool = False) -> str:
     return "<br>".join(lines)
 
 
+# A rotated tick label's glyph box across its line, in font sizes (measured: 9.9 px at 11 px in
+# the book's CJK font, tests/legibility.py's box, less its pads)
+ROTATED_EM = 0.9
+# px of TICK_GAP's rounding margin a rotated label at MIN_FONT may use: it then stands at least
+# TICK_GAP - ROTATED_SLACK (2.5 px) from its neighbour, the check's 2 px and half a pixel
+ROTATED_SLACK = 0.5
+
+
+def _labels_shown(layout: dict, key: str) -> bool:
+    """Whether axis ``key`` draws its tick labels in its own state or one a control sets."""
+    if (layout.get(key) or {}).get("showticklabels") is not False:
+        return True
+    for control in (layout.get("sliders") or []) + (layout.get("updatemenus") or []):
+        for entry in control.get("steps", []) + control.get("buttons", []):
+            for arg in entry.get("args") or []:
+                if isinstance(arg, dict) and arg.get(f"{key}.showticklabels") is True:
+                    return True
+    return False
+
+
 def level_cjk_ticks(fig_dict: dict, width: float | None = None) -> dict:
     """Rotated x tick labels that are all Chinese, set level where they fit, in place: level
     when the widest fits its category's width at ``width`` px (default PHONE_FIGURE_WIDTH),
     else upright one character a line (:func:`stacked`) when one character fits (a subscript
-    on a line of its own where it would not fit beside its character), else left as they
-    are. Only an axis whose labels are the same in every state of the figure's controls (its
-    ticks are written out as ``tickvals`` / ``ticktext``)."""
+    on a line of its own where it would not fit beside its character), else left rotated, at
+    MIN_FONT px where side by side at their own size they would stand under TICK_GAP apart
+    (a rotated label is ROTATED_EM font sizes across). The room is that of the narrowest
+    layout in which the axis draws its labels, over the states of the figure's controls. Only
+    an axis whose labels are the same in every state (its ticks are written out as
+    ``tickvals`` / ``ticktext``)."""
     if not isinstance(fig_dict, dict):
         raise TypeError(f"level_cjk_ticks takes a figure dict, got {type(fig_dict).__name__}")
     layout = fig_dict.get("layout") or {}
@@ -683,7 +706,7 @@ def level_cjk_ticks(fig_dict: dict, width: float | None = None) -> dict:
         axis = layout[key]
         if not isinstance(axis, dict) or abs(float(axis.get("tickangle") or 0)) < 30:
             continue
-        if axis.get("tickvals") is not None or axis.get("showticklabels") is False:
+        if axis.get("tickvals") is not None or not _labels_shown(layout, key):
             continue
         ref = "x" + key[5:]
         states = [tuple(xs) for i, t in enumerate(data) if t.get("xaxis", "x") == ref
@@ -694,8 +717,12 @@ def level_cjk_ticks(fig_dict: dict, width: float | None = None) -> dict:
         if not all(_cjk_label(s) for s in labels):
             continue
         size = (axis.get("tickfont") or {}).get("size") or base
-        room = plot_w * _domain(layout, key, labelled=True) / len(labels) - TICK_GAP
-        if max(text_px(s, size) for s in labels) <= room:
+        category = plot_w * _domain(layout, key, labelled=True) / len(labels)
+        room = category - TICK_GAP
+        if size * ROTATED_EM > room and MIN_FONT * ROTATED_EM <= room + ROTATED_SLACK:
+            # rotated, side by side: a smaller font keeps them apart (chapter 6's head maps)
+            axis["tickfont"] = {**(axis.get("tickfont") or {}), "size": MIN_FONT}
+        elif max(text_px(s, size) for s in labels) <= room:
             axis["tickangle"] = 0
         elif size <= room:
             # a subscript beside its character where every such line fits, else below it

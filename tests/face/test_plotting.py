@@ -195,6 +195,23 @@ def test_level_cjk_ticks_fits_the_narrowest_layout_of_the_controls():
     assert plotting.level_cjk_ticks(unlabelled)["layout"]["xaxis"] == {"tickangle": 0}
 
 
+@pytest.mark.parametrize("n_keys,size", [(21, 11), (24, 10), (30, 11)])
+def test_level_cjk_ticks_keeps_rotated_labels_apart(n_keys, size):
+    """Too narrow for one character level: rotated (0.9 font sizes across; 21 keys: 13.4 px
+    each, room for 11 px labels), at MIN_FONT where
+    at 11 px they would stand under TICK_GAP apart (24 keys: 11.75 px each, 9.9 px labels),
+    left as they are where not even that keeps them 2.5 px apart (30 keys: 9.4 px)."""
+    keys = [f"牛肉{chr(0x4e00 + i)}" for i in range(n_keys)]
+    fig = {"data": [{"type": "heatmap", "z": [[0] * n_keys], "x": keys, "showscale": False}],
+           "layout": {"margin": {"l": 40, "r": 20},
+                      "xaxis": {"tickangle": -90, "tickfont": {"size": 11}}}}
+    axis = plotting.level_cjk_ticks(fig)["layout"]["xaxis"]
+    assert axis["tickangle"] == -90 and axis["tickfont"]["size"] == size
+    category = (plotting.PHONE_FIGURE_WIDTH - 60) / n_keys
+    if size == plotting.MIN_FONT:
+        assert category - size * plotting.ROTATED_EM >= 2.5
+
+
 def test_stacked_sets_subscripts_apart_on_request():
     assert plotting.stacked("，₁", subscripts_apart=True) == "，<br>₁"
     assert plotting.stacked("香菜₂", subscripts_apart=True) == "香<br>菜<br>₂"
