@@ -6,17 +6,20 @@ visible text box of the figure (titles, subplot titles and annotations, axis tit
 legend, slider and menu labels, colorbar, cell text) as a rotated rectangle and reports
 
 * ``collision``: two text boxes that overlap (by more than 1.5 px each way),
-* ``touching``: two text boxes closer than 1 px without overlapping that much (glyphs that
-  run into each other, "，₂" against "多加"),
+* ``touching``: two text boxes closer than 2 px (``TOUCH_PX``) without overlapping that much
+  (glyphs that run into each other, "，₂" against "多加", tick labels "牛肉面饺子" in a row),
 * ``cell_text``: text drawn in a heatmap's cells (its ``texttemplate``, or an annotation placed
-  on the heatmap's axes) that overlaps or touches a neighbour's or leaves its own cell
-  ("0.140.070.23…" on a phone),
+  on the heatmap's axes) closer than 3 px (``CELL_GAP_PX``) to a neighbour's beside it in its
+  row (closer than ``TOUCH_PX`` to one above or below), or that leaves its own cell
+  ("0.140.070.23…" on a phone, or "0.14 0.07" 1.6 px apart: one number to the eye),
 * ``control_label``: a slider's current-value label or a dropdown's header within 1 px of an
   axis title or a tick label ("padded length: 8" on the x axis title),
 * ``too_wide``: a figure wider than the column it sits in (or than the window),
 * ``out_of_bounds``: a text box that leaves the figure's svg,
 * ``tiny_text``: visible text under 10 px,
-* ``small_cells``: heatmap cells under 12 px on screen (checked at the desktop width only),
+* ``small_cells``: heatmap cells under 12 px on screen: every heatmap at the desktop width, and
+  at 390 px a heatmap that writes values in its cells (see ``PHONE_CELLS`` for why the others
+  may draw smaller cells on a phone),
 * ``misplaced_cells``: a heatmap's drawn cells (its ``<image>``) not where its own axes put
   them: an edge more than 2.5 px from the first or last cell edge mapped by the axis (the
   position its tick labels and plot area use), e.g. cells drawn 30 px above their y axis with a
@@ -49,9 +52,30 @@ SCREEN_HEIGHT = 900
 MAX_SCREENS = 15
 MIN_FONT_PX = 10
 MIN_CELL_PX = 12
+# PHONE_CELLS: at 390 px only a heatmap whose cells carry text is held to MIN_CELL_PX. A value
+# needs a cell that big to be read (book.face.plotting.fit_cell_text drops the values of
+# smaller cells, leaving them to the hover and the data table). A heatmap without values in its
+# cells may draw them smaller on a phone (down to 3.7 px: chapter 1's heads side by side): its
+# rows × columns are its meaning, which WCAG 1.4.10 exempts as content that needs a
+# two-dimensional layout (it cannot reflow into one column without losing the comparison
+# across rows and heads), and every value it shows is text in the figure's data table (its
+# "data" disclosure, issue 47), which reflows at 320 px and zooms with the page (1.4.4).
+PHONE_CELLS = "with text"
 CELL_TOLERANCE_PX = 2.5  # plotly rounds the heatmap image to whole pixels
 MAX_STEPS = 6
-TOUCH_PX = 1.0  # glyph boxes closer than this touch
+# Glyph boxes closer than this touch. The boxes are plotly's text boxes (advance widths, so a
+# glyph's side bearings are inside them) less 1.5 px of line box above and below: 2 px is about
+# two thirds of a word space at the figures' 11-12 px (Open Sans' space is 0.26 em, 2.9-3.1 px),
+# the least that reads as two labels rather than one run of text ("牛肉面饺子", "，₂多加": tick
+# labels 1 px apart at 390 px read as one word).
+TOUCH_PX = 2.0
+# Values written in neighbouring heatmap cells of one row, side by side, keep at least this
+# much between them: a word space at the cells' 11-12 px (Open Sans 0.26 em = 2.9-3.1 px,
+# DejaVu Sans 0.32 em = 3.5-3.8 px). Closer, "0.14" and "0.07" 1.6-2 px apart read as one
+# number "0.140.07"; a space's width apart they read as two, as text sets numbers apart.
+# Rows above and below are kept apart by the cells' height and the line box, as tick labels
+# are: TOUCH_PX there.
+CELL_GAP_PX = 3.0
 KINDS = ("collision", "touching", "cell_text", "control_label", "too_wide", "out_of_bounds",
          "tiny_text", "small_cells", "misplaced_cells", "stale_title", "code_overflow",
          "too_long")
@@ -62,7 +86,7 @@ FALLBACK_FILE = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 FALLBACK_FAMILIES = ("Open Sans", "verdana", "arial")
 
 # One state of one figure: every visible text as a quad in page pixels, checked in the page.
-STATE_JS = r"""([gd, minFont, minCell, checkCells, cellTolerance, touchPx]) => {
+STATE_JS = r"""([gd, minFont, minCell, allCells, cellTolerance, touchPx, cellGap]) => {
   const svg = gd.querySelector('.main-svg');
   if (!svg) return {error: 'no svg'};
   const frame = svg.getBoundingClientRect();
@@ -80,12 +104,15 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells, cellTolerance, touchPx]) => {
   // an annotation placed on a heatmap's own axes is a value written in its cells
   const heatAxes = new Set((gd._fullData || []).filter(t => t.type === 'heatmap' &&
       t.visible === true).map(t => (t.xaxis || 'x') + (t.yaxis || 'y')));
+  const valuedAxes = new Set();  // the heatmap axes with a value written on them
   const cellAnnotation = (el) => {
     const g = el.closest('.annotation');
     if (!g) return false;
     const a = (fl.annotations || [])[+g.getAttribute('data-index')];
-    return !!a && a.xref !== 'paper' && a.yref !== 'paper' &&
-      heatAxes.has(a.xref.replace(' domain', '') + a.yref.replace(' domain', ''));
+    if (!a || a.xref === 'paper' || a.yref === 'paper') return false;
+    const on = a.xref.replace(' domain', '') + a.yref.replace(' domain', '');
+    if (heatAxes.has(on)) valuedAxes.add(on);
+    return heatAxes.has(on);
   };
   // the label that shows a control's current entry
   // (plotly's slider draws it as a slider-label straight in the slider's group, the step
@@ -148,13 +175,19 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells, cellTolerance, touchPx]) => {
     const dx = q[i + 1][0] - q[i][0], dy = q[i + 1][1] - q[i][1];
     const n = Math.hypot(dx, dy) || 1; return [-dy / n, dx / n]; });
   // the gap between two boxes: > 0 apart (the widest separating axis), < 0 overlapping
+  const enough = Math.max(touchPx, cellGap);
   const gap = (a, b) => { let most = -Infinity;
     for (const ax of axes(a.q).concat(axes(b.q))) {
       const [a0, a1] = proj(a.q, ax), [b0, b1] = proj(b.q, ax);
       most = Math.max(most, Math.max(a0, b0) - Math.min(a1, b1));
-      if (most >= touchPx) return most;
+      if (most >= enough) return most;
     }
     return most; };
+  // two boxes side by side: their extents down the screen overlap (values in one row)
+  const sideBySide = (a, b) => {
+    const [a0, a1] = proj(a.q, [0, 1]), [b0, b1] = proj(b.q, [0, 1]);
+    return Math.min(a1, b1) - Math.max(a0, b0) > 0;
+  };
   const out = {collision: [], touching: [], cell_text: [], control_label: [], too_wide: [],
                out_of_bounds: [], tiny_text: [], small_cells: [], misplaced_cells: []};
   const axisText = (k) => k === 'axis title' || /tick$/.test(k);
@@ -165,11 +198,12 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells, cellTolerance, touchPx]) => {
       if (a.kind === 'menu' && b.kind === 'menu') continue;  // a button and its own label
       if (a.kind === 'legend key' && b.kind === 'legend key') continue;  // line + marker
       const g = gap(a, b);
-      if (g >= touchPx) continue;
+      const cells = a.kind === 'cell text' && b.kind === 'cell text';
+      if (g >= (cells && sideBySide(a, b) ? cellGap : touchPx)) continue;
       const pair = `${a.kind} "${a.label}" × ${b.kind} "${b.label}"`;
       const how = g < -0.05 ? `overlap ${(-g).toFixed(1)} px`
                             : `${Math.max(g, 0).toFixed(1)} px apart`;
-      if (a.kind === 'cell text' && b.kind === 'cell text') out.cell_text.push(`${pair} (${how})`);
+      if (cells) out.cell_text.push(`${pair} (${how})`);
       else if ((a.current && axisText(b.kind)) || (b.current && axisText(a.kind)))
         out.control_label.push(`${pair} (${how})`);
       else if (g < -1.5) out.collision.push(pair);
@@ -227,19 +261,19 @@ STATE_JS = r"""([gd, minFont, minCell, checkCells, cellTolerance, touchPx]) => {
         `${(right - left).toFixed(0)} px (${Math.max(0, left - frame.left).toFixed(0)} px out ` +
         `on the left, ${Math.max(0, frame.right - most).toFixed(0)} px on the right)`);
   }
-  if (checkCells) {
-    for (const t of gd._fullData) {
-      if (t.type !== 'heatmap' || t.visible !== true || !t.z || !t.z.length) continue;
-      const xa = fl[(t.xaxis || 'x').replace('x', 'xaxis')];
-      const ya = fl[(t.yaxis || 'y').replace('y', 'yaxis')];
-      if (!xa || !ya) continue;
-      const nx = t.z[0].length, ny = t.z.length;
-      const [x0, x1] = xa.range, [y0, y1] = ya.range;
-      const w = xa._length / Math.abs(x1 - x0), h = ya._length / Math.abs(y1 - y0);
-      if (Math.min(w, h) < minCell)
-        out.small_cells.push(
-          `heatmap "${t.name || ''}" ${ny}×${nx}: cells ${w.toFixed(1)}×${h.toFixed(1)} px`);
-    }
+  for (const t of gd._fullData) {
+    if (t.type !== 'heatmap' || t.visible !== true || !t.z || !t.z.length) continue;
+    const xa = fl[(t.xaxis || 'x').replace('x', 'xaxis')];
+    const ya = fl[(t.yaxis || 'y').replace('y', 'yaxis')];
+    if (!xa || !ya) continue;
+    const nx = t.z[0].length, ny = t.z.length;
+    const [x0, x1] = xa.range, [y0, y1] = ya.range;
+    const w = xa._length / Math.abs(x1 - x0), h = ya._length / Math.abs(y1 - y0);
+    // on a phone, only cells that carry a value (PHONE_CELLS)
+    const written = t.texttemplate || valuedAxes.has((t.xaxis || 'x') + (t.yaxis || 'y'));
+    if (Math.min(w, h) < minCell && (allCells || written))
+      out.small_cells.push(
+        `heatmap "${t.name || ''}" ${ny}×${nx}: cells ${w.toFixed(1)}×${h.toFixed(1)} px`);
   }
   // Each heatmap's drawn cells against its axes: plotly draws a heatmap as one <image> in its
   // subplot's group; the cells' first and last edges (the trace's bricks), mapped by the axes
@@ -393,7 +427,8 @@ def check_figure(page, fig, width: int) -> tuple[list[dict], int]:
     for state, control in figure_states(page, fig):
         n_states += 1
         found = page.evaluate(STATE_JS, [handle, MIN_FONT_PX, MIN_CELL_PX, width == DESKTOP,
-                                         CELL_TOLERANCE_PX, TOUCH_PX])
+                                         CELL_TOLERANCE_PX,
+                                         TOUCH_PX, CELL_GAP_PX])
         if "error" in found:
             findings.append({"kind": "out_of_bounds", "state": state, "what": found["error"]})
             continue

@@ -252,13 +252,14 @@ LEGIBILITY_FONTS = [pytest.param(font, marks=[pytest.mark.extended] if font == "
 @pytest.mark.parametrize("font", LEGIBILITY_FONTS)
 @pytest.mark.parametrize("build", EDITION_BUILDS)
 def test_every_figure_is_legible(request, build, font, browser, tmp_path):
-    """No colliding, touching or clipped text, no cell values that run together or leave their
-    cells, no control label on the axes, no figure wider than its column, no text under 10 px,
-    heatmap cells >= 12 px, titles that follow their data, in every state of every figure at both
-    widths, in the book's font or the wide fallback; in the book's font also no wide code blocks
-    and no overlong chapters (the fallback changes only the figures' font: it checks the pages
-    that hold a figure, and their figures). A failure names page, figure, state and the two
-    texts, with screenshots."""
+    """No colliding, touching (under 2 px apart) or clipped text, no cell values that run
+    together (under 3 px apart side by side) or leave their cells, no control label on the axes,
+    no figure wider than its column, no text under 10 px, heatmap cells >= 12 px (at 390 px
+    those that carry values: legibility.PHONE_CELLS), titles that follow their data, in every
+    state of every figure at both widths, in the book's font or the wide fallback; in the
+    book's font also no wide code blocks and no overlong chapters (the fallback changes only
+    the figures' font: it checks the pages that hold a figure, and their figures). A failure
+    names page, figure, state and the two texts, with screenshots."""
     html_root = request.getfixturevalue(build)["html"]
     shots = Path(SCREENSHOTS or tmp_path) / "legibility" / build
     known = KNOWN_OPEN[build]
@@ -337,6 +338,17 @@ def _two_annotations(shift: float) -> dict:
                 {**common, "text": "BBBB", "xanchor": "left"}]}}
 
 
+def _two_cell_values(shift: float) -> dict:
+    """"0.14" and "0.07" written on a heatmap's axes (values in its two cells) side by side at
+    the cells' border, 2 px apart less ``shift`` (plotly's border of 1 px each side)."""
+    common = {"x": 0.5, "y": 0, "xref": "x", "yref": "y", "showarrow": False, "borderpad": 0,
+              "font": {"size": 11}}
+    return {"data": [{"type": "heatmap", "z": [[0.14, 0.07]], "x": [0, 1], "y": [0]}],
+            "layout": {"height": 300, "annotations": [
+                {**common, "text": "0.14", "xanchor": "right", "xshift": shift},
+                {**common, "text": "0.07", "xanchor": "left"}]}}
+
+
 def _slider_figure(pad: int, bottom: int) -> dict:
     """A slider ``pad`` px under the plot, its current value "padded length: 4" above its rail,
     with ``bottom`` px of margin for the x axis' ticks and title."""
@@ -369,7 +381,15 @@ DEFECTS = {
                                   _cells([[1], [2]], "%{z}", **_NARROW)),
     "slider value on the ticks": ("control_label", _slider_figure(0, 40),
                                   _slider_figure(60, 60)),
-    "glyphs 0.5 px apart": ("touching", _two_annotations(1.5), _two_annotations(0)),
+    # under TOUCH_PX (2 px) apart, and 3 px apart
+    "glyphs 1.5 px apart": ("touching", _two_annotations(0.5), _two_annotations(-1)),
+    # two values side by side under CELL_GAP_PX (3 px) apart read as one number: 2 px, 4 px
+    "cell values 2 px apart": ("cell_text", _two_cell_values(0), _two_cell_values(-2)),
+    # at 390 px cells under 12 px are a finding where they carry values (PHONE_CELLS), not in a
+    # heatmap of colour alone
+    "values in 9 px cells": ("small_cells", _cells([list(range(30))] * 3, "%{z}"),
+                             {"data": [{"type": "heatmap", "z": [list(range(30))] * 3}],
+                              "layout": {"height": 300}}),
     "600 px figure at 390 px": ("too_wide", {**_LINE, "layout": {"height": 300, "width": 600}},
                                 _LINE),
 }
@@ -380,8 +400,9 @@ DEFECTS = {
 def test_legibility_sees_each_new_kind(browser, tmp_path, defect, font):
     """Each kind issue 32 added fails on a tiny page with that defect and passes on the same
     figure without it: values in heatmap cells that run together or leave their cell, a
-    slider's current value on the tick labels, glyph boxes under 1 px apart, a figure wider
-    than its column. No build needed."""
+    slider's current value on the tick labels, glyph boxes under 2 px apart (TOUCH_PX), values
+    of two cells side by side under 3 px apart (CELL_GAP_PX), a figure wider than its column.
+    No build needed."""
     import figures_page
     import plotly.io as pio
 
