@@ -43,6 +43,10 @@
   }
 
   // the traces as drawn (visibility resolved, arrays decoded), named only as the figure names them
+  function heatmapsShown(list) {
+    return list.filter(function (t) { return t.type === "heatmap" && shown(t); }).length;
+  }
+
   function traces(gd) {
     return (gd._fullData || gd.data || []).map(function (t, i) {
       var own = (gd.data || [])[i] || {};
@@ -51,9 +55,11 @@
     });
   }
 
-  // a heatmap panel's name: the trace's own, else the panel title just above its plot area
-  function panelName(trace, layout) {
+  // a heatmap panel's name: the trace's own, else (a figure of several panels) the panel title
+  // just above its plot area; a figure of one panel has its title
+  function panelName(trace, layout, panels) {
     if (trace.name) return plain(trace.name);
+    if (panels < 2) return "";
     var xa = layout["xaxis" + String(trace.xaxis || "x").slice(1)] || {};
     var ya = layout["yaxis" + String(trace.yaxis || "y").slice(1)] || {};
     if (!xa.domain || !ya.domain) return "";
@@ -82,9 +88,24 @@
 
   /* ---- tables --------------------------------------------------------------------------- */
 
+  // Text the script writes (tables, announcements) on an English page: its Chinese runs (the
+  // tokens of an order) marked lang="zh-Hans", as the build marks the page's own (WCAG 3.1.2)
+  var CJK = /([\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]+(?:[\s\u2080-\u208f]*[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]+)*)/;
+  function write(el, text) {
+    el.textContent = "";
+    String(text).split(CJK).forEach(function (part, i) {
+      if (!part) return;
+      if (ZH || i % 2 === 0) { el.appendChild(document.createTextNode(part)); return; }
+      var span = document.createElement("span");
+      span.lang = "zh-Hans";
+      span.textContent = part;
+      el.appendChild(span);
+    });
+  }
+
   function cell(tag, text, scope) {
     var el = document.createElement(tag);
-    el.textContent = text;
+    write(el, text);
     if (scope) el.scope = scope;
     return el;
   }
@@ -158,11 +179,12 @@
     if (!gd || !box || !out || !(gd._fullData || gd.data)) return;  // a diagram: its words
     var tables = [], lines = [];
     var layout = gd._fullLayout || gd.layout || {};
-    traces(gd).forEach(function (t) {
+    var all = traces(gd), panels = heatmapsShown(all);
+    all.forEach(function (t) {
       if (!shown(t)) return;
       var trace = t;
       if (trace.type === "heatmap") {
-        var name = panelName(trace, layout) || plain(layout.title) || WORDS.panel + " " + (tables.length + 1);
+        var name = panelName(trace, layout, panels) || plain(layout.title) || WORDS.panel + " " + (tables.length + 1);
         tables.push(heatmapTable(t, name, box));
       } else {
         lines.push(t);
@@ -188,7 +210,8 @@
 
   function mostWeighted(gd) {
     var said = [], layout = gd._fullLayout || gd.layout || {};
-    traces(gd).forEach(function (trace) {
+    var all = traces(gd), panels = heatmapsShown(all);
+    all.forEach(function (trace) {
       if (!shown(trace) || trace.type !== "heatmap" || !trace.z || trace.z.length > MAX_ROWS_SAID) return;
       var cols = labels(trace.x, trace.z[0] ? trace.z[0].length : 0), rows = labels(trace.y, trace.z.length);
       var pairs = trace.z.map(function (row, i) {
@@ -196,7 +219,7 @@
         row.forEach(function (v, j) { if (typeof v === "number" && v > top) { top = v; best = j; } });
         return best < 0 ? null : rows[i] + " → " + cols[best];
       }).filter(Boolean);
-      var name = panelName(trace, layout);
+      var name = panelName(trace, layout, panels);
       if (pairs.length) said.push((name ? name + ": " : "") + WORDS.most + pairs.join(", "));
     });
     return said;
@@ -209,7 +232,8 @@
     var parts = controlsSaid(root);
     var title = plain(layout.title);
     if (title) parts.push(title);
-    var panels = traces(gd).map(function (t) { return panelName(t, layout); });
+    var all = traces(gd), count = heatmapsShown(all);
+    var panels = all.map(function (t) { return panelName(t, layout, count); });
     (layout.annotations || []).forEach(function (a) {
       var t = plain(a.text);
       if (t && parts.indexOf(t) < 0 && panels.indexOf(t) < 0) parts.push(t);
@@ -229,7 +253,7 @@
       clearTimeout(timer);
       timer = setTimeout(function () {
         figure.bookPending = false;
-        status.textContent = summary(figure);
+        write(status, summary(figure));
       }, SAY_AFTER_MS);
     }
     gd.on("plotly_afterplot", redrawn);
