@@ -666,9 +666,9 @@ def stacked(label: str, subscripts_apart: bool = False) -> str:
     return "<br>".join(lines)
 
 
-# A rotated tick label's glyph box across its line, in font sizes (measured: 9.9 px at 11 px in
-# the book's CJK font, tests/legibility.py's box, less its pads)
-ROTATED_EM = 0.9
+# A rotated tick label's glyph box across its line, in font sizes (measured at 390 px: 9.0 px
+# at 11 px, chapter 6's keys in the book's CJK font, as tests/legibility.py boxes them)
+ROTATED_EM = 0.82
 # px of TICK_GAP's rounding margin a rotated label at MIN_FONT may use: it then stands at least
 # TICK_GAP - ROTATED_SLACK (2.5 px) from its neighbour, the check's 2 px and half a pixel
 ROTATED_SLACK = 0.5

@@ -197,9 +197,9 @@ def test_level_cjk_ticks_fits_the_narrowest_layout_of_the_controls():
 
 @pytest.mark.parametrize("n_keys,size", [(21, 11), (24, 10), (30, 11)])
 def test_level_cjk_ticks_keeps_rotated_labels_apart(n_keys, size):
-    """Too narrow for one character level: rotated (0.9 font sizes across; 21 keys: 13.4 px
+    """Too narrow for one character level: rotated (0.82 font sizes across; 21 keys: 13.4 px
     each, room for 11 px labels), at MIN_FONT where
-    at 11 px they would stand under TICK_GAP apart (24 keys: 11.75 px each, 9.9 px labels),
+    at 11 px they would stand under TICK_GAP apart (24 keys: 11.75 px each, 9.0 px labels),
     left as they are where not even that keeps them 2.5 px apart (30 keys: 9.4 px)."""
     keys = [f"牛肉{chr(0x4e00 + i)}" for i in range(n_keys)]
     fig = {"data": [{"type": "heatmap", "z": [[0] * n_keys], "x": keys, "showscale": False}],
