@@ -22,7 +22,7 @@ from book.toy import orders_example
 
 
 HEADS_FIRST_PANEL = 0.62  # of the heads explorer's width: room for its keys' labels upright
-# at 11 px on a phone (8 keys in 342 px: 14.3 px each, TICK_GAP apart; at 0.6 they missed by 0.01 px)
+# at 11 px on a phone (8 keys in 342 px: 14.3 px each, TICK_GAP apart; 0.6 missed by 0.01 px)
 HEADS_SHORT_LABEL = 8     # columns: query labels this short leave room for a wider first panel
 
 
