@@ -71,7 +71,7 @@ def test_ablation_explorer_and_redundancy_figure(models, data):
 def test_heads_sweep_figure(data):
     swept = heads.sweep((1, 2), data=data, d_model=16, steps=2)
     fig = ch06_heads.heads_sweep_figure(swept)
-    assert list(fig.data[0].x) == ["1 head<br>d_k = 16", "2 heads<br>d_k = 8"]
+    assert list(fig.data[0].x) == ["1 head<br>d_k=16", "2 heads<br>d_k=8"]
     assert np.allclose(fig.data[1].y, [r.loss for r in swept.values()], atol=1e-4)
 
 
@@ -225,7 +225,7 @@ def test_head_maps_html_twin_carries_every_model_and_the_live_first_state(models
         assert spec["grids"][str(h)]["margin.l"] == ch06_heads._head_axes_visible(h)["margin.l"]
         assert spec["max_words"][str(h)] == ch06_heads.head_maps_max_words(h)
     # the longest order per head count: every cell at least 12 px of the desktop plot
-    assert [ch06_heads.head_maps_max_words(h) for h in (1, 2, 4, 8, 16)] == [48, 25, 25, 16, 13]
+    assert [ch06_heads.head_maps_max_words(h) for h in (1, 2, 4, 8, 16)] == [48, 26, 26, 17, 13]
     with pytest.raises(ValueError):
         ch06_heads.head_maps_max_words(17)
     assert "{max_words}" in spec["messages"]["long"] and "{word}" in spec["messages"]["unknown"]
