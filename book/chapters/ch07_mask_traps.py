@@ -98,7 +98,8 @@ def _mask_bug_plot(data: dict) -> go.Figure:
         hovertemplate=_tr("bug_hover_weight", query="%{y}", key="%{x}", value="%{text}")
         + "<extra></extra>"),
         row=2, col=1)
-    fig.update_xaxes(title_text=_tr("key"), side="bottom")
+    # keys at 10 px: at 11 px "pad₁" and "pad₂" stood 2.0 px apart at 390 px (wide fallback font)
+    fig.update_xaxes(title_text=_tr("key"), side="bottom", tickfont_size=10)
     fig.update_yaxes(autorange="reversed")
     fig.update_yaxes(title_text=_tr("query"))
     fig.update_annotations(font_size=12)

@@ -351,6 +351,8 @@ def _flash_plot(data: dict) -> go.Figure:
         fig.update_xaxes(dtick=1 if n_keys <= 24 else None, range=[-0.5, n_keys - 0.5],
                          row=row, col=1)
     fig.update_xaxes(title_text=text("flash_x_key"), row=2, col=1)
+    # the keys a little below the axis: the first "0" clear of the y axis' "0" at the corner
+    fig.update_xaxes(ticklabelstandoff=4)
     fig.update_annotations(font_size=12)
     fig.update_layout(title={"text": _flash_title(data, 0), "font": {"size": 12}},
                       height=780, margin={"t": 120, "l": 60, "r": 20, "b": 40})
