@@ -102,7 +102,7 @@ def _softmax_row_plot(d_k: int, n_keys: int) -> go.Figure:
     fig.update_layout(barmode="group", title=_row_title(first, d_k), height=420,
                       yaxis={"title": tr("ch02.attention_weight"), "range": [0, 1]},
                       # the labels a little below the axis: "k1" clear of the y axis' "0"
-                      xaxis={"title": tr("ch02.key"), "ticklabelstandoff": 4},
+                      xaxis={"title": tr("ch02.key"), "ticklabelstandoff": 6},
                       legend={"orientation": "h", "y": 1.12})
     return describe(fig, alt=tr("ch02.row_alt"), caption=tr("ch02.row_caption"))
 
