@@ -24,7 +24,16 @@ from book.face.checks import (
 )
 from book.face.figures import describe
 from book.face.live import LiveExplorer, widgets_for
-from book.face.plotting import COLORSCALE, RUN_DASHES, italic, rounded, text_width, wrap
+from book.face.plotting import (
+    COLORSCALE,
+    PHONE_FIGURE_WIDTH,
+    RUN_DASHES,
+    italic,
+    panel_title_width,
+    rounded,
+    text_width,
+    wrap,
+)
 from book.kit import i18n, timing, validate
 from book.kit.i18n import tr
 from book.studies import attention_roles
@@ -194,11 +203,14 @@ def relation_figure(stats: dict) -> go.Figure:
         raise ValueError("stats is empty: pass book.studies.attention_roles.relation_mass(...)")
     cols = 2
     rows = -(-len(relations) // cols)
-    titles = [tr("ch08.even_title", relation=relation_label(r),
-                 chance=f"{stats[r]['chance']:.2f}") for r in relations]
     # panels 0.16 apart: at 0.12 the two columns' titles came within 0.9 px of each other at
-    # 390 px in a wide fallback font (DejaVu Sans)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.16,
+    # 390 px in a wide fallback font (DejaVu Sans); each title wrapped to its own panel at
+    # 390 px (tidy's shared width let them collide in the fallback font, touch in Chinese)
+    spacing = 0.16
+    columns = panel_title_width(cols, spacing, 60, 20, size=12, figure_px=PHONE_FIGURE_WIDTH)
+    titles = [wrap(tr("ch08.even_title", relation=relation_label(r),
+                      chance=f"{stats[r]['chance']:.2f}"), columns) for r in relations]
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=spacing,
                         vertical_spacing=0.16)
     for i, r in enumerate(relations):
         mass = np.asarray(stats[r]["mass"])

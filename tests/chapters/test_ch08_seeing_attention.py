@@ -299,9 +299,9 @@ def test_caption_numbers_are_the_figures_data(model, small_model, some_orders):
     caption = described(fig.to_dict())[1]
     relation, mass, chance = re.search(r"“(.+)”: ([\d.]+) vs ([\d]+\.[\d]+)", caption).groups()
     panel = next(i for i, a in enumerate(fig.layout.annotations)
-                 if a.text.startswith(relation + "<br>"))
+                 if a.text.replace("<br>", " ").startswith(relation + " "))
     assert float(mass) == pytest.approx(np.max(fig.data[panel].z), abs=0.006)
-    assert f"even spread: {chance}" in fig.layout.annotations[panel].text
+    assert f"(even: {chance})" in fig.layout.annotations[panel].text
     # categories: the largest share of a head, as drawn
     fig = figs["categories"]
     share = float(re.search(r", ([\d.]+) \(even", described(fig.to_dict())[1]).group(1))
