@@ -21,8 +21,11 @@ from book.toy import orders_example
 
 
 
-HEADS_FIRST_PANEL = 0.62  # of the heads explorer's width: room for its keys' labels upright
-# at 11 px on a phone (8 keys in 342 px: 14.3 px each, TICK_GAP apart; 0.6 missed by 0.01 px)
+HEADS_FIRST_PANEL = 0.6   # of the heads explorer's width: room for its keys' labels upright
+# at 11 px on a phone (8 keys in 342 px: 14.1 px each, TICK_GAP apart), with panels
+# HEADS_SPACING apart (at 0.04 a key missed by 0.01 px; a wider first panel left the others
+# cells of 11.8 px at 1280 px)
+HEADS_SPACING = 0.035
 HEADS_SHORT_LABEL = 8     # columns: query labels this short leave room for a wider first panel
 
 
@@ -85,7 +88,7 @@ def _heads_plot() -> go.Figure:
     short = max(plotting.text_width(s) for s in labels) <= HEADS_SHORT_LABEL
     wide = HEADS_FIRST_PANEL if short else 1 / orders_example.MAX_HEADS
     rest = (1 - wide) / (orders_example.MAX_HEADS - 1)
-    fig = make_subplots(rows=1, cols=orders_example.MAX_HEADS, horizontal_spacing=0.04,
+    fig = make_subplots(rows=1, cols=orders_example.MAX_HEADS, horizontal_spacing=HEADS_SPACING,
                         subplot_titles=panels,
                         column_widths=[wide] + [rest] * (orders_example.MAX_HEADS - 1))
     # before the steps copy the annotations; 10 px over the equal (glossed) panels, where at
