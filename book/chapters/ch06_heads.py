@@ -51,7 +51,8 @@ def heads_sweep_figure(runs) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=[_tr("sweep_acc"), _tr("sweep_loss")])
     fig.add_trace(go.Bar(x=x, y=rounded(acc, 2), marker_color="#1a56a8",
-                         text=[f"{a:.1f}" for a in acc], textposition="outside",
+                         # 10 px: at 390 px the accuracies, all near 63, stood 1.7 px apart
+                         text=[f"{a:.1f}" for a in acc], textposition="outside", textfont_size=10,
                          hovertemplate="%{x}: %{y:.2f} %<extra></extra>"), row=1, col=1)
     fig.add_trace(go.Bar(x=x, y=rounded(loss, 4), marker_color="#7a7a7a",
                          text=[f"{v:.3f}" for v in loss], textposition="outside",
