@@ -20,7 +20,7 @@ from book.studies import stability
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
 LOG_TICKS = 5  # at most about this many labelled decades on a log axis (phone-wide figures)
-EXPLORER_MARGIN = {"l": 60, "r": 20, "t": 150, "b": 60}
+EXPLORER_MARGIN = {"l": 60, "r": 20, "t": 120, "b": 60}
 EXPLORER_SPACING = 0.16  # between the explorer's two lower panels
 EXPLORER_MENU_GAP = 46   # px from the menu to the plot: room for a two-line panel title
 # the legend at the foot of the figure: plotly keeps the plot and its x axes' labels above it,
@@ -91,7 +91,7 @@ def _stability_plot(datas: list[dict], start: int) -> go.Figure:
                      row=1, col=1)
     fig.update_annotations(font_size=12)
     fig.update_layout(
-        height=780, title={"text": datas[start]["title"], "font": {"size": 13}, "x": 0.02,
+        height=750, title={"text": datas[start]["title"], "font": {"size": 13}, "x": 0.02,
                            "xanchor": "left", "yref": "container", "y": 0.985,
                            "yanchor": "top"},
         legend={"orientation": "h", "x": 0, "y": -0.2}, margin=dict(EXPLORER_MARGIN))
@@ -153,7 +153,7 @@ def loss_curves_figure(runs, title: str = "") -> go.Figure:
                   "dash": RUN_DASHES[i % len(RUN_DASHES)], "width": 2.5},
             hovertemplate=f"{step} %{{x}}: {loss} %{{y:.3f}}<extra>{run.label}</extra>"))
     _chance_line(fig)
-    fig.update_layout(height=420, title={"text": title, "font": {"size": 14}},
+    fig.update_layout(height=385, title={"text": title, "font": {"size": 14}},
                       xaxis={"title": i18n.tr("ch05.training_step")},
                       yaxis={"title": i18n.tr("ch05.training_loss_mean"),
                              "rangemode": "tozero"},
@@ -194,7 +194,7 @@ def layer_norms_figure(runs, when: str = "first", title: str = "") -> go.Figure:
         fig.update_yaxes(type="log", exponentformat="power", dtick=dtick, row=1, col=col)
     fig.update_xaxes(tickangle=-45)
     fig.update_annotations(font_size=12)
-    fig.update_layout(height=420 + 10 * len(runs),
+    fig.update_layout(height=390 + 10 * len(runs),
                       title={"text": title, "font": {"size": 14}, "x": 0.02, "xanchor": "left",
                              "yref": "container", "y": 0.97, "yanchor": "top"},
                       legend={**FOOT_LEGEND, "font": {"size": 12}},

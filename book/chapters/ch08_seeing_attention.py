@@ -160,8 +160,9 @@ def _head_view_plot(model, orders_, names=None, start: tuple[int, int] = (1, 1),
         slider_prefix=tr("ch08.slider_head"), slider_pad=85,
         menu={"direction": "up", "y": 0, "yanchor": "top", "pad": {"t": 240}},
         caption={"font": {"size": 11}},
-        key_axis={"title": {"standoff": 28}, "automargin": True, "tickfont": {"size": 10}},
-        layout={"margin": {"t": 190}}, controls=controls)
+        key_axis={"title": {"standoff": 14}, "automargin": True, "tickfont": {"size": 10}},
+        # the top margin holds the title and the caption's lines (the menu's nine: 160 px)
+        layout={"height": 636, "margin": {"t": 160}}, controls=controls)
     return describe(fig, alt=tr("ch08.head_view_alt"),
                     caption=tr("ch08.head_view_caption", top=_top_text(sentences, verdict=True)))
 
@@ -210,8 +211,9 @@ def relation_figure(stats: dict) -> go.Figure:
     columns = panel_title_width(cols, spacing, 60, 20, size=12, figure_px=PHONE_FIGURE_WIDTH)
     titles = [wrap(tr("ch08.even_title", relation=relation_label(r),
                       chance=f"{stats[r]['chance']:.2f}"), columns) for r in relations]
+    # rows 0.22 apart: room for a three-line title over a phone's rotated "head 0" labels
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=spacing,
-                        vertical_spacing=0.16)
+                        vertical_spacing=0.22)
     for i, r in enumerate(relations):
         mass = np.asarray(stats[r]["mass"])
         n_layers, n_heads = mass.shape
@@ -226,7 +228,7 @@ def relation_figure(stats: dict) -> go.Figure:
     fig.update_yaxes(autorange="reversed")
     fig.update_yaxes(showticklabels=False, col=2)  # the panels share their layers
     fig.update_annotations(font_size=12)
-    fig.update_layout(height=230 * rows + 80, margin={"l": 60, "r": 20, "t": 60, "b": 30})
+    fig.update_layout(height=190 * rows + 80, margin={"l": 60, "r": 20, "t": 60, "b": 30})
     # the caption's numbers: the panel whose best head is furthest above its chance level
     lift = {r: float(np.max(stats[r]["mass"])) / stats[r]["chance"] for r in relations}
     best = max(lift, key=lift.get)
@@ -255,7 +257,7 @@ def category_figure(cats: dict) -> go.Figure:
         texttemplate="%{text}", colorbar={"title": {"text": tr("ch08.share")}},
         hovertemplate=tr("ch08.hover_keys", row="%{y}", x="%{x}", z="%{z:.3f}")
         + "<extra></extra>"))
-    fig.update_layout(height=120 + 34 * len(rows), yaxis={"autorange": "reversed"},
+    fig.update_layout(height=120 + 26 * len(rows), yaxis={"autorange": "reversed"},
                       xaxis={"title": tr("ch08.key_category"), "side": "top"},
                       margin={"l": 40, "r": 20, "t": 70, "b": 20})
     heads = z[:-1]
@@ -298,7 +300,7 @@ def entropy_figure(record: dict, final: np.ndarray | None = None,
                         "line": {"color": "#000000", "width": 1}}))
     fig.add_hline(y=1.0, line_dash="dot", line_color="#7a7a7a",
                   annotation_text=tr("ch08.uniform"), annotation_position="bottom right")
-    fig.update_layout(height=420, xaxis={"title": tr("ch08.training_step")},
+    fig.update_layout(height=370, xaxis={"title": tr("ch08.training_step")},
                       yaxis={"title": tr("ch08.entropy_axis"), "range": [0, 1.05]},
                       legend={"orientation": "h", "y": -0.22, "x": 0},
                       margin={"l": 60, "r": 20, "t": 30, "b": 40})

@@ -70,13 +70,13 @@ def attention_cost_figure(sweep: dict, measure: str, fit_from: int = 1,
             hovertemplate=f"n = %{{x}}<br>%{{y:.3g}} {unit}<extra></extra>"))
     what = tr("ch09.what_memory" if measure == "memory" else "ch09.what_time")
     fig.update_layout(
-        title={"text": title or what, "font": {"size": 14}}, height=520,
+        title={"text": title or what, "font": {"size": 14}}, height=470,
         xaxis=log2_n_axis(ns), yaxis={"type": "log",
                                           "title": tr("ch09.cost_yaxis", what=what, unit=unit)},
         # one method per row, at the figure's bottom edge: no entry can run into the next
         legend={"orientation": "v", "x": 0, "y": 0, "yref": "container", "yanchor": "bottom",
                 "font": {"size": 12}},
-        margin={"l": 60, "r": 20, "t": 50, "b": 150})
+        margin={"l": 60, "r": 20, "t": 60, "b": 130})
     return describe(fig, alt=tr("ch09.cost_alt", what=what, k=len(methods)),
                     caption=tr("ch09.cost_caption", slopes=tr("ch09.list_sep").join(slopes),
                                n=ns[keep[0]] if keep else ns[0]))
@@ -102,10 +102,12 @@ def block_share_figure(rows: list[dict]) -> go.Figure:
                              mode="lines+markers", name=tr("ch09.block_flop_line"),
                              line={"color": "#000000", "dash": "dash"},
                              marker={"symbol": "diamond", "size": 9}))
-    fig.update_layout(barmode="stack", height=440,
+    fig.update_layout(barmode="stack", height=390,
                       title={"text": tr("ch09.block_title"), "font": {"size": 14}},
                       yaxis={"title": tr("ch09.block_yaxis"), "range": [0, 100]},
-                      legend={"orientation": "h", "y": -0.15, "x": 0, "font": {"size": 12}},
+                      # the legend clear of the n = … labels (at -0.15 of a 390 px figure they
+                      # stood 1.8 px apart in a wide fallback font on a phone)
+                      legend={"orientation": "h", "y": -0.18, "x": 0, "font": {"size": 12}},
                       # room for a title of two lines above the top tick label ("100")
                       margin={"l": 60, "r": 20, "t": 64, "b": 40})
     first, last = rows[0], rows[-1]
@@ -196,14 +198,14 @@ def _window_plot(first: dict, n: int, cost_ns) -> go.Figure:
                      showgrid=False, zeroline=False, constrain="domain", row=1, col=1)
     fig.update_xaxes(row=2, col=1, **log2_n_axis(cost_ns))
     fig.update_yaxes(type="log", title_text=tr("ch09.entries_axis"), row=2, col=1)
-    fig.update_layout(height=880,
+    fig.update_layout(height=850,
                       # the legend sits at the figure's bottom edge, one key per row, in a
                       # margin tall enough for its five rows (a horizontal legend that wraps
                       # was placed as if it had fewer rows, and its last key was cut off)
                       legend={"orientation": "v", "x": 0, "y": 0, "yref": "container",
                               "yanchor": "bottom", "traceorder": "normal",
                               "font": {"size": 12}, "tracegroupgap": 0},
-                      margin={"l": 60, "r": 20, "t": 120, "b": 150})
+                      margin={"l": 60, "r": 20, "t": 90, "b": 150})
     # one caption for every w and n the controls reach: the numbers are the first state's
     return describe(fig, alt=tr("ch09.window_alt"), caption=tr(
         "ch09.window_caption", w=first["window"], n=first["n"], big=first["cost_ns"][-1],
