@@ -329,9 +329,9 @@ def tidy(fig_dict: dict) -> dict:
 
 # --- text in heatmap cells, CJK tick labels and slider labels, fitted to a phone -----------------
 
-# px: a figure's width on a 390 px wide phone, measured in both editions: the column's 358 px
-# less the 8 px a side that the figure's <figure class="book-figure"> pads it with (cells and
-# tick labels are fitted to it; the titles keep their EDGE_PX within PHONE_FIGURE_PX)
+# px: the width cells and tick labels are fitted to on a 390 px wide phone: 8 px a side inside
+# the 358 px column the figure takes (book-figure.css gives it the whole column), room for
+# plotly's rounding and a wider font; the titles keep their EDGE_PX within PHONE_FIGURE_PX
 PHONE_FIGURE_WIDTH = 342
 _DEFAULT_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}  # plotly's
 COLORBAR_PAD = 36   # px of a colour bar's room besides the bar, its labels and a title beside
