@@ -50,7 +50,9 @@ def write_page(parts: list[str], target: Path, width: int = 752, page_js: bool =
 
     static = ROOT / "assets" / "static"
     script = f'<script src="{(static / PAGE_JS).as_uri()}"></script>' if page_js else ""
-    sheets = ["book.css"] + (["book-zh.css"] if language == "zh" else [])
+    # the book's style sheets as _config.yml lists them (book-figure.css: the <figure> around
+    # each figure, without which the browser's own 40 px figure margins narrow every plot)
+    sheets = ["book.css", "book-figure.css"] + (["book-zh.css"] if language == "zh" else [])
     links = "".join(f'<link rel="stylesheet" href="{(static / s).as_uri()}">' for s in sheets)
     body = "\n".join(f'<div class="cell_output" style="margin:24px 0">{p}</div>' for p in parts)
     target.write_text(
