@@ -141,7 +141,23 @@ def page_layout(layout: dict) -> dict:
                           if _number(m.get("y"), 1) <= 0 and m.get("yanchor", "top") == "top")
     if room and isinstance(out.get("height"), (int, float)):
         out["height"] = max(out["height"] - room, 200)
+        # a menu entry or slider step that sets the height (chapter 8's model view: each order
+        # its own) sets it that much lower too
+        out["updatemenus"] = [_lower(c, "buttons", room) for c in out.get("updatemenus") or []]
+        out["sliders"] = [_lower(c, "steps", room) for c in out.get("sliders") or []]
+        out = {k: v for k, v in out.items() if v != [] or k in layout}
     return out
+
+
+def _lower(control: dict, key: str, room: float) -> dict:
+    entries = []
+    for entry in control.get(key) or []:
+        args = list(entry.get("args") or [])
+        for i, arg in enumerate(args):
+            if isinstance(arg, dict) and isinstance(arg.get("height"), (int, float)):
+                args[i] = {**arg, "height": max(arg["height"] - room, 200)}
+        entries.append({**entry, "args": args})
+    return {**control, key: entries}
 
 
 def _number(value, default: float) -> float:

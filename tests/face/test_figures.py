@@ -116,3 +116,11 @@ def test_a_diagram_lists_its_words_in_order_instead_of_a_data_table():
         assert "Post-LN" in alt and "层归一化" in caption
     finally:
         i18n.set_language("en")
+
+
+def test_a_menu_entry_that_sets_the_height_sets_it_lower_by_the_same_room():
+    layout = _slider_figure().to_dict()["layout"]
+    layout["updatemenus"][0]["buttons"][1]["args"] = [{}, {"height": 700, "margin.t": 90}]
+    page = figures.page_layout(layout)
+    assert page["updatemenus"][0]["buttons"][1]["args"] == [{}, {"height": 640, "margin.t": 90}]
+    assert layout["updatemenus"][0]["buttons"][1]["args"][1]["height"] == 700  # not changed

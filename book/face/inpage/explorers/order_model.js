@@ -35,7 +35,10 @@ ns.register("order_model", function (spec, v, gd) {
   var size = gd && gd._fullLayout && gd._fullLayout._size;
   if (!spec._plot && size) spec._plot = {h: size.h, below: size.b};
   var first = spec._plot || {h: mv.plot, below: mv.bottom};
-  var plot = Math.max(first.h, Math.ceil(n * LAYOUT.cell_px / mv.panel_share));
+  // (+ 1 px where it grows: plotly rounds the panels' domains to whole pixels, which took a
+  // 22-token order's rows 0.4 px under cell_px once the page's figures drew no slider)
+  var need = Math.ceil(n * LAYOUT.cell_px / mv.panel_share);
+  var plot = need > first.h ? need + 1 : first.h;
   var above = Math.round(plot * mv.caption_y) + LAYOUT.title_px;
   var top = Math.max(mv.top, above + spec.line_px * r.lines);
   // every row labelled, at most mv.key_labels of the keys
