@@ -125,7 +125,8 @@ def _controls_html(layout: dict, div_id: str) -> str:
 
 def page_layout(layout: dict) -> dict:
     """The layout the page draws: plotly's sliders and menus kept (their steps are what the
-    page's controls run) but not drawn, and no toolbar."""
+    page's controls run) but not drawn, and the room they took given back (the toolbar is the
+    renderer's config: book.face.display.HTML_CONFIG)."""
     out = dict(layout)
     for kind in ("sliders", "updatemenus"):
         if out.get(kind):
