@@ -30,6 +30,7 @@ from pathlib import Path
 import yaml
 
 from book.kit import i18n
+from book.site import templates
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -188,8 +189,6 @@ def chinese_templates(app, config) -> None:
     made from the installed theme on every build."""
     if edition_of(config.language) != "zh":
         return
-    from book.site import sphinxext  # imported here: sphinxext imports this module
-
     for name, words in zh_theme().get("templates", {}).items():
         text = theme_template(name).read_text(encoding="utf-8")
         for english, chinese in words.items():
@@ -198,7 +197,7 @@ def chinese_templates(app, config) -> None:
                                    f"{ZH_THEME.relative_to(ROOT)}'s [templates]")
             text = text.replace(english, chinese)
         # components are looked up by their file name, pages by their path
-        sphinxext._override_template(app, config, name.removeprefix("components/"), text)
+        templates.override(app, config, name.removeprefix("components/"), text)
 
 
 def translate_code_comments(app, doctree, docname) -> None:

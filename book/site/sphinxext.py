@@ -49,7 +49,17 @@ import shutil
 from importlib import metadata
 from pathlib import Path
 
-from book.site import editions, execution, imports, page_fonts, pdf, scripts, student, terms
+from book.site import (
+    editions,
+    execution,
+    imports,
+    page_fonts,
+    pdf,
+    scripts,
+    student,
+    templates,
+    terms,
+)
 
 PLOTLY_JS = "vendor/plotly-book.min.js"
 PLOTLY_BUNDLE = "plotly-book.min.js"  # in assets/vendor/plotly/
@@ -331,18 +341,7 @@ def _without_fontawesome_js(app, config):
     text, n = _FONTAWESOME_JS.subn("", macros.read_text(encoding="utf-8"))
     if n == 0:
         return  # a theme version without it: nothing to drop
-    _override_template(app, config, "static/webpack-macros.html", text)
-
-
-def _override_template(app, config, name: str, text: str) -> None:
-    """Write ``text`` as template ``name`` in the build's own template folder, first on the path."""
-    target = Path(app.doctreedir).parent / "book_templates"
-    out = target / name
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if not out.is_file() or out.read_text(encoding="utf-8") != text:
-        out.write_text(text, encoding="utf-8")
-    if str(target) not in config.templates_path:
-        config.templates_path = [str(target), *config.templates_path]
+    templates.override(app, config, "static/webpack-macros.html", text)
 
 
 # The theme's search field names itself "Search" (aria-label) while it shows "Search the book…
@@ -363,7 +362,7 @@ def _search_field_named_by_its_text(app, config):
         return
     text, n = _SEARCH_FIELD_LABEL.subn("", path.read_text(encoding="utf-8"))
     if n:
-        _override_template(app, config, "search-button-field.html", text)
+        templates.override(app, config, "search-button-field.html", text)
 
 
 # The theme loads Sphinx's search scripts and the whole search index (searchindex.js: 85 KB in
@@ -390,7 +389,7 @@ def _search_scripts_only_on_the_search_page(app, config):
         return
     text, n = _SEARCH_SCRIPTS.subn("", path.read_text(encoding="utf-8"))
     if n == 3:  # a theme version that loads them otherwise is left as it is
-        _override_template(app, config, "pydata_sphinx_theme/layout.html", text)
+        templates.override(app, config, "pydata_sphinx_theme/layout.html", text)
 
 
 # MyST-NB names a hidden cell's toggle "Toggle hidden content" while it shows "Show code cell
