@@ -207,6 +207,7 @@ def exercise_controls(page, fig, rel: str, i: int) -> int:
     for s in range(sliders.count()):
         before = fig.evaluate(SNAPSHOT_JS)
         rail = sliders.nth(s)
+        rail.scroll_into_view_if_needed()   # a click off the viewport lands nowhere
         box = rail.bounding_box()
         assert box is not None, f"{rel}: figure {i} slider {s} is not drawn"
         # the far end away from where the slider starts (a figure may open at its last step)
