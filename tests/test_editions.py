@@ -210,6 +210,25 @@ def test_every_glued_number_is_filled_in_both_editions(built_book, built_zh):
                                     f"{len(zh)} in Chinese")
 
 
+DISPLAY_MATHS = re.compile(r'<div class="math notranslate nohighlight">\s*\\\[(.*?)\\\]\s*</div>',
+                           re.S)
+
+
+@pytest.mark.slow
+def test_every_display_formula_is_drawn_in_both_editions(built_book, built_zh):
+    """Each page's display formulas, in the same count in both editions, none empty and none
+    the ``::`` that Sphinx's translation of a formula with words left (book/site/editions.py's
+    TranslatedMaths): chapter 9's FLOP count and 9b's cache bytes read \\[::\\] in Chinese."""
+    for rel in sorted(_html_pages(built_book["html"])):
+        en = DISPLAY_MATHS.findall((built_book["html"] / rel).read_text(encoding="utf-8"))
+        zh = DISPLAY_MATHS.findall((built_zh["html"] / rel).read_text(encoding="utf-8"))
+        for edition, found in (("en", en), ("zh", zh)):
+            empty = [m for m in found if m.strip() in {"", "::"}]
+            assert not empty, f"{edition}/{rel}: {len(empty)} empty display formula(s)"
+        assert len(en) == len(zh), (f"{rel}: {len(en)} display formulas in English, "
+                                    f"{len(zh)} in Chinese")
+
+
 # Times the notebooks measure in their own cells (the code is the lesson there): each edition's
 # kernel measures them itself, so they may differ between the editions.
 MEASURED_IN_THE_NOTEBOOK = {"02_scaling": ("t_",), "04_pytorch": ("ms_", "ratio_"),

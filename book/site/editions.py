@@ -224,6 +224,39 @@ def translate_code_comments(app, doctree, docname) -> None:
             block.rawsource = translated
 
 
+def _maths_transform():
+    from docutils import nodes
+    from sphinx.locale import init as init_locale
+    from sphinx.transforms import SphinxTransform
+    from sphinx.util.i18n import docname_to_domain
+
+    class TranslatedMaths(SphinxTransform):
+        """A display formula with words in it (``\\text{projections}``) is translated here, as
+        it is written in the catalogue. Sphinx's own i18n transform (priority 20) writes a
+        literal message as ``::`` plus an indented block and parses it with the page's parser:
+        MyST reads that as the paragraph ``::``, so the Chinese page showed ``\\[::\\]``."""
+
+        default_priority = 19
+
+        def apply(self, **kwargs) -> None:
+            if edition_of(self.config.language) != "zh":
+                return
+            dirs = [os.path.join(self.env.srcdir, d) for d in self.config.locale_dirs]
+            domain = docname_to_domain(self.env.docname, self.config.gettext_compact)
+            catalog, found = init_locale(dirs, self.config.language, domain)
+            if not found:
+                return
+            for block in self.document.findall(nodes.math_block):
+                source = block.rawsource or block.astext()
+                translated = catalog.gettext(source)
+                if translated and translated != source:
+                    block.children = [nodes.Text(translated)]
+                    block.rawsource = translated
+                block["translatable"] = False   # done: Sphinx's transform leaves it alone
+
+    return TranslatedMaths
+
+
 def setup_sphinx(app) -> None:
     app.connect("config-inited", export_language)
     app.connect("html-page-context", language_switch)
@@ -232,6 +265,7 @@ def setup_sphinx(app) -> None:
     app.connect("builder-inited", theme_strings_in_chinese)
     app.connect("config-inited", chinese_templates)
     app.connect("doctree-resolved", translate_code_comments)
+    app.add_transform(_maths_transform())
     # each Chinese page's own CJK font is written after these (book.site.sphinxext registers
     # book/site/page_fonts.py, which reads the edition from here)
 
