@@ -30,6 +30,30 @@ def test_reference_passes(key):
     assert "✅" in result._repr_html_()
 
 
+# words a verdict may begin with, in each language: a right answer's message said after the
+# checker's own "Correct:" must not say it again (chapter 4b's "✅ Correct: Right: …")
+VERDICT_WORDS = {"en": ("Correct", "Right"), "zh": ("正确", "对：", "对。", "对，")}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_right_answer_is_called_right_once(language):
+    from book.kit import i18n
+
+    before = i18n.language()
+    i18n.set_language(language)
+    try:
+        doubled = []
+        for key in KEYS:
+            said = str(checks.check(key, checks.reference(key))).removeprefix("✅").strip()
+            first = next((w for w in VERDICT_WORDS[language] if said.startswith(w)), None)
+            rest = said.removeprefix(first or "").lstrip(" :：,，.。")
+            if first is None or rest.startswith(VERDICT_WORDS[language]):
+                doubled.append(f"{key}: {said[:60]}")
+        assert not doubled, "verdict missing or said twice:\n" + "\n".join(doubled)
+    finally:
+        i18n.set_language(before)
+
+
 @pytest.mark.parametrize("key", KEYS)
 def test_mistakes_fail_with_a_hint(key):
     mistakes = chapters.exercises()[key].mistakes()
