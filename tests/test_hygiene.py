@@ -34,3 +34,22 @@ def test_notebooks_open_and_save_unchanged_in_jupyterlab():
         counts = prose_roles.count(nb_path)
         assert counts["glue_text"] == 0, (f"{nb_path.name} has {{glue:text}} roles that Jupyter "
                                           "shows raw: python -m book.site.prose_roles convert")
+
+
+def test_cross_references_resolve_within_their_cell():
+    """jupyterlab-myst renders each markdown cell on its own: a {ref} to a label of another cell
+    logs "Cross reference target was not found" in JupyterLab (chapter 9 did, 12 times), so a
+    reference names a target in its own cell or the prose names the section in words."""
+    import re
+
+    role = re.compile(r"\{(?:ref|numref)\}`(?:[^`<]*<)?([^`>]+)>?`")
+    label = re.compile(r"^\(([^)]+)\)=\s*$", re.M)
+    loose = []
+    for path in CHAPTERS:
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type != "markdown":
+                continue
+            here = set(label.findall(cell.source))
+            loose += [f"{path.name} cell {i}: {{ref}}`{t}`" for t in role.findall(cell.source)
+                      if t not in here]
+    assert not loose, "references to another cell's label:\n" + "\n".join(loose)
