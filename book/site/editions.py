@@ -325,6 +325,10 @@ def gettext() -> None:
     # the code cells' comments: locale/zh_CN/code/<page>.po (book/site/zh_notebooks.py)
     from book.site import zh_notebooks
 
+    # babel's false python-format flags (re-added on every update) and obsolete twins of live
+    # messages out, so that `msgfmt --check` passes (tests/site/test_catalogues_msgfmt.py)
+    for po in sorted((ROOT / LOCALE_DIR / "zh_CN" / "LC_MESSAGES").rglob("*.po")):
+        zh_notebooks.tidy_catalogue(po)
     zh_notebooks.update_code_catalogues()
 
 

@@ -234,22 +234,72 @@ def update_code_catalogues() -> list[Path]:
             for page in chapter_pages()]
 
 
+# Babel flags a message python-format or python-brace-format whenever its text merely holds a
+# % or a {...} (a percentage, a MyST role such as {eval}, LaTeX's \text{...}, a code comment's
+# dict); no message of the book is a format string, and with the flag `msgfmt --check` refuses a
+# translation whose "placeholders" differ (tests/site/test_catalogues_msgfmt.py).
+FORMAT_FLAGS = frozenset({"python-format", "python-brace-format"})
+
+
+def _drop_format_flags(catalogue) -> None:
+    """Removes FORMAT_FLAGS from every message of a babel ``Catalog`` (babel adds them back
+    whenever it reads the file: each writer removes them again)."""
+    for message in [*catalogue, *catalogue.obsolete.values()]:
+        message.flags -= FORMAT_FLAGS
+
+
+def tidy_catalogue(path: Path, width: int = 0) -> bool:
+    """A catalogue that sphinx-intl wrote (``editions.gettext``), made one that `msgfmt --check`
+    accepts: babel's false format flags removed (FORMAT_FLAGS), and obsolete ``#~`` entries
+    whose msgid is a live message again dropped (msgfmt calls them duplicates). Rewritten with
+    sphinx-intl's own writer and width (``-w 0``), only if that changes it; True if so."""
+    import io
+
+    from babel.messages.pofile import read_po, write_po
+
+    raw = path.read_bytes()
+    catalogue = read_po(io.BytesIO(raw))
+    _drop_format_flags(catalogue)
+    for key in [k for k in catalogue.obsolete if k in catalogue]:
+        del catalogue.obsolete[key]
+    out = io.BytesIO()
+    write_po(out, catalogue, width=width)
+    if out.getvalue() == raw:
+        return False
+    path.write_bytes(out.getvalue())
+    return True
+
+
 def write_catalogue(path: Path, messages: list[str], project: str) -> Path:
     """``path`` (a .po file) holding exactly ``messages``, in order: new ones empty, gone ones
-    dropped, existing translations kept (also used for the assignments, book/classroom)."""
+    dropped, existing translations kept (also used for the assignments, book/classroom). The
+    file starts with a header entry (charset UTF-8, Language zh_CN), which msgfmt needs; its
+    dates are kept from the file it replaces, so that an unchanged catalogue is rewritten
+    byte for byte."""
     from babel.messages.catalog import Catalog
     from babel.messages.pofile import read_po, write_po
 
-    old = {}
+    old, dates = {}, {}
     if path.is_file():
         with path.open("rb") as handle:
-            old = {m.id: m.string for m in read_po(handle) if m.id}
-    catalogue = Catalog(locale="zh_CN", project=project, fuzzy=False)
+            previous = read_po(handle)
+        old = {m.id: m.string for m in previous if m.id}
+        # a file without a header reads as created now, which is what it then gets
+        dates = {"creation_date": previous.creation_date,
+                 "revision_date": previous.revision_date}
+    # Project-Id-Version: "attention-book code/04_pytorch", "attention-book assignments/README"
+    catalogue = Catalog(locale="zh_CN", project="attention-book",
+                        version=f"{path.parent.name}/{path.stem}", fuzzy=False, charset="utf-8",
+                        header_comment=(f"# Chinese translations: {project}.\n"
+                                        "# Written by book/site/zh_notebooks.py (write_catalogue):"
+                                        " the msgids follow the sources, the msgstrs are kept.\n#"),
+                        **dates)
     for text in messages:
         catalogue.add(text, old.get(text, ""))
+    _drop_format_flags(catalogue)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as handle:
-        write_po(handle, catalogue, width=0, omit_header=True)
+        write_po(handle, catalogue, width=0)
     return path
 
 
