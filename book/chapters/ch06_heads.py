@@ -11,7 +11,7 @@ from book.face.checks import Answer, Is, call, exercise, right, value_exercise, 
 from book.face.figures import describe
 from book.face.live import LiveExplorer, widgets_for
 from book.face.plotting import COLORSCALE, RUN_COLORS, make_slider, rounded, wrap
-from book.kit import i18n, timing, validate
+from book.kit import i18n, numbers, timing, validate
 from book.studies import heads
 from book.toy import export, orders
 
@@ -550,10 +550,11 @@ def sweep_verdicts(runs: dict, reseeded) -> dict[str, str]:
     if 1 not in runs or len(runs) < 2:
         raise ValueError("runs must hold the one-head model and at least one other: pass "
                          "book.studies.heads.sweep((1, 2, 4, 8, 16), ...)")
-    acc = {h: r.accuracy for h, r in runs.items()}
+    # percentages as the page shows them (one decimal): the words follow the printed numbers
+    acc = {h: 100 * r.accuracy for h, r in runs.items()}
     worst = min(acc, key=acc.get)
-    spread = max(acc.values()) - acc[worst]
-    beyond = spread > abs(acc[1] - reseeded.accuracy)
+    spread = numbers.shown_gap(max(acc.values()), acc[worst])
+    beyond = spread > numbers.shown_gap(acc[1], 100 * reseeded.accuracy)
     narrow_last = worst == max(runs)
     worse = "worse_no" if not narrow_last else "worse_yes" if beyond else "worse_little"
     # the held-out loss may show a direction that accuracy does not: down or up with every

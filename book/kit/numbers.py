@@ -54,3 +54,19 @@ def fraction(ratio: float, digits: int = 2, language: str | None = None) -> str:
     if language == "zh":
         return f"1/{_significant(ratio, digits)}（约 {pct}%）"
     return f"1/{_significant(ratio, digits)} ({pct} %)"
+
+
+def shown(value: float, decimals: int = 1) -> float:
+    """``value`` as the page prints it with ``decimals`` decimals (``f"{value:.1f}"``): the
+    number a reader compares with a calculator. 61.14 and 57.66 show as 61.1 and 57.7."""
+    value = validate.real("value", value)
+    decimals = validate.integer("decimals", decimals, low=0, high=15)
+    return float(f"{value:.{decimals}f}")
+
+
+def shown_gap(a: float, b: float, decimals: int = 1) -> float:
+    """|a − b| as a reader computes it from the two numbers the page shows (each rounded to
+    ``decimals``), so that "57.7 %, 3.4 points from 61.1" adds up: the gap of the unrounded
+    values (3.48, shown 3.5) would not."""
+    decimals = validate.integer("decimals", decimals, low=0, high=15)
+    return shown(abs(shown(a, decimals) - shown(b, decimals)), decimals)

@@ -39,3 +39,25 @@ def test_careless_input_is_refused(bad):
         numbers.fraction(bad)
     with pytest.raises(ValueError, match="language"):
         numbers.large(10, language="fr")
+
+
+def test_a_gap_is_the_difference_of_the_numbers_shown():
+    # chapter 6's 61.14 % and 57.66 %: shown as 61.1 and 57.7, which a reader subtracts to 3.4
+    # (the unrounded gap, 3.48, would print as 3.5)
+    assert numbers.shown(61.14) == 61.1 and numbers.shown(57.66) == 57.7
+    assert numbers.shown_gap(61.14, 57.66) == 3.4
+    assert f"{61.14 - 57.66:.1f}" == "3.5"
+    # chapter 11's 91.64 and 90.76: 91.6 and 90.8 on the page, 0.8 apart (not 0.9)
+    assert numbers.shown_gap(90.76, 91.64) == 0.8
+    assert numbers.shown_gap(1.234, 1.0, decimals=2) == 0.23
+    assert numbers.shown(2.5, decimals=0) == 2.0   # as f"{2.5:.0f}" prints it
+
+
+@pytest.mark.parametrize("bad", [float("nan"), "3.4", None])
+def test_shown_refuses_what_is_not_a_number(bad):
+    with pytest.raises((ValueError, TypeError)):
+        numbers.shown(bad)
+    with pytest.raises((ValueError, TypeError)):
+        numbers.shown_gap(1.0, bad)
+    with pytest.raises(ValueError):
+        numbers.shown(1.0, decimals=-1)
