@@ -123,7 +123,8 @@ notebooks-zh: setup-book
 	$(PY) -m book.site.editions notebooks-zh
 
 # Every Debian package the tests use, one list for make test, make test-all, make bench and CI
-# (.ci/run): Chromium for the browser tests, bubblewrap for the grading sandbox, and the fonts.
+# (.ci/run): Chromium for the browser tests, bubblewrap for the grading sandbox, gettext for
+# msgfmt --check of the catalogues (tests/site/test_catalogues_msgfmt.py), and the fonts.
 # The browser tests' Chromium sees no other font than the files of the fonts-* packages listed
 # here (tests/headless.py narrows its fontconfig to them), so a test that passes only because
 # this machine has some other font (a CJK one, say) fails here too, not only on a newcomer's
@@ -133,7 +134,7 @@ notebooks-zh: setup-book
 # added when no npm is on the PATH (a Node.js from elsewhere, e.g. NodeSource's, brings its own
 # npm, which Debian's npm package would conflict with), then `npm ci` runs when the lock is newer
 # than what node_modules holds.
-TEST_DEBS := chromium bubblewrap fonts-dejavu-core fonts-liberation
+TEST_DEBS := chromium bubblewrap gettext fonts-dejavu-core fonts-liberation
 TEST_NODE_DEBS := nodejs npm
 A11Y_DIR := tests/a11y
 test-deps:
