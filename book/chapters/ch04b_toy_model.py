@@ -15,6 +15,7 @@ from book.face.checks import Answer, Is, right, value_exercise, wrong
 from book.face.figures import describe
 from book.kit import numbers, validate
 from book.kit.i18n import tr
+from book.toy import baselines
 from book.toy import orders as orders_mod
 from book.toy.model import TinyEncoder, check_encoder
 from book.toy.orders import LABELS, NONE, WORDS, Order
@@ -88,11 +89,7 @@ def label_rows(orders: Sequence[Order]) -> list[tuple[str, str, float]]:
 def frequency_loss(orders: Sequence[Order], test: Sequence[Order]) -> float:
     """The cross-entropy on ``test``'s scored tokens of a model that has learnt only how often
     each label occurs in ``orders`` (and nothing about the order in front of it)."""
-    counts = Counter(lab for o in orders_mod.as_orders("orders", orders)
-                     for lab in o.labels if lab != NONE)
-    total = sum(counts.values())
-    scored = [lab for o in orders_mod.as_orders("test", test) for lab in o.labels if lab != NONE]
-    return -sum(math.log(counts[lab] / total) for lab in scored) / len(scored)
+    return baselines.label_frequencies(orders, test)["loss"]
 
 
 # --- the model -------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ that has learnt nothing. Same arguments and ``threads=1`` give bit-identical num
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -24,10 +23,10 @@ import numpy as np
 
 from book.kit import i18n, validate
 from book.kit.config import Config
-from book.toy import train
+from book.toy import baselines, train
 from book.toy.fit import fit
 from book.toy.model import TinyEncoder
-from book.toy.orders import LABELS, NONE, Order
+from book.toy.orders import LABELS, Order
 
 
 @dataclass(frozen=True, eq=False)   # eq: Config compares like a dict
@@ -217,19 +216,12 @@ def smooth(values: Sequence[float], window: int = 10) -> np.ndarray:
     return out
 
 
-def frequency_baseline(data=None) -> dict:
-    """What the label frequencies alone are worth, on the first :data:`TEST_ORDERS` test
-    orders: ``loss``, the cross-entropy of predicting the training label frequencies for
-    every scored token; ``accuracy`` of always answering the most frequent training
-    ``label``. A model stuck at these numbers has learnt nothing about the orders."""
-    train_orders, test_orders = train.chapter_data(data, TEST_ORDERS)
-    counts = Counter(lab for o in train_orders for lab in o.labels if lab != NONE)
-    total = sum(counts.values())
-    label = max(LABELS, key=lambda lab: counts[lab])
-    scored = [lab for o in test_orders for lab in o.labels if lab != NONE]
-    loss = -float(np.mean([math.log(counts[lab] / total) for lab in scored]))
-    return {"loss": loss, "accuracy": sum(lab == label for lab in scored) / len(scored),
-            "label": label}
+def frequency_baseline(data=None, test_orders: int | None = TEST_ORDERS) -> dict:
+    """What the label frequencies alone are worth (:func:`book.toy.baselines.label_frequencies`,
+    chapter 4b's number too), on the first ``test_orders`` test orders: by default the
+    :data:`TEST_ORDERS` that every run of this chapter is scored on; None: all of them, as
+    chapter 4b scores them."""
+    return baselines.label_frequencies(*train.chapter_data(data, test_orders))
 
 
 # --- used by the explorers of the chapter modules ----------------------------------------

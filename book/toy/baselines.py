@@ -34,6 +34,28 @@ def _token_only_accuracy(train, test) -> float:
     return sum(hits) / len(hits)
 
 
+def label_frequencies(train: Sequence[Order], test: Sequence[Order]) -> dict:
+    """What the label frequencies alone are worth, the one source of chapters 4b and 5:
+    ``loss``, the cross-entropy on ``test``'s scored tokens of predicting ``train``'s label
+    frequencies for every one of them; ``accuracy`` of always answering the most frequent
+    training ``label``. A model stuck at these numbers has learnt nothing about the orders."""
+    train, test = as_orders("train", train), as_orders("test", test)
+    counts = Counter(lab for _, _, lab in _scored(train))
+    scored = [lab for _, _, lab in _scored(test)]
+    if not counts or not scored:
+        raise ValueError("train and test must each hold at least one scored token (an order "
+                         "with a dish or an ingredient): pass book.toy.train.default_data()")
+    unseen = sorted(set(scored) - set(counts))
+    if unseen:
+        raise ValueError(f"test has labels {unseen} that train never has: their frequency, "
+                         "and so the loss, would be infinite; train on more orders")
+    total = sum(counts.values())
+    label = max(LABELS, key=lambda lab: counts[lab])
+    loss = -sum(np.log(counts[lab] / total) for lab in scored) / len(scored)
+    return {"loss": float(loss), "accuracy": sum(lab == label for lab in scored) / len(scored),
+            "label": label}
+
+
 def nearest_rule(order: Order) -> list[str]:
     """The labels a rule without clauses gives: each ingredient takes the nearest modifier and
     each dish the nearest quantity word anywhere in the order (ties: the earlier one). It is

@@ -94,6 +94,15 @@ def test_smooth_and_frequency_baseline(data):
     scored = [lab for o in data[1][:stability.TEST_ORDERS] for lab in o.labels if lab != O.NONE]
     assert base["accuracy"] == pytest.approx(scored.count(base["label"]) / len(scored))
     assert math.log(2) < base["loss"] < 1.1 * math.log(7)
+    # one source for chapters 4b and 5: over all test orders, chapter 4b's number exactly
+    from book.chapters import ch04b_toy_model
+
+    every = stability.frequency_baseline(data, test_orders=None)
+    assert every["loss"] == ch04b_toy_model.frequency_loss(data[0], data[1])
+    from book.toy import baselines
+
+    with pytest.raises(ValueError, match="never has"):   # one training order lacks labels
+        baselines.label_frequencies(data[0][:1], data[1])
 
 
 # --- book.studies.heads
