@@ -67,6 +67,21 @@ def test_one_right_option_and_an_explanation_for_each_in_both_languages(registry
             assert all(why.strip() for _, why in options)
 
 
+def test_an_explanation_does_not_repeat_the_verdict(registry):
+    """The page says "Right." or "Not quite." itself before an option's explanation: an
+    explanation that starts with a verdict again read "✅ Right. Right: …" (chapter 4b)."""
+    table = i18n.table()
+    verdicts = {"en": ("Right", "Correct", "Wrong", "Not quite", "Yes", "No,", "No:", "No."),
+                "zh": ("对：", "对。", "对，", "正确", "错", "不对", "不完全对")}
+    again = []
+    for q in registry.values():
+        for i in range(1, q.count() + 1):
+            texts = table[f"{q.base}_{i}_why"]
+            again += [f"{q.key} option {i} ({lang}): {texts[lang][:40]}"
+                      for lang in ("en", "zh") if texts[lang].startswith(verdicts[lang])]
+    assert not again, "explanations that repeat the verdict:\n" + "\n".join(again)
+
+
 def test_every_question_is_asked_in_its_own_notebook(registry):
     asked = {}
     for chapter in CHAPTERS:
