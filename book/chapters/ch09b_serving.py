@@ -20,6 +20,30 @@ from book.kit.i18n import tr
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
+def _speedup_text(s: float) -> str:
+    """A speed-up as the bars label it: one decimal below 10×, none above."""
+    return f"{s:.1f}×" if s < 10 else f"{s:.0f}×"
+
+
+def speedup_trend(rows: list[dict]) -> str:
+    """Did the KV cache's speed-up grow with the length, read from the bars' own labels
+    (rows from :func:`book.ideas.kvcache.generation_times`, by length)? "every": larger at
+    each length than at the one before; "overall": larger at the last than at the first, not
+    at every step; "not": no larger at the last than at the first."""
+    if not rows:
+        raise ValueError("rows is empty: pass kvcache.generation_times(...)")
+    shown = [float(_speedup_text(r["speedup"]).rstrip("×")) for r in rows]
+    if len(shown) > 1 and all(b > a for a, b in zip(shown[:-1], shown[1:], strict=True)):
+        return "every"
+    return "overall" if shown[-1] > shown[0] else "not"
+
+
+def speedup_verdict(rows: list[dict]) -> str:
+    """The sentence chapter 9b glues after its speed-ups: what :func:`speedup_trend` found."""
+    trend = speedup_trend(rows)
+    return tr(f"ch09b.kv_trend_{trend}", n0=rows[0]["n_new"], n1=rows[-1]["n_new"])
+
+
 def kv_speedup_figure(rows: list[dict]) -> go.Figure:
     """Generation time with and without the KV cache, and the speed-up, per generated length
     (rows from :func:`book.ideas.kvcache.generation_times`)."""
@@ -42,7 +66,7 @@ def kv_speedup_figure(rows: list[dict]) -> go.Figure:
     speedup = [r["speedup"] for r in rows]
     fig.add_trace(go.Bar(x=[str(n) for n in lengths], y=rounded(speedup, 3), showlegend=False,
                          marker_color="#1f3b73",
-                         text=[f"{s:.1f}×" if s < 10 else f"{s:.0f}×" for s in speedup],
+                         text=[_speedup_text(s) for s in speedup],
                          textposition="outside",
                          hovertemplate=tr("ch09b.kv_hover_speedup", x="%{x}", y="%{y:.2f}")
                          + "<extra></extra>"),
@@ -57,7 +81,7 @@ def kv_speedup_figure(rows: list[dict]) -> go.Figure:
     fig.update_layout(height=400, legend={"orientation": "h", "y": -0.25, "x": 0},
                       margin={"l": 50, "r": 20, "t": 58, "b": 40})
     first, last = rows[0], rows[-1]
-    grows = len(rows) > 1 and last["speedup"] > first["speedup"]
+    grows = speedup_trend(rows) == "every"
     return describe(fig, alt=tr("ch09b.kv_alt"), caption=tr(
         "ch09b.kv_caption_grows" if grows else "ch09b.kv_caption", a=first["speedup"],
         n0=first["n_new"], b=last["speedup"], n1=last["n_new"]))

@@ -121,3 +121,18 @@ def test_figures_are_described_with_the_drawn_numbers(language):
         assert f"{max(fig.data[0].x):.2f}" in caption and f"{min(fig.data[0].x):.2f}" in caption
     finally:
         i18n.set_language("en")
+
+
+def test_the_speed_up_verdict_follows_the_bars():
+    """"The speed-up grows with the length" only when each bar's label is larger than the one
+    before: the page once said so beside 2.6× at 64 tokens and 2.4× at 128."""
+    def rows(*speedups):
+        return [{"n_new": 32 * 2 ** i, "speedup": s} for i, s in enumerate(speedups)]
+
+    assert ch09b_serving.speedup_trend(rows(1.5, 2.6, 2.9, 4.0)) == "every"
+    assert ch09b_serving.speedup_trend(rows(1.5, 2.6, 2.4, 4.0)) == "overall"
+    assert ch09b_serving.speedup_trend(rows(2.0, 2.6, 1.96)) == "not"   # 2.0× shown for 1.96
+    assert ch09b_serving.speedup_trend(rows(2.04, 2.6, 2.01)) == "not"   # 2.0× and 2.0×
+    assert "not at every length" in ch09b_serving.speedup_verdict(rows(1.5, 2.6, 2.4, 4.0))
+    with pytest.raises(ValueError, match="empty"):
+        ch09b_serving.speedup_trend([])
