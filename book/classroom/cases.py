@@ -79,7 +79,8 @@ class Assignment:
     the public checks' points), ``float32()`` the functions of a correct answer computed in
     float32 that replace the instructor's (it must score full marks; empty where no answer is
     a float); ``partial_mistakes`` are (line of the solution, wrong line) pairs, each found
-    exactly once in the solution, that make the demo's partly wrong submission.
+    exactly once in the solution, that make the demo's partly wrong submission; ``draws_on`` the
+    chapter pages it needs taught first (the teacher's plan hands it out after them).
     """
 
     stem: str                          # file stem of the instructor notebook
@@ -88,6 +89,7 @@ class Assignment:
     constants: Callable[[], dict[str, Answer]]
     float32: Callable[[], Answer]
     partial_mistakes: tuple[tuple[str, str], ...]
+    draws_on: tuple[str, ...]          # chapter pages (book.chapters.CHAPTERS)
 
     def cases(self, seed: int) -> list[Case]:
         return self.build(np.random.default_rng([seed, sum(self.stem.encode())]))

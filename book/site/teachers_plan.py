@@ -365,6 +365,57 @@ def problems(chapters: ModuleType, the_plan: Plan | None = None) -> list[str]:
     return found
 
 
+def order_problems(chapters: ModuleType, draws_on: dict[str, tuple[str, ...]],
+                   the_plan: Plan | None = None) -> list[str]:
+    """Where the plan goes against the book's order (empty when nowhere): a chapter used (a
+    part, or the section read before the session) before a page it says to read first
+    (``Chapter.needs``, book.chapters.PATH) is used; an assignment handed out before a chapter
+    it draws on (``draws_on``: stem -> pages, book.classroom's ``Assignment.draws_on``) is
+    used, or one that the plan never uses; a chapter page neither in a session nor in
+    ``further``. A chapter counts as taught from its first part or reading on; the reading
+    comes before the session's parts, the hand-out after them."""
+    the_plan = the_plan or plan()
+    where, found = the_plan.where, []
+    first: dict[str, tuple[int, int]] = {}   # page -> (session, step) of its first use
+    for number, session in enumerate(the_plan.sessions, start=1):
+        uses = ([(0, session.read[0])] if session.read else []) + \
+            [(step, page) for step, (page, *_) in enumerate(session.parts, start=1)]
+        for step, page in uses:
+            first.setdefault(page, (number, step))
+
+    def when(at: tuple[int, int]) -> str:
+        return f"[[session]] {at[0]}" + (", read before" if at[1] == 0 else f", parts[{at[1]}]")
+
+    for page, at in sorted(first.items(), key=lambda item: item[1]):
+        for need in chapters.chapter(page).needs:
+            if need not in first:
+                found.append(f"{where}: {when(at)} uses chapters/{page}.ipynb, which says to "
+                             f"read {need} first, and no session uses {need}: put a part or "
+                             "the reading of it in this session or an earlier one")
+            elif first[need] > at:
+                found.append(f"{where}: {when(at)} uses chapters/{page}.ipynb, which says to "
+                             f"read {need} first, but {need} comes only at {when(first[need])}")
+    for number, session in enumerate(the_plan.sessions, start=1):
+        for item in session.assign:
+            if not item.startswith(A) or item[len(A):] not in draws_on:
+                continue
+            for page in draws_on[item[len(A):]]:
+                if page not in first:
+                    found.append(f"{where}: [[session]] {number} hands out {item!r}, which "
+                                 f"draws on {page}, and no session uses {page}: teach it "
+                                 "first or leave the assignment out")
+                elif first[page][0] > number:
+                    found.append(f"{where}: [[session]] {number} hands out {item!r}, which "
+                                 f"draws on {page}, before {page} is taught "
+                                 f"({when(first[page])}): hand it out after that session")
+    found += [f"{where}: chapters/{c.page}.ipynb is in no session and not in further: plan "
+              "it or name it in further" for c in chapters.CHAPTERS
+              if c.page not in first and c.page not in the_plan.further]
+    found += [f"{where}: further names {page}, which [[session]] {first[page][0]} uses: take "
+              "it out of further" for page in the_plan.further if page in first]
+    return found
+
+
 def coverage(chapters: ModuleType) -> dict:
     """Counts for the guide and the report: outcomes, how many have an exercise, a question,
     an assignment (present now), and the chapter exercises no outcome names."""

@@ -12,6 +12,9 @@ from ..feedback import Text as say
 # The instructor notebook (assignments/<STEM>.ipynb) and otter's name for the assignment,
 # stored in the student notebooks' metadata.
 STEM, NAME = "04_gqa", "attention-04-gqa"
+# The chapter pages (book.chapters.CHAPTERS) it draws on: the teacher's plan hands it out
+# only once they are taught (tests/site/test_plan_order.py).
+DRAWS_ON = ("09b_serving", "11_modern")
 # The demo's partly wrong solution: (a line of the solution, its wrong version) pairs, each
 # found exactly once in the solution.
 PARTIAL_MISTAKES = (
@@ -149,4 +152,5 @@ def float32() -> Answer:
 
 
 ASSIGNMENT = Assignment(stem=STEM, name=NAME, build=hidden_cases, constants=constants,
-                        float32=float32, partial_mistakes=PARTIAL_MISTAKES)
+                        float32=float32, partial_mistakes=PARTIAL_MISTAKES,
+                        draws_on=DRAWS_ON)
