@@ -239,7 +239,8 @@ value_exercise("ch1.heads_needed",
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch01.toml) ---
-questions.question("ch01.apple", kind="predict", right=2)
+questions.question("ch01.apple", kind="predict", right=2,
+                   answered_in="c007")
 questions.question("ch01.one_key", kind="explain", right=1)
 questions.question("ch01.bug_axis", kind="bug", right=1, code="""\
 scores = Q @ K.T

@@ -400,7 +400,8 @@ def _ch2_scaled_scores(func):
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch02.toml) ---
-questions.question("ch02.saturate", kind="predict", right=3)
+questions.question("ch02.saturate", kind="predict", right=3,
+                   answered_in="c008")
 questions.question("ch02.why_sqrt", kind="explain", right=2)
 questions.question("ch02.bug_scale", kind="bug", right=1, code="""\
 scores = q @ k.T / math.sqrt(q.shape[0])

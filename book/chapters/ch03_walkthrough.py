@@ -223,7 +223,8 @@ value_exercise("ch3.w_o_size", "How many numbers does W_O hold?",
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch03.toml) ---
-questions.question("ch03.concat_shape", kind="predict", right=2)
+questions.question("ch03.concat_shape", kind="predict", right=2,
+                   answered_in="dg03b")
 questions.question("ch03.own_weights", kind="explain", right=3)
 questions.question("ch03.bug_norm", kind="bug", right=1, code="""\
 mean = x.mean(dim=(0, 1), keepdim=True)

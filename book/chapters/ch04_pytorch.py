@@ -438,7 +438,8 @@ value_exercise("ch4.scores_shape", "The shape of the scores for x of shape (3, 1
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch04.toml) ---
-questions.question("ch04.causal_zeros", kind="predict", right=2)
+questions.question("ch04.causal_zeros", kind="predict", right=2,
+                   answered_in="c016")
 questions.question("ch04.dropout", kind="explain", right=3)
 questions.question("ch04.bug_view", kind="bug", right=2, code="""\
 q = self.w_q(x)

@@ -592,7 +592,8 @@ def js_verdict(few, many) -> str:
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch06.toml) ---
-questions.question("ch06.params", kind="predict", right=2)
+questions.question("ch06.params", kind="predict", right=2,
+                   answered_in="c003")
 questions.question("ch06.grows", kind="explain", right=3)
 questions.question("ch06.bug_split", kind="bug", right=1, code="""\
 d_model, n_heads = 64, 6

@@ -348,7 +348,8 @@ def api_meaning(api: str) -> str:
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch07.toml) ---
-questions.question("ch07.full_row", kind="predict", right=2)
+questions.question("ch07.full_row", kind="predict", right=2,
+                   answered_in="c010")
 questions.question("ch07.invert", kind="explain", right=3)
 questions.question("ch07.bug_fill", kind="bug", right=1, code="""\
 pad = tokens == PAD

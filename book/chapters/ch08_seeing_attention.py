@@ -673,7 +673,8 @@ def _ch8_row_entropy(func):
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch08.toml) ---
-questions.question("ch08.entropy", kind="predict", right=3)
+questions.question("ch08.entropy", kind="predict", right=3,
+                   answered_in="c025")
 questions.question("ch08.weight_not_importance", kind="explain", right=1)
 questions.question("ch08.bug_heatmap", kind="bug", right=2, code="""\
 fig = go.Figure(go.Heatmap(z=w.T, x=tokens, y=tokens))

@@ -603,7 +603,8 @@ def _word_map_check(func):
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch08b.toml) ---
-questions.question("ch08b.unk", kind="predict", right=2)
+questions.question("ch08b.unk", kind="predict", right=2,
+                   answered_in="2d636b70")
 questions.question("ch08b.it_animal", kind="explain", right=3)
 questions.question("ch08b.bug_importance", kind="bug", right=1, code="""\
 received = weights.mean(dim=(0, 1, 2))

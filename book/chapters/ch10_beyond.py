@@ -219,7 +219,8 @@ def _ch10_dilated_mask(func):
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch10.toml) ---
-questions.question("ch10.linear_equal", kind="predict", right=1)
+questions.question("ch10.linear_equal", kind="predict", right=1,
+                   answered_in="c003")
 questions.question("ch10.short", kind="explain", right=2)
 questions.question("ch10.bug_phi", kind="bug", right=3, code="""\
 phi = lambda x: x

@@ -493,7 +493,8 @@ value_exercise("ch11.rope_offset", "RoPE: q at position 7 and k at position 2 gi
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch11.toml) ---
-questions.question("ch11.shuffle", kind="predict", right=1)
+questions.question("ch11.shuffle", kind="predict", right=1,
+                   answered_in="4b542184")
 questions.question("ch11.causal_order", kind="explain", right=3)
 questions.question("ch11.bug_online", kind="bug", right=2, code="""\
 m, s, o = -math.inf, 0.0, 0.0

@@ -10,6 +10,10 @@ question's key ``"<section>.<name>"`` (``"ch01.two_keys"``: section ``ch01`` of
     [q_two_keys_1_why]    # what the page answers when the reader picks option 1
 
 Every option has its explanation, the wrong ones saying which misconception they are.
+A "predict" question also records ``answered_in``: the id of the notebook cell (the ``"id"``
+field of the chapter's ``.ipynb``) that first gives its answer away, the prose, figure or
+diagram that states or shows it. The question must be asked before that cell, or the reader
+reads the answer before predicting it (tests/face/test_questions.py checks the order).
 ``ask("ch01.two_keys", ...)`` shows the questions as semantic HTML: a fieldset of radio
 buttons, a button, and a live region where the chosen option's explanation appears. The page
 holds every explanation; ``questions.js`` (the book's ``_static/book-questions.js``, and in
@@ -35,12 +39,15 @@ SCRIPT = Path(__file__).with_name("questions.js")
 
 @dataclass(frozen=True)
 class Question:
-    """One concept question. ``right`` is the number (from 1) of its one right option."""
+    """One concept question. ``right`` is the number (from 1) of its one right option;
+    ``answered_in`` (predict questions only, None for the others) the id of the notebook cell
+    that first gives the answer away, which the question must come before."""
 
     key: str
     kind: str
     right: int
     code: str | None = None
+    answered_in: str | None = None
 
     @property
     def base(self) -> str:
@@ -76,13 +83,21 @@ def _count_options(base: str) -> int:
     return n
 
 
-def question(key: str, *, kind: str, right: int, code: str | None = None) -> Question:
+_CELL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # nbformat 4.5's cell id
+
+
+def question(key: str, *, kind: str, right: int, code: str | None = None,
+             answered_in: str | None = None) -> Question:
     """Register the question ``key`` (``"ch01.two_keys"``) and return it.
 
     ``kind``: "predict" (predict, then run), "explain" (explain why) or "bug" (spot the bug);
     ``right``: the number (from 1) of the right option; ``code``: a snippet shown under the
-    question (the code a spot-the-bug question is about), or None. Its words must already be in
-    the string table (see the module's docstring): at least two options, each with its ``_why``.
+    question (the code a spot-the-bug question is about), or None; ``answered_in``: for a
+    "predict" question (required there, refused for the other kinds), the id of the cell of
+    the chapter's notebook that first gives the answer away (the sentence, figure or diagram
+    that states or shows it), which the question's ``book.ask`` cell must come before. Its
+    words must already be in the string table (see the module's docstring): at least two
+    options, each with its ``_why``.
     """
     if not isinstance(key, str) or not _KEY.match(key):
         raise ValueError(f"question key must look like 'ch01.two_keys' (the string table's "
@@ -93,7 +108,16 @@ def question(key: str, *, kind: str, right: int, code: str | None = None) -> Que
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if code is not None and (not isinstance(code, str) or not code.strip()):
         raise TypeError(f"code must be a non-empty str (the snippet) or None, got {code!r}")
-    made = Question(key, kind, right, None if code is None else code.strip("\n"))
+    if kind == "predict":
+        if not isinstance(answered_in, str) or not _CELL_ID.match(answered_in):
+            raise ValueError(f"predict question {key!r} needs answered_in: the id of the "
+                             f"notebook cell that first gives its answer away (the \"id\" "
+                             f"field of a cell of the chapter's .ipynb), got {answered_in!r}")
+    elif answered_in is not None:
+        raise ValueError(f"answered_in is for predict questions only (the cell a prediction "
+                         f"must come before); question {key!r} is of kind {kind!r}, got "
+                         f"answered_in={answered_in!r}")
+    made = Question(key, kind, right, None if code is None else code.strip("\n"), answered_in)
     table = i18n.table()
     if made.base not in table:
         raise KeyError(f"question {key!r} has no text: add [{made.base.split('.', 1)[1]}] with "
