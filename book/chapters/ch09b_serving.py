@@ -15,14 +15,14 @@ from book.face.checks import Answer, Is, right, value_exercise, wrong
 from book.face.figures import describe
 from book.face.plotting import rounded
 from book.ideas import kvcache
-from book.kit import timing
+from book.kit import numbers, timing
 from book.kit.i18n import tr
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
-def _speedup_text(s: float) -> str:
-    """A speed-up as the bars label it: one decimal below 10×, none above."""
-    return f"{s:.1f}×" if s < 10 else f"{s:.0f}×"
+def _speedup_decimals(s: float) -> int:
+    """The decimals a bar's speed-up label shows: one below 10×, none above."""
+    return 1 if s < 10 else 0
 
 
 def speedup_trend(rows: list[dict]) -> str:
@@ -32,7 +32,7 @@ def speedup_trend(rows: list[dict]) -> str:
     at every step; "not": no larger at the last than at the first."""
     if not rows:
         raise ValueError("rows is empty: pass kvcache.generation_times(...)")
-    shown = [float(_speedup_text(r["speedup"]).rstrip("×")) for r in rows]
+    shown = [numbers.shown(s, _speedup_decimals(s)) for s in (r["speedup"] for r in rows)]
     if len(shown) > 1 and all(b > a for a, b in zip(shown[:-1], shown[1:], strict=True)):
         return "every"
     return "overall" if shown[-1] > shown[0] else "not"
@@ -66,7 +66,7 @@ def kv_speedup_figure(rows: list[dict]) -> go.Figure:
     speedup = [r["speedup"] for r in rows]
     fig.add_trace(go.Bar(x=[str(n) for n in lengths], y=rounded(speedup, 3), showlegend=False,
                          marker_color="#1f3b73",
-                         text=[_speedup_text(s) for s in speedup],
+                         text=[f"{s:.{_speedup_decimals(s)}f}×" for s in speedup],
                          textposition="outside",
                          hovertemplate=tr("ch09b.kv_hover_speedup", x="%{x}", y="%{y:.2f}")
                          + "<extra></extra>"),
