@@ -31,6 +31,8 @@ class Term:
     note: str = ""
     patterns: tuple[re.Pattern, ...] = field(default=(), compare=False, repr=False)
     raw_patterns: tuple[re.Pattern, ...] = field(default=(), compare=False, repr=False)
+    reject_in: str = ""     # a regex on where a text is: the rejected forms apply only there
+    note_en: str = ""       # the note in English (the English edition's glossary)
 
 
 @cache
@@ -67,8 +69,32 @@ def terms() -> tuple[Term, ...]:
         rows.append(Term(key, row["en"], row["zh"], row.get("first_use", ""), reject,
                          reject_re, row.get("note", ""),
                          tuple(_pattern(f) for f in reject),
-                         tuple(re.compile(p) for p in reject_re)))
+                         tuple(re.compile(p) for p in reject_re),
+                         reject_in=row.get("reject_in", ""), note_en=row.get("note_en", "")))
     return tuple(rows)
+
+
+_GLOSS = re.compile(r"（([^（）]*)）")
+
+
+def glosses(first_use: str) -> list[tuple[str, str]]:
+    """(Chinese form, its gloss) for each bracketed gloss of a ``first_use``:
+    "查询（query） / 键（key）" gives [("查询", "query"), ("键", "key")]."""
+    return [(m.group(1), m.group(2)) for m in
+            re.finditer(r"([\u4e00-\u9fff]+)（([^（）]*)）", first_use)]
+
+
+def unglossed(first_use: str) -> str:
+    """``first_use`` without its bracketed glosses: the Chinese it introduces."""
+    return _GLOSS.sub("", first_use)
+
+
+def glossary_form(term: Term) -> str:
+    """The glossary's Chinese cell: the term as it is introduced, then the rest of its forms
+    ("掩码（mask） / 被屏蔽的位置")."""
+    if not term.first_use:
+        return term.zh
+    return term.first_use + term.zh[len(unglossed(term.first_use)):]
 
 
 def _glossed(text: str) -> str:
@@ -77,7 +103,9 @@ def _glossed(text: str) -> str:
     text = re.sub(r"\*+([^*]+)\*+", r"\1", text)   # emphasis around a glossed term
     for term in terms():
         if term.first_use:
-            text = text.replace(term.first_use, term.zh)
+            text = text.replace(term.first_use, unglossed(term.first_use))
+            for form, gloss in glosses(term.first_use):
+                text = text.replace(f"{form}（{gloss}）", form)
     return text
 
 
@@ -87,11 +115,16 @@ def prose(text: str) -> str:
     return _NOT_PROSE.sub(" ", _glossed(text))
 
 
-def violations(text: str) -> list[str]:
-    """Each rejected form in ``text``, as "concept: 'form' (use 'zh')"."""
+def violations(text: str, where: str | None = None) -> list[str]:
+    """Each rejected form in ``text``, as "concept: 'form' (use 'zh')". ``where`` says where
+    the text is (as :func:`chinese_texts` names it): a term with ``reject_in`` rejects its
+    forms only in a text whose ``where`` that regex finds (the order labels' 不要 and 多加 are
+    also words of the orders themselves, so they are rejected as labels only)."""
     rest, whole = prose(text), _glossed(text)
     found = []
     for term in terms():
+        if term.reject_in and not (where and re.search(term.reject_in, where)):
+            continue
         # literal forms are looked for in the prose; patterns may name math or roles
         for pattern, where in [(p, rest) for p in term.patterns] + [
                 (p, whole) for p in term.raw_patterns]:
@@ -149,7 +182,11 @@ def _glossary_nodes(language: str):
         return nodes.table("", tgroup, classes=["book-glossary"])
 
     zh = language == "zh"
-    term_rows = [(t.en, t.first_use or t.zh, "、".join(t.reject) if zh else ", ".join(t.reject),
+    if not zh:
+        # the English edition: what each term is called in the Chinese edition, and why
+        return [make_table(["term", "Chinese", "note"],
+                           [(t.en, t.zh, t.note_en) for t in terms()], [30, 25, 45])]
+    term_rows = [(t.en, glossary_form(t), "、".join(t.reject) if zh else ", ".join(t.reject),
                   t.note) for t in terms()]
     error_rows = [(row["en"], row["zh"]) for row in table().get("errors", {}).values()]
     headers = (["English", "中文", "不用", "说明"] if zh
@@ -177,15 +214,16 @@ def setup_sphinx(app) -> None:
         def run(self):
             language = editions.edition_of(self.env.config.language)
             self.env.note_dependency(str(TABLE))
-            if language != "zh":
-                # the tables are Chinese through and through: the English page links them, so
-                # that English pages do not carry their characters (book/site/fonts.py)
-                return [nodes.paragraph(text="The tables are part of the Chinese edition: "
-                                             "the link at the top of this page opens them.")]
-            tables = _glossary_nodes(language)
             which = (self.arguments or ["terms"])[0]
             if which not in ("terms", "errors"):
                 raise self.error(f"terms-glossary takes 'terms' or 'errors', not {which!r}")
+            if language != "zh" and which == "errors":
+                # the errors' meanings are Chinese: the English page links them, so that
+                # English pages carry only the terms' characters (book/site/fonts.py)
+                return [nodes.paragraph(text="Their meanings, in Chinese, are part of the "
+                                             "Chinese edition: the link at the top of this "
+                                             "page opens them.")]
+            tables = _glossary_nodes(language)
             return [tables[0] if which == "terms" else tables[1]]
 
     assert issubclass(TermsGlossary, Directive)

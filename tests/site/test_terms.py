@@ -17,7 +17,10 @@ def test_the_table_is_well_formed():
         assert term.zh and term.en, term.id
         assert not terms.violations(term.zh), f"{term.id}: its own form is rejected"
         if term.first_use:
-            assert term.zh in term.first_use, f"{term.id}: first_use must contain {term.zh!r}"
+            # without its bracketed glosses, first_use is the Chinese form (or its first part)
+            introduced = terms.unglossed(term.first_use)
+            assert introduced and term.zh.startswith(introduced), \
+                f"{term.id}: first_use {term.first_use!r} must introduce {term.zh!r}"
     errors = terms.table()["errors"]
     assert len(errors) >= 8, "the glossary gives the key words of PyTorch's common errors"
     assert all(re.search("[\u4e00-\u9fff]", row["zh"]) for row in errors.values())
@@ -73,3 +76,111 @@ def test_the_glossary_tables_list_every_row():
     text = term_table.astext()
     assert "词元" in text and "token" in text and "中文" in text
     assert "mat1 and mat2 shapes cannot be multiplied" in error_table.astext()
+
+
+# --- the core terms carry their English where the book first uses them ---------------------
+
+# The glossary page promises that a term comes with its English word the first time it is used
+# (glossary.md). These four are the ones every chapter leans on; their glosses come from
+# locale/terms.toml's first_use ("查询（query） / 键（key） / 值（value）").
+CORE = ("token", "query_key_value", "mask", "padding")
+# words in which a core term's characters mean something else (值得 is "worth", 关键 "crucial")
+NOT_THE_TERM = {
+    "键": ("关键", "键盘", "键值缓存"),
+    "值": ("值得", "数值", "取值", "均值", "阈值", "最大值", "最小值", "极值", "峰值", "期望值",
+          "估计值", "差值", "绝对值", "平均值", "近似值", "比值", "有限值", "默认值", "真值",
+          "特征值", "屏蔽值", "分数值", "概率值", "精确值", "正值", "负值", "零值", "初值"),
+    "填充": ("填充值",),
+}
+
+
+def book_pages() -> list[str]:
+    """The landing page, then the chapters, in _toc.yml's order."""
+    import yaml
+
+    toc = yaml.safe_load((terms.ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    return [toc["root"]] + [entry["file"] for part in toc.get("parts", [])
+                            for entry in part["chapters"]]
+
+
+def page_prose(page: str) -> list[str]:
+    """The Chinese prose of ``page``'s catalogue, message by message in page order, without
+    emphasis marks, code, math and roles."""
+    from babel.messages.pofile import read_po
+
+    path = terms.ROOT / "locale" / "zh_CN" / "LC_MESSAGES" / f"{page}.po"
+    if not path.is_file():
+        return []
+    with path.open("rb") as handle:
+        return [terms._NOT_PROSE.sub(" ", re.sub(r"\*+", "", m.string))
+                for m in read_po(handle) if m.id and m.string]
+
+
+def occurrences(form: str, text: str):
+    """Where ``form`` stands for the term in ``text`` (not inside a word of NOT_THE_TERM)."""
+    for match in re.finditer(re.escape(form), text):
+        start = match.start()
+        if not any(text[i:i + len(word)] == word
+                   for word in NOT_THE_TERM.get(form, ())
+                   for i in range(max(0, start - len(word) + 1), start + 1)):
+            yield start
+
+
+def glossed_here(text: str, start: int, form: str, gloss: str) -> bool:
+    """``form`` at ``start`` carries ``gloss`` in brackets, right after it or after the word
+    it begins ("填充掩码（padding mask）")."""
+    return re.match(re.escape(form) + r"[\u4e00-\u9fff]{0,3}（[^（）]*(?<![A-Za-z])"
+                    + re.escape(gloss) + r"(?![A-Za-z])[^（）]*）", text[start:]) is not None
+
+
+def first_uses(pages: list[str]):
+    """(form, gloss, page, text around the first use or None) for each core form: its first
+    use over ``pages`` in order."""
+    rows = {t.id: t for t in terms.terms()}
+    for term_id in CORE:
+        for form, gloss in terms.glosses(rows[term_id].first_use):
+            found = None
+            for page in pages:
+                for text in page_prose(page):
+                    start = next(occurrences(form, text), None)
+                    if start is not None:
+                        found = (page, text, start)
+                        break
+                if found:
+                    break
+            yield form, gloss, found
+
+
+def unglossed_first_uses(pages: list[str]) -> list[str]:
+    bad = []
+    for form, gloss, found in first_uses(pages):
+        assert found, f"{form} is never used in {pages[:3]}…: wrong pages?"
+        page, text, start = found
+        if not glossed_here(text, start, form, gloss):
+            bad.append(f"{page}: first {form} without （{gloss}）: "
+                       f"…{text[max(0, start - 20):start + 20]}…")
+    return bad
+
+
+def test_core_terms_have_their_glosses_in_the_table():
+    rows = {t.id: t for t in terms.terms()}
+    for term_id in CORE:
+        assert terms.glosses(rows[term_id].first_use), \
+            f"[terms.{term_id}] needs a first_use with its English in brackets"
+
+
+def test_core_terms_carry_their_english_at_first_use():
+    """The first use of 词元, 查询, 键, 值, 掩码 and 填充 in the Chinese edition, in book order,
+    carries its English word: on the landing page, and in the first chapter that uses it."""
+    pages = book_pages()
+    bad = unglossed_first_uses(pages[:1]) + unglossed_first_uses(pages[1:])
+    assert not bad, "\n".join(bad)
+
+
+def test_a_missing_first_use_gloss_is_caught():
+    assert glossed_here("把查询（query）、键（key）和值", 1, "查询", "query")
+    assert glossed_here("因果掩码（causal mask）", 2, "掩码", "mask")
+    assert glossed_here("填充掩码（padding mask）", 0, "填充", "padding")
+    assert not glossed_here("把查询、键（key）", 1, "查询", "query")
+    assert not glossed_here("键和值（value）", 0, "键", "key")
+    assert list(occurrences("值", "一个值得信赖的模块，查询、键和值")) == [15]
