@@ -77,6 +77,11 @@ def book_chars(root: Path = ROOT, edition: str = "en") -> set[str]:
     for path in sorted(root.glob(STRINGS)):
         chars |= cjk_chars(path.read_text(encoding="utf-8") if edition == "zh"
                            else _english_strings(path))
+    # the English glossary page's table: each term's Chinese form and English note
+    # (book/site/terms.py)
+    from book.site import terms
+
+    chars |= cjk_chars(" ".join(t.zh + " " + t.note_en for t in terms.terms()))
     if edition == "zh":
         for pattern in ZH_SOURCES:
             for path in sorted(root.glob(pattern)):

@@ -126,9 +126,9 @@ def violations(text: str, where: str | None = None) -> list[str]:
         if term.reject_in and not (where and re.search(term.reject_in, where)):
             continue
         # literal forms are looked for in the prose; patterns may name math or roles
-        for pattern, where in [(p, rest) for p in term.patterns] + [
+        for pattern, searched in [(p, rest) for p in term.patterns] + [
                 (p, whole) for p in term.raw_patterns]:
-            for match in pattern.finditer(where):
+            for match in pattern.finditer(searched):
                 found.append(f"{term.id}: {match.group(0)!r} (use {term.zh!r})")
     return found
 

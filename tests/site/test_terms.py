@@ -31,7 +31,8 @@ def test_every_chinese_text_uses_the_table():
     named with its file and entry."""
     texts = list(terms.chinese_texts())
     assert len(texts) > 1000, f"only {len(texts)} Chinese texts found: wrong root?"
-    bad = [f"{where}: {problem}" for where, text in texts for problem in terms.violations(text)]
+    bad = [f"{where}: {problem}" for where, text in texts
+           for problem in terms.violations(text, where)]
     assert not bad, f"{len(bad)} rejected form(s):\n" + "\n".join(bad[:30])
 
 
@@ -62,6 +63,38 @@ def test_a_rejected_form_is_caught(text, concept):
 ])
 def test_what_is_not_prose_or_allowed_passes(text):
     assert not terms.violations(text), terms.violations(text)
+
+
+def test_the_order_labels_are_rejected_as_labels_only():
+    """不要 and 多加 are words of the orders themselves: rejected as a label's name (a string
+    table's [label_…] entry), not in prose; "1 份" likewise."""
+    label = "book/strings/ch08.toml: [label_omit] zh"
+    assert any(v.startswith("order_labels:") for v in terms.violations("不要", label))
+    assert any(v.startswith("order_labels:") for v in terms.violations(
+        "1 份", "book/strings/ch05.toml: [label_count_1] zh"))
+    assert not terms.violations("去掉", label)
+    for where in (None, "book/strings/ch01.toml: [heads_caption] zh",
+                  "locale/zh_CN/LC_MESSAGES/chapters/08_seeing_attention.po: msgid 'x'"):
+        assert not terms.violations("一碗牛肉面，不要香菜，多加辣", where)
+
+
+def test_the_english_glossary_lists_every_term():
+    """The English edition's glossary page (glossary.md's terms-glossary directive) is a table
+    of every term: the English term, its Chinese form, a note in English."""
+    from docutils import nodes
+
+    page = (terms.ROOT / "glossary.md").read_text(encoding="utf-8")
+    assert ":::{terms-glossary} terms" in page
+    (table,) = terms._glossary_nodes("en")
+    rows = list(table.findall(nodes.row))
+    assert len(rows) == len(terms.terms()) + 1          # + the header
+    assert [e.astext() for e in rows[0].findall(nodes.entry)] == ["term", "Chinese", "note"]
+    for term, row in zip(terms.terms(), rows[1:], strict=True):
+        cells = [e.astext() for e in row.findall(nodes.entry)]
+        assert cells[:2] == [term.en, term.zh], term.id
+        # a note in the Chinese edition has its English one here
+        assert bool(cells[2]) == bool(term.note) and not re.search(
+            "[\u4e00-\u9fff]{4,}", cells[2]), (term.id, cells[2])
 
 
 def test_the_glossary_tables_list_every_row():
