@@ -232,12 +232,9 @@ def head_name(layer: int, head: int) -> str:
 
 
 def label_name(label: str) -> str:
-    """How the chapter writes a label of book.toy.orders.LABELS ("omit"; 不要 in Chinese)."""
-    ids = {"omit": "ch08.label_omit", "extra": "ch08.label_extra", "less": "ch08.label_less",
-           "normal": "ch08.label_normal", "count_1": "ch08.label_count_1",
-           "count_2": "ch08.label_count_2", "count_3": "ch08.label_count_3"}
-    validate.choice("label", label, list(ids))
-    return tr(ids[label])
+    """How the chapter writes a label of book.toy.orders.LABELS ("omit"; 去掉 in Chinese):
+    :func:`book.toy.orders.label_name`, the book's one set of names."""
+    return orders_mod.label_name(label)
 
 
 def specialists(stats: dict[str, dict], min_mass: float = 0.5) -> list[dict]:

@@ -23,7 +23,7 @@ import numpy as np
 
 from book.kit import i18n, validate
 from book.kit.config import Config
-from book.toy import baselines, train
+from book.toy import baselines, orders, train
 from book.toy.fit import fit
 from book.toy.model import TinyEncoder
 from book.toy.orders import LABELS, Order
@@ -81,7 +81,7 @@ def part_name(part: str) -> str:
 
 def label_name(label: str) -> str:
     """The reader's name of an order label of :data:`book.toy.orders.LABELS` ("normal" → 正常)."""
-    return i18n.tr("ch05.label_" + validate.choice("label", label, LABELS))
+    return orders.label_name(label)   # the book's one set of names (book.toy.orders)
 
 
 def config_label(norm: str, init: str, n_layers: int, lr: float | None = None) -> str:

@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from book.kit import validate
+from book.kit import i18n, validate
 
 # ---- the vocabulary, as data -----------------------------------------------------------------
 
@@ -111,6 +111,18 @@ def _words(category: str) -> list[str]:
 
 QUANTITIES, DISHES, ADJECTIVES = _words("quantity"), _words("dish"), _words("adjective")
 MODIFIERS, INGREDIENTS = _words("modifier"), _words("ingredient")
+
+
+def label_name(label: str) -> str:
+    """How the book names a label of :data:`LABELS` in the reader's edition: the id in English
+    (``omit``, ``count_1``), one Chinese set in the Chinese edition (去掉, 加量, 少放, 正常, 一份,
+    两份, 三份; locale/terms.toml's ``order_labels``). Every chapter, figure and the in-page
+    model draw the names from here (book/strings/common.toml), so that one label has one name."""
+    label = validate.choice("label", label, LABELS)
+    return i18n.tr({"omit": "common.label_omit", "extra": "common.label_extra",
+                    "less": "common.label_less", "normal": "common.label_normal",
+                    "count_1": "common.label_count_1", "count_2": "common.label_count_2",
+                    "count_3": "common.label_count_3"}[label])
 
 
 def gloss(token: str) -> str:

@@ -316,3 +316,35 @@ def test_caption_numbers_are_the_figures_data(model, small_model, some_orders):
     assert fig.data[0].line.dash != fig.data[2].line.dash
     assert fig.data[0].marker.symbol != fig.data[2].marker.symbol
     assert [fig.data[1].text[0], fig.data[3].text[0]] == ["L0", "L1"]
+
+
+def test_one_set_of_label_names_in_every_chapter_and_the_in_page_model(model, chinese):
+    """Issue 48: the order labels read 去掉/加量/一份 in chapters 4b and 5 but 不要/多加/1 份 in
+    chapter 8 and its in-page model. One set now: book.toy.orders.label_name draws them from
+    book/strings/common.toml, the set locale/terms.toml's [terms.order_labels] records; no
+    chapter's string table keeps a set of its own, and every chapter's label_name, the
+    in-page model's spec and chapter 8's captions give that set."""
+    import tomllib
+
+    from book.chapters import ch04b_toy_model
+    from book.site import terms
+    from book.studies import stability
+
+    (row,) = [t for t in terms.terms() if t.id == "order_labels"]
+    expected = dict(zip(orders.LABELS, row.zh.split(" / "), strict=True))
+    assert {label: orders.label_name(label) for label in orders.LABELS} == expected
+    # one source: no other string table names a label
+    label_ids = {f"label_{label}" for label in orders.LABELS}
+    for path in sorted(i18n.STRINGS_DIR.glob("*.toml")):
+        with path.open("rb") as handle:
+            own = label_ids & set(tomllib.load(handle))
+        assert path.stem == "common" or not own, f"{path.name} names the labels again: {own}"
+    for name_of in (ch04b_toy_model.label_name, stability.label_name, roles.label_name):
+        assert [name_of(label) for label in orders.LABELS] == list(expected.values()), name_of
+    spec = json.loads(ch08_seeing_attention.head_view_inpage(model).spec_json)
+    assert spec["label_names"] == expected
+    # the views' captions mark each scored word with its label: 香菜 → 去掉, 辣 → 加量
+    marks = roles.order_view_data(model, TEXTS[0])["marks"]
+    assert any(m.startswith("香菜 → 去掉") for m in marks) and any(
+        m.startswith("辣 → 加量") for m in marks), marks
+    assert not any(re.search(r"→ (不要|多加|\d 份)", m) for m in marks), marks
