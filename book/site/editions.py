@@ -201,9 +201,10 @@ def chinese_templates(app, config) -> None:
 
 
 def translate_code_comments(app, doctree, docname) -> None:
-    """The Chinese pages show the code cells' comments in Chinese: the same translations
-    (locale/zh_CN/code/<page>.po) as the Chinese notebooks, put into each code cell's source
-    block. Only comments change; the code that ran is the code shown."""
+    """The Chinese pages show the code cells' comments and docstrings in Chinese: the same
+    translations (locale/zh_CN/code/<page>.po) as the Chinese notebooks, put into each code
+    cell's source block. Only comments and docstrings change; the code that ran is the code
+    shown."""
     if edition_of(app.config.language) != "zh":
         return
     from docutils import nodes
@@ -218,7 +219,7 @@ def translate_code_comments(app, doctree, docname) -> None:
         if parent is None or "cell_input" not in parent.get("classes", []):
             continue
         text = block.astext()
-        translated = zh_notebooks.translate_comments(text, catalogue)
+        translated = zh_notebooks.codetext.translate(text, catalogue)
         if translated != text:
             block.children = [nodes.Text(translated)]
             block.rawsource = translated
