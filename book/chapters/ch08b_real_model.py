@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from book.face import questions, views
-from book.face.checks import Answer, Is, NotAnswered, exercise, right, value_exercise, wrong
+from book.face.checks import NotAnswered, call, exercise
 from book.face.display import table
 from book.face.figures import describe
 from book.face.live import LiveExplorer
@@ -473,77 +473,119 @@ def model_view_live(model=None, text: str = "one bowl of beef noodles, no corian
 
 # --- exercises ----------------------------------------------------------------------------------
 
-_CACHE: dict = {}
+def _one_sentence(maps) -> list[dict]:
+    """A reader's (layers, heads, n, n) array as the one-sentence list head_stats reads."""
+    w = np.asarray(maps, dtype=float)
+    n = w.shape[-1]
+    return [{"maps": w, "tokens": [f"t{i}" for i in range(n)], "words": list(range(n))}]
 
 
-def _measured() -> dict:
-    """The chapter's measurements on the shipped model (computed once per process)."""
-    if "shares" not in _CACHE:
-        model = pretrained.load()
-        maps = head_stats.all_maps(model, head_stats.SENTENCES)
-        _CACHE.update(model=model, maps=maps, shares=head_stats.token_shares(maps))
-    return _CACHE
+def _map_cases() -> list[np.ndarray]:
+    """Maps (layers, heads, n, n) the two exercises are checked on: random rows, rows with
+    exact zeros (a causal mask's) and one-hot rows, so that 0 · log 0 and token 0 both matter."""
+    rng = np.random.default_rng(8)
+    cases = []
+    for layers, heads, n in ((2, 3, 5), (3, 2, 4), (1, 4, 6)):
+        w = rng.random((layers, heads, n, n)) ** 3
+        w[0, 0] = np.tril(w[0, 0])                        # a causal head: zeros above
+        w[-1, -1] = np.eye(n)[rng.integers(0, n, n)]      # a one-hot head
+        cases.append(w / w.sum(-1, keepdims=True))
+    return cases
 
 
-def _layer_entropy() -> np.ndarray:
-    return head_stats.entropies(_measured()["maps"])["all"].mean(axis=1)
+def _layer_entropy_reference():
+    def layer_entropy(maps):
+        return head_stats.entropies(_one_sentence(maps))["all"].mean(axis=1)
+
+    return layer_entropy
 
 
-def _broad_layer() -> int:
-    return int(np.argmax(_layer_entropy()))
+def _layer_entropy_mistakes():
+    def nan_at_zero(w):  # 0 · log 0 is nan in numpy
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return -(w * np.log(w)).sum(-1).mean(axis=(1, 2))
+
+    def _plogp(w, log=np.log):
+        return np.where(w > 0, w * log(np.where(w > 0, w, 1.0)), 0.0)
+
+    return [nan_at_zero,
+            lambda w: -_plogp(w, np.log2).sum(-1).mean(axis=(1, 2)),   # bits
+            lambda w: -_plogp(w).sum(-1).mean(-1),                     # per head
+            lambda w: -_plogp(w).sum(axis=(-1, -2)).mean(1),           # rows added
+            lambda w: _plogp(w).sum(-1).mean(axis=(1, 2))]             # sign
 
 
-def _broad_mistakes():
-    e = _layer_entropy()
-    second = int(np.argsort(e)[-2])
-    return [int(np.argmin(e)), second, _broad_layer() + 1, "layer 0", 2.5]
+@exercise("ch8b.layer_entropy", "Write layer_entropy(maps): each layer's mean row entropy",
+          reference=_layer_entropy_reference, mistakes=_layer_entropy_mistakes)
+def _layer_entropy_check(func):
+    if not callable(func):
+        return False, tr("ch08b.ex_pass_function", name="layer_entropy")
+    want = _layer_entropy_reference()
+    for maps in _map_cases():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            got = call(func, maps)
+        expected = want(maps)
+        layers, heads = maps.shape[:2]
+        if got.shape != expected.shape:
+            hint = "ex_entropy_per_head" if got.shape == (layers, heads) else "ex_entropy_shape"
+            return False, tr(f"ch08b.{hint}", layers=layers, shape=tuple(got.shape))
+        if not np.isfinite(got).all():
+            return False, tr("ch08b.ex_entropy_nan")
+        if np.allclose(got, expected, atol=1e-9):
+            continue
+        if np.allclose(got, -expected, atol=1e-9):
+            return False, tr("ch08b.ex_entropy_sign")
+        if np.allclose(got, expected / np.log(2), atol=1e-9):
+            return False, tr("ch08b.ex_entropy_bits")
+        if np.allclose(got, expected * maps.shape[-1], atol=1e-9):
+            return False, tr("ch08b.ex_entropy_rows_added")
+        return False, tr("ch08b.ex_entropy_close")
+    return True, tr("ch08b.ex_entropy_ok")
 
 
-def _broad_answer() -> Answer:
-    e = _layer_entropy()
-    best = _broad_layer()
-    return Answer("integer", [
-        (Is.not_(Is.in_range(0, len(e))), wrong(("ch08b.ex_layer_range", {"n": len(e)}))),
-        (Is.equal(best), right(("ch08b.ex_layer_ok", {"entropy": float(e[best])}))),
-        (Is.equal(int(np.argmin(e))), wrong("ch08b.ex_layer_sharpest")),
-        (Is.equal(best + 1), wrong("ch08b.ex_layer_from_zero"))],
-        otherwise=wrong("ch08b.ex_layer_close"), wrong_kind=wrong("ch08b.ex_layer_int"))
+def _previous_reference():
+    def previous_share(maps):
+        return head_stats.token_shares(_one_sentence(maps))["previous token"]["mass"]
+
+    return previous_share
 
 
-value_exercise("ch8b.broad_layer",
-               "Which layer spreads its attention most (highest mean entropy)?",
-               reference=_broad_layer, mistakes=_broad_mistakes, answer=_broad_answer)
+def _previous_mistakes():
+    def rows(w):
+        return np.arange(1, w.shape[-1])
+
+    return [lambda w: w[..., rows(w), rows(w)].mean(-1),                       # itself
+            lambda w: w[..., rows(w) - 1, rows(w)].mean(-1),                   # next token
+            lambda w: w[..., np.arange(w.shape[-1]), np.arange(w.shape[-1]) - 1].mean(-1),
+            lambda w: w[..., rows(w), rows(w) - 1].sum(-1) / w.shape[-1]]      # ÷ n
 
 
-def _prev_head() -> tuple[int, int]:
-    layer, head, _ = head_stats.positional_heads(_measured()["shares"])["previous token"][0]
-    return (layer, head)
-
-
-def _prev_mistakes():
-    heads = head_stats.positional_heads(_measured()["shares"])
-    slips = [(1, 3), (_prev_head()[0] + 1, _prev_head()[1] + 1), "L0 H2"]
-    if heads["next token"]:
-        slips.append(heads["next token"][0][:2])
-    return [w for w in slips if w != _prev_head()]
-
-
-def _previous_answer() -> Answer:
-    shares = _measured()["shares"]
-    prev, nxt = shares["previous token"]["mass"], shares["next token"]["mass"]
-    layers, heads = prev.shape
-    best = _prev_head()
-    return Answer("int_pair", [
-        (Is.not_(Is.all(Is.at(0, Is.in_range(0, layers)), Is.at(1, Is.in_range(0, heads)))),
-         wrong(("ch08b.ex_head_range", {"layers": layers - 1, "heads": heads - 1}))),
-        (Is.equal(best), right(("ch08b.ex_prev_ok", {"share": float(prev[best])}))),
-        # the heads that put over half of a token's attention on the next one
-        (Is.one_of(*zip(*np.nonzero(nxt > 0.5), strict=True)), wrong("ch08b.ex_prev_next"))],
-        otherwise=wrong("ch08b.ex_prev_other"), wrong_kind=wrong("ch08b.ex_pair"))
-
-
-value_exercise("ch8b.previous_head", "Which head looks at the previous token?",
-               reference=_prev_head, mistakes=_prev_mistakes, answer=_previous_answer)
+@exercise("ch8b.previous_share", "Write previous_share(maps): each head's weight on the "
+          "previous token", reference=_previous_reference, mistakes=_previous_mistakes)
+def _previous_check(func):
+    if not callable(func):
+        return False, tr("ch08b.ex_pass_function", name="previous_share")
+    want = _previous_reference()
+    for maps in _map_cases():
+        got = call(func, maps)
+        expected = want(maps)
+        if got.shape != expected.shape:
+            return False, tr("ch08b.ex_prev_shape", layers=maps.shape[0], heads=maps.shape[1],
+                             shape=tuple(got.shape))
+        if np.allclose(got, expected, atol=1e-9):
+            continue
+        n = maps.shape[-1]
+        rows = np.arange(1, n)
+        if np.allclose(got, maps[..., rows, rows].mean(-1), atol=1e-9):
+            return False, tr("ch08b.ex_prev_self")
+        if np.allclose(got, maps[..., rows - 1, rows].mean(-1), atol=1e-9):
+            return False, tr("ch08b.ex_prev_next")
+        if np.allclose(got, maps[..., np.arange(n), np.arange(n) - 1].mean(-1), atol=1e-9):
+            return False, tr("ch08b.ex_prev_wrapped")
+        if np.allclose(got, expected * (n - 1) / n, atol=1e-9):
+            return False, tr("ch08b.ex_prev_divide")
+        return False, tr("ch08b.ex_prev_close")
+    return True, tr("ch08b.ex_prev_ok")
 
 
 def _word_map_reference():
@@ -584,7 +626,7 @@ def _word_map_mistakes():
           reference=_word_map_reference, mistakes=_word_map_mistakes)
 def _word_map_check(func):
     if not callable(func):
-        return False, tr("ch08b.ex_pass_function")
+        return False, tr("ch08b.ex_pass_function", name="to_words")
     ref = _word_map_reference()
     for weights, words in _word_cases():
         got = func(weights.copy(), list(words))

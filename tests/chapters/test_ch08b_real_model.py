@@ -6,15 +6,16 @@ is "todo"."""
 from __future__ import annotations
 
 import html
+import json
 
 import faces
 import numpy as np
 import pytest
-from conftest import ENGLISH_PHRASE, check_exercise, figure_texts
+from conftest import ENGLISH_PHRASE, ROOT, check_exercise, figure_texts
 from conftest import check_message as message
+from tolerance import assert_same_maths
 
 from book import chapters
-from book.chapters import ch08b_real_model
 from book.chapters import ch08b_real_model as ch
 from book.face import checks
 from book.kit import i18n
@@ -131,8 +132,8 @@ def test_figures_speak_chinese_and_sliders_retitle(model, measured):
             # the English sentences themselves, in “…”, are data, left out
             english = [t for t in figure_texts(fig, drop="“[^”]*”") if ENGLISH_PHRASE.search(t)]
             assert not english, english[:5]
-        ok, message = chapters.exercises()["ch8b.previous_head"].checker("nope")
-        assert not ok and not ENGLISH_PHRASE.search(message)
+        ok, message = chapters.exercises()["ch8b.previous_share"].checker("nope")
+        assert not ok and not ENGLISH_PHRASE.search(message.replace("previous_share", ""))
         table = ch.paper_table(shares, entropy).data
         assert "Clark 等人" in table and "over half" not in table
     finally:
@@ -154,19 +155,59 @@ def test_reference_passes_and_mistakes_fail(key):
     check_exercise(key)
 
 
-def test_references_agree_with_the_measurements():
-    d = ch08b_real_model._measured()
-    e = head_stats.entropies(d["maps"])["all"].mean(axis=1)
-    assert checks.reference("ch8b.broad_layer") == int(e.argmax())
-    prev = d["shares"]["previous token"]["mass"]
-    assert prev[checks.reference("ch8b.previous_head")] == prev.max() > 0.5
+def test_references_agree_with_the_measurements(model):
+    """The two functions the exercises ask for, run over the chapter's sentences as the
+    solutions do, give the chapter's own measurements (head_stats over all sentences)."""
+    maps = head_stats.all_maps(model, head_stats.SENTENCES)
+    shares, entropy = head_stats.token_shares(maps), head_stats.entropies(maps)
+    layer_entropy = checks.reference("ch8b.layer_entropy")
+    per_layer = np.mean([layer_entropy(d["maps"]) for d in maps], axis=0)
+    n = max(d["maps"].shape[-1] for d in maps)
+    assert_same_maths(per_layer, entropy["all"].mean(axis=1), reduction=n * 12,
+                      why="the chapter sums p log p in the maps' float32, the reference in float64")
+    previous_share = checks.reference("ch8b.previous_share")
+    share = np.mean([previous_share(d["maps"]) for d in maps], axis=0)
+    assert_same_maths(share, shares["previous token"]["mass"], reduction=n,
+                      why="the chapter averages in the maps' float32, the reference in float64")
+    assert share.max() > 0.5   # a head that looks at the previous token does exist
+
+
+def _solution(cell_id):
+    """The function a folded solution cell of the notebook defines (its code, run as is)."""
+    cells = json.loads((ROOT / "chapters" / "08b_real_model.ipynb").read_text("utf-8"))["cells"]
+    source = "".join(next(c for c in cells if c["id"] == cell_id)["source"])
+    scope = {"np": np}
+    exec(source.split("\n\n\nchecks.check")[0], scope)
+    return scope
+
+
+def test_the_notebooks_solutions_pass():
+    assert checks.check("ch8b.layer_entropy", _solution("ba5c5245")["layer_entropy"]).ok
+    assert checks.check("ch8b.previous_share", _solution("8d6d0387")["previous_share"]).ok
+
+
+@pytest.mark.parametrize(("key", "mistake", "words"), [
+    ("ch8b.layer_entropy", 0, "0 · log 0"),
+    ("ch8b.layer_entropy", 1, "bits"),
+    ("ch8b.layer_entropy", 2, "average the heads"),
+    ("ch8b.layer_entropy", 3, "mean"),
+    ("ch8b.layer_entropy", 4, "signs"),
+    ("ch8b.previous_share", 0, "diagonal"),
+    ("ch8b.previous_share", 1, "next"),
+    ("ch8b.previous_share", 2, "wraps"),
+    ("ch8b.previous_share", 3, "n − 1"),
+])
+def test_each_mistake_gets_its_own_hint(key, mistake, words):
+    wrong = chapters.exercises()[key].mistakes()[mistake]
+    result = checks.check(key, wrong)
+    assert not result.ok and words in result.message, result.message
 
 
 def test_hints():
-    assert "from zero" in message("ch8b.broad_layer", checks.reference("ch8b.broad_layer") + 1)
-    assert "layers" in message("ch8b.broad_layer", 99)
-    assert "pair" in message("ch8b.previous_head", "L0 H2")
-    assert "function itself" in message("ch8b.word_map", np.eye(3))
+    assert "function itself (to_words)" in message("ch8b.word_map", np.eye(3))
+    assert "function itself (layer_entropy)" in message("ch8b.layer_entropy", 2.0)
+    assert "shape (2, 3), got (2, 3, 1)" in message("ch8b.previous_share",
+                                     lambda w: w.mean(axis=(-1, -2))[..., None])
 
 
 def test_word_map_accepts_an_equivalent_loop():
