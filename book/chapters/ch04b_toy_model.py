@@ -198,7 +198,7 @@ value_exercise("ch4b.ff_params", "Parameters of one feed-forward layer (d_model 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch04b.toml) ---
 questions.question("ch04b.ff_alone", kind="predict", right=2,
-                   answered_in="c4b08")
+                   answered_in="c4b10")
 questions.question("ch04b.no_neighbour", kind="explain", right=1)
 questions.question("ch04b.bug_ff", kind="bug", right=1, code="""\
 class FeedForward(nn.Module):

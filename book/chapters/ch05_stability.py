@@ -401,7 +401,7 @@ def _ch5_pre_ln_check(func):
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch05.toml) ---
 questions.question("ch05.depth", kind="predict", right=2,
-                   answered_in="c004")
+                   answered_in="c006")
 questions.question("ch05.ln_init", kind="explain", right=1)
 questions.question("ch05.bug_preln", kind="bug", right=3, code="""\
 def forward(self, x):

@@ -348,7 +348,7 @@ def _ch9_window_mask_check(func):
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch09.toml) ---
 questions.question("ch09.double", kind="predict", right=3,
-                   answered_in="c007")
+                   answered_in="c007b")
 questions.question("ch09.fused", kind="explain", right=2)
 questions.question("ch09.bug_window", kind="bug", right=1, code="""\
 scores = q @ k.T / math.sqrt(d_k)

@@ -234,7 +234,7 @@ value_exercise("ch9b.cache_vs_weights", "Tokens of KV cache that weigh as much a
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch09b.toml) ---
 questions.question("ch09b.same_tokens", kind="predict", right=1,
-                   answered_in="c900")
+                   answered_in="c023a")
 questions.question("ch09b.not_free", kind="explain", right=2)
 questions.question("ch09b.bug_cache", kind="bug", right=3, code="""\
 def step(x_new, cache):

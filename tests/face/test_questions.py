@@ -106,11 +106,6 @@ def test_every_question_is_asked_in_its_own_notebook(registry):
 STILL_LATE = {
     "ch04.causal_zeros": "the paragraph above says the causal mask is the lower triangle, "
                          "diagonal included",
-    "ch04b.ff_alone": "the paragraph above says the feed-forward layer sees each token on its own",
-    "ch05.depth": "the section heading above says 'Post-LN, four layers, a flat loss'",
-    "ch09.double": "the FLOP formula above gives attention's share, n / (n + 6d)",
-    "ch09b.same_tokens": "the objectives say the cache 'changes no generated token'; the prose "
-                         "and the numpy check above say so too",
 }
 
 
