@@ -20,6 +20,9 @@ from book.kit import validate
 from book.kit.i18n import tr
 
 LIVE_MAX_D_K = 512  # the live sliders' top: every redraw stays under 50 ms on 2 CPU cores
+# The pairs per width of the chapter's sweep (book.ideas.scaling.sweep): the d_k sampler opens
+# on those very pairs at d_k = 64, so its first title reads the variance the prose quotes.
+SWEEP_PAIRS = inspect.signature(scaling.dot_products).parameters["n"].default
 # Side margins of the two-panel figures: plotly's 80 px each side leave two 90 px panels on a
 # phone, too narrow for the panel titles; this is room for the y axis title and tick labels.
 PANEL_MARGIN = {"l": 64, "r": 16}
@@ -144,9 +147,8 @@ def variance_figure(sweep: dict) -> go.Figure:
                       # inside the plot's empty top-left corner: no room taken from the plot
                       legend={"x": 0.02, "y": 0.98, "xanchor": "left", "yanchor": "top",
                               "bgcolor": "rgba(255,255,255,0.7)"})
-    samples = inspect.signature(scaling.dot_products).parameters["n"].default  # sweep's own
     return describe(fig, alt=tr("ch02.variance_alt", low=d_ks[0], high=d_ks[-1]),
-                    caption=tr("ch02.variance_caption", n=samples, low=d_ks[0],
+                    caption=tr("ch02.variance_caption", n=SWEEP_PAIRS, low=d_ks[0],
                                var_low=sweep["variance"][0], high=d_ks[-1],
                                var_high=sweep["variance"][-1]))
 
@@ -264,10 +266,18 @@ def _dk_redraw(fig, d_k, n):
 
 
 def _dk_controls() -> list:
+    """d_k and the number of pairs; the first state is the sweep's pairs at d_k = 64."""
     return [controls.Slider(name="d_k", label="d_k", low=1, high=LIVE_MAX_D_K, value=64,
                             page_high=scaling.MAX_D_K),
-            controls.Slider(name="n", label=tr("ch02.samples"), low=100, high=3000,
-                            value=2000, step=100)]
+            controls.Slider(name="n", label=tr("ch02.samples"), low=100, high=SWEEP_PAIRS,
+                            value=SWEEP_PAIRS, step=100)]
+
+
+def dk_first_data() -> dict:
+    """:func:`scaling.dk_data` of the d_k sampler's first state, what every face of it opens
+    on (the page too: it draws its own pairs only once the reader moves a control)."""
+    first = controls.first_values(_dk_controls())
+    return {**scaling.dk_data(first["d_k"], first["n"]), **first}
 
 
 def _dk_first_plot() -> go.Figure:
@@ -314,13 +324,14 @@ def softmax_row_live() -> LiveExplorer:
 # --- in-page explorers (the book's HTML: book/face/inpage/ recomputes them, no kernel) ------
 
 def dk_inpage() -> inpage.InPage:
-    """The d_k sampler in the book's page: the live face's controls and first state, d_k up
-    to 4096; the page draws the q, k pairs from its own seeded generator."""
+    """The d_k sampler in the book's page: the live face's controls and first state (drawn
+    here, with torch's pairs: the page does not redraw it at load), d_k up to 4096; once the
+    reader moves a control, the page draws the q, k pairs from its own seeded generator."""
     fig = _dk_first_plot()
     titles = inpage.templates(fig, {
         "annotations[0]": ("ch02.dk_raw_title", {"d_k": str(scaling.MAX_D_K), "var": "99999.9"}),
         "annotations[1]": ("ch02.dk_scaled_title", {"var": "99.99"})})
-    spec = {"seed": 0, "bins": len(fig.data[0].x), "redraw_at_load": True,
+    spec = {"seed": 0, "bins": len(fig.data[0].x), "redraw_at_load": False,
             "reach": scaling.raw_range(LIVE_MAX_D_K),
             "top": [fig.layout.yaxis.range[1], fig.layout.yaxis2.range[1]],
             "titles": [titles["annotations[0]"], titles["annotations[1]"]]}

@@ -50,7 +50,7 @@ def _data(fig) -> str:
 @pytest.mark.parametrize("make,extremes", [
     (ch01_intuition.heads_live, [{"n_heads": 1}, {"n_heads": orders_example.MAX_HEADS}]),
     (ch02_scaling.dk_live, [{"d_k": 1, "n": 100},
-                                     {"d_k": ch02_scaling.LIVE_MAX_D_K, "n": 3000}]),
+                            {"d_k": ch02_scaling.LIVE_MAX_D_K, "n": ch02_scaling.SWEEP_PAIRS}]),
     (ch02_scaling.softmax_row_live, [{"d_k": 1, "n_keys": 1, "seed": 0},
                                 {"d_k": ch02_scaling.LIVE_MAX_D_K, "n_keys": 128, "seed": 99}]),
 ])
@@ -73,6 +73,23 @@ def test_live_matches_static_data():
     live.update(d_k=64, n=3000)
     static = scaling.dk_data(64, 3000)
     np.testing.assert_allclose(live.figure.data[0].y, static["raw_y"])
+
+
+def test_the_sampler_opens_on_the_sweeps_pairs():
+    """Its first state is the sweep's own pairs at d_k = 64, so its first title reads the
+    variance the prose quotes from the sweep; the page shows that state as Python drew it and
+    draws its own pairs only once the reader moves a control (tests/face/test_first_frames.py
+    checks the prose against it)."""
+    first = ch02_scaling.dk_first_data()
+    assert (first["d_k"], first["n"]) == (64, ch02_scaling.SWEEP_PAIRS)
+    sweep = scaling.sweep([64], n_rows=2)
+    assert first["raw_var"] == pytest.approx(sweep["variance"][0], rel=1e-12)
+    cell = ch02_scaling.dk_inpage()
+    assert json.loads(cell.spec_json)["redraw_at_load"] is False
+    assert {c["name"]: c["value"] for c in cell.controls} == {"d_k": 64, "n": first["n"]}
+    for fig in (cell.figure, ch02_scaling.dk_live().figure):
+        assert f"d_k = 64<br>variance {first['raw_var']:.1f}" in fig.layout.annotations[0].text
+        np.testing.assert_allclose(fig.data[0].y, first["raw_y"])
 
 
 def test_live_bad_input():
