@@ -169,14 +169,23 @@ def _mask_redraw(fig, kind, length, padding):
 
 def _mask_controls() -> list:
     """The number of real tokens and the amount of padding (the padded length is their sum),
-    so every combination of slider positions is a valid sequence."""
+    so every combination of slider positions is a valid sequence. The first state is the one
+    the page's prose describes (:func:`mask_first_data`): no mask, 5 real tokens padded to 8."""
     return [controls.Choice(name="kind", label=i18n.tr("ch04.live_mask"),
                             options=[(k, kind_name(k)) for k in masktraps.MASK_KINDS],
-                            value="causal + padding"),
+                            value="none"),
             controls.Slider(name="length", label=i18n.tr("ch04.live_real_tokens"), low=1,
                             high=masktraps.MASK_MAX_REAL, value=5),
             controls.Slider(name="padding", label=i18n.tr("ch04.live_padding"), low=0,
-                            high=masktraps.MASK_MAX_PAD, value=2)]
+                            high=masktraps.MASK_MAX_PAD, value=3)]
+
+
+def mask_first_data() -> dict:
+    """:func:`masktraps.mask_data` of the mask explorer's first state (every face opens on
+    it): the numbers the page's prose quotes about the figure as it opens."""
+    first = controls.first_values(_mask_controls())
+    return masktraps.mask_data(first["kind"], first["length"],
+                               first["length"] + first["padding"])
 
 
 def _mask_first_plot() -> go.Figure:
@@ -439,7 +448,7 @@ value_exercise("ch4.scores_shape", "The shape of the scores for x of shape (3, 1
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch04.toml) ---
 questions.question("ch04.causal_zeros", kind="predict", right=2,
-                   answered_in="c016")
+                   answered_in="c017")
 questions.question("ch04.dropout", kind="explain", right=3)
 questions.question("ch04.bug_view", kind="bug", right=2, code="""\
 q = self.w_q(x)

@@ -189,6 +189,22 @@ def test_live_explorer_survives_extremes_and_matches_the_data():
     assert len(drawn) == len(LIVE_EXTREMES)  # every combination draws something different
 
 
+def test_the_explorer_opens_without_a_mask_on_padded_tokens():
+    """The state the page's prose describes (tests/face/test_first_frames.py checks the
+    prose against it): no mask, real tokens and padding, so that some weight leaks onto the
+    padding and onto later tokens; every face opens on it."""
+    first = ch04_pytorch.mask_first_data()
+    assert first["kind"] == "none" and first["seq_len"] > first["length"]
+    assert first["pad_share"] > 0 and first["future_share"] > 0
+    for fig in (ch04_pytorch.mask_live().figure, ch04_pytorch.mask_inpage().figure):
+        assert list(fig.data[1].x) == first["labels"]
+        np.testing.assert_array_equal(np.asarray(fig.data[0].z), first["allowed"].astype(int))
+        np.testing.assert_allclose(np.asarray(fig.data[1].z, dtype=float), first["weights"],
+                                   atol=1e-4)
+        assert fig.layout.title.text == ch04_pytorch._mask_figure_title(first["length"],
+                                                                        first["seq_len"])
+
+
 def test_live_controls_redraw_by_themselves():
     explorer = ch04_pytorch.mask_live()
     explorer.update(kind="none", length=3, padding=2)

@@ -104,8 +104,6 @@ def test_every_question_is_asked_in_its_own_notebook(registry):
 # cell that answers it. The test holds them to that, so that the list cannot go stale: move
 # the question (or the answering sentence) and delete its line here.
 STILL_LATE = {
-    "ch04.causal_zeros": "the paragraph above says the causal mask is the lower triangle, "
-                         "diagonal included",
 }
 
 
