@@ -47,7 +47,14 @@ def _heads_titles(n_heads: int) -> tuple[list[str], str, dict]:
 
 
 def _hover() -> str:
-    return tr("ch01.hover", extra="<extra></extra>")
+    """The maps' hover text: in English the query and the key each with its gloss (the keys'
+    upright labels have no room for one), from :func:`_hover_glosses`."""
+    return orders_example.glossed_hover(tr("ch01.hover", extra="<extra></extra>"))
+
+
+def _hover_glosses():
+    glossed = orders_example.labels()
+    return orders_example.hover_glosses(glossed, glossed)
 
 
 def one_head_figure(weights) -> go.Figure:
@@ -56,7 +63,8 @@ def one_head_figure(weights) -> go.Figure:
     title = wrap(tr("ch01.one_head_title", illustrative=tr("ch01.illustrative")), 46)
     fig = plotting.attention_heatmap(weights, labels, orders_example.labels(short=True),
                                      title=title)
-    fig.update_traces(hovertemplate=_hover(), colorbar_title_text=tr("ch01.weight"))
+    fig.update_traces(hovertemplate=_hover(), customdata=_hover_glosses(),
+                      colorbar_title_text=tr("ch01.weight"))
     # as in the heads explorer below: keys rotated, short axis titles
     fig.update_xaxes(tickangle=-90, tickfont_size=11)
     fig.update_layout(xaxis_title_text=tr("ch01.key"), yaxis_title_text=tr("ch01.query"),
@@ -99,7 +107,8 @@ def _heads_plot() -> go.Figure:
                                  showscale=i == orders_example.MAX_HEADS - 1,
                                  colorbar={"title": {"text": tr("ch01.weight")},
                                            "thickness": 12},
-                                 hovertemplate=_hover()), row=1, col=i + 1)
+                                 customdata=_hover_glosses(), hovertemplate=_hover()),
+                      row=1, col=i + 1)
         fig.update_yaxes(autorange="reversed", showticklabels=i == 0, row=1, col=i + 1)
         fig.update_xaxes(tickangle=-90, tickfont_size=11, title_text=tr("ch01.key"),
                          showticklabels=i == 0 or not short, row=1, col=i + 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import ipywidgets as widgets
@@ -10,6 +11,7 @@ import plotly.graph_objects as go
 
 from book.face import diagrams, questions
 from book.face.checks import Answer, Is, array_answer, call, exercise, right, value_exercise, wrong
+from book.face.display import Matrix
 from book.face.figures import describe
 from book.face.live import LiveExplorer
 from book.face.plotting import SIGNED_COLORSCALE, TITLE_WIDTH, make_slider, rounded, wrap
@@ -22,12 +24,30 @@ from book.kit.i18n import tr
 
 
 
+# the decimals the page's tables print a step with: the attention weights A1, A2, … with 3
+# (the notebook's Matrix(…, digits=3)), every other matrix with Matrix's own default
+WEIGHT_DIGITS = 3
+VALUE_DIGITS = inspect.signature(Matrix).parameters["digits"].default
+
+
+def printed_digits(name: str) -> int:
+    """The decimals the walkthrough's step ``name`` is written with in its cells, as the
+    chapter's tables print it (:data:`WEIGHT_DIGITS` for A1, A2, …, else :data:`VALUE_DIGITS`)."""
+    return WEIGHT_DIGITS if re.fullmatch(r"A\d+", name) else VALUE_DIGITS
+
+
+def cell_texts(frame: dict) -> list[list[str]]:
+    """A step's values as its cells write them (:func:`printed_digits` decimals; -0 as 0)."""
+    digits = printed_digits(frame["name"])
+    return [[f"{x + 0.0:.{digits}f}" for x in row]
+            for row in np.asarray(frame["values"], dtype=float)]
+
+
 def _frame_update(frame: dict) -> dict:
     v = np.asarray(frame["values"], dtype=float)
     bound = float(np.abs(v).max()) or 1.0
     return {"z": [rounded(v, 3)], "x": [frame["cols"]], "y": [frame["rows"]],
-            "text": [[[f"{x + 0.0:.2f}" for x in row] for row in v]],
-            "zmin": [-bound], "zmax": [bound]}
+            "text": [cell_texts(frame)], "zmin": [-bound], "zmax": [bound]}
 
 
 def _frame_title(frame: dict) -> str:
@@ -44,8 +64,9 @@ def _walkthrough_plot(frames: list[dict]) -> go.Figure:
     fig = go.Figure(go.Heatmap(
         z=first["z"][0], x=first["x"][0], y=first["y"][0], text=first["text"][0],
         texttemplate="%{text}", zmin=first["zmin"][0], zmax=first["zmax"][0],
-        colorscale=SIGNED_COLORSCALE,
-        colorbar={"title": {"text": tr("ch03.value"), "side": "right"}},
+        # no colour bar: every cell writes its value, and the bar's room (about a third of a
+        # phone's width) is what lets the values fit their cells there (plotting.fit_cell_text)
+        colorscale=SIGNED_COLORSCALE, showscale=False,
         hovertemplate="%{y}, %{x}: %{z:.4f}<extra></extra>"))
     # title.automargin: the book's renderer (plotting.tidy) reserves the top margin for the
     # tallest step's title, so that plotly never grows it (it would draw the cells above
@@ -70,7 +91,8 @@ def _walkthrough_caption(frames: list[dict]) -> str:
     heads = sum(1 for name in shapes if re.fullmatch(r"A\d+", name))
     return tr("ch03.walkthrough_caption", n=len(frames), heads=heads, first=frames[0]["name"],
               last=frames[-1]["name"], rows=rows.pop(), d_model=shapes["X"][1],
-              d_k=shapes["Q1"][1], concat=shapes["Z"][1], out=shapes[frames[-1]["name"]][1])
+              d_k=shapes["Q1"][1], concat=shapes["Z"][1], out=shapes[frames[-1]["name"]][1],
+              weight_digits=WEIGHT_DIGITS, value_digits=VALUE_DIGITS)
 
 
 def walkthrough_figure(ex=None) -> go.Figure:
@@ -95,7 +117,9 @@ def dataflow_diagram(ex=None) -> go.Figure:
     ex = walkthrough.example() if ex is None else _checked_example(ex)
     n_tokens, d_model = ex.X.shape
     n_heads, d_k = len(ex.heads), ex.heads[0][0].shape[1]
-    sizes = {"n": n_tokens, "d_model": d_model, "h": n_heads, "d_k": d_k, "width": n_heads * d_k}
+    w_rows, w_cols = ex.heads[0][0].shape   # W_Q1, as the diagram draws it: d_model × d_k
+    sizes = {"n": n_tokens, "d_model": d_model, "h": n_heads, "d_k": d_k, "width": n_heads * d_k,
+             "w_rows": w_rows, "w_cols": w_cols, "cells": w_rows * w_cols}
     return describe(diagrams.multihead_dataflow(n_tokens, d_model, n_heads, d_k),
                     alt=tr("ch03.dataflow_alt", **sizes),
                     caption=tr("ch03.dataflow_caption", **sizes))

@@ -13,7 +13,7 @@ from book.face.live import LiveExplorer, widgets_for
 from book.face.plotting import COLORSCALE, RUN_COLORS, make_slider, rounded, wrap
 from book.kit import i18n, numbers, timing, validate
 from book.studies import heads
-from book.toy import export, orders
+from book.toy import export, orders, orders_example
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
@@ -92,14 +92,15 @@ def _head_maps_update(data: dict) -> dict:
     """z, x, y of the 16 panels; the panels of heads the model does not have are empty. With
     one column (one head) the query axis shows each token with its English gloss; with two the
     glosses would take the room the keys' labels need on a phone, and stay in the hover text
-    (``customdata``: each cell's key with its gloss)."""
+    (``customdata``, English edition: each cell's query and key with their glosses,
+    book.toy.orders_example.hover_glosses)."""
     used = range(data["n_heads"])
     rows = data["glossed"] if _head_grid(data["n_heads"])[1] == 1 else data["labels"]
+    glossed = orders_example.hover_glosses(list(data["glossed"]), list(data["glossed"]))
     return {"z": [rounded(data["maps"][h], 3) if h in used else [] for h in range(MAX_GRID_HEADS)],
             "x": [data["labels"] if h in used else [] for h in range(MAX_GRID_HEADS)],
             "y": [rows if h in used else [] for h in range(MAX_GRID_HEADS)],
-            "customdata": [[list(data["glossed"]) for _ in rows] if h in used else []
-                           for h in range(MAX_GRID_HEADS)]}
+            "customdata": [glossed if h in used else None for h in range(MAX_GRID_HEADS)]}
 
 
 GRID_GAP = (0.01, 0.025)  # between panels (x, y), in fractions of the plot area (x: at 0.02
@@ -190,8 +191,8 @@ def _head_maps_plot(frames: list[dict], start: int) -> go.Figure:
             # no colour bar: it would take the width the 16-head grid needs for 12 px cells;
             # the title names the scale and the hover gives each weight
             zmin=0, zmax=1, colorscale=COLORSCALE, showscale=False,
-            hovertemplate=_tr("maps_hover", h=h, query="%{y}", weight="%{z:.3f}",
-                              key=i18n.pick("%{customdata}", "%{x}"))
+            hovertemplate=orders_example.glossed_hover(
+                _tr("maps_hover", h=h, query="%{y}", weight="%{z:.3f}", key="%{x}"))
             + "<extra></extra>"),
             row=h // cols + 1, col=h % cols + 1)
     fig.update_yaxes(autorange="reversed", showticklabels=False, tickfont_size=11,
@@ -448,7 +449,7 @@ def head_maps_inpage(models: dict, order: str = HEAD_MAPS_ORDER) -> inpage.InPag
                 "js": i18n.table()["ch06.maps_js"].get(i18n.language())
                 or i18n.table()["ch06.maps_js"]["en"],
                 "empty": _tr("inpage_empty", example=example),
-                "unknown": _tr("inpage_unknown", word="{word}", words=" ".join(orders.WORDS)),
+                "unknown": _tr("inpage_unknown", word="{word}", words=orders.word_list()),
                 "long": _tr("inpage_long", heads="{heads}", max_words="{max_words}", n="{n}")}}
     return inpage.InPage("head_maps", fig, inpage.page_controls(first_controls), spec,
                          _tr("inpage_adds"))

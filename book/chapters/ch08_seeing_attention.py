@@ -37,7 +37,7 @@ from book.face.plotting import (
 from book.kit import i18n, timing, validate
 from book.kit.i18n import tr
 from book.studies import attention_roles
-from book.toy import export, orders, train
+from book.toy import export, orders, orders_example, train
 from book.toy import model as model_mod
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
@@ -137,6 +137,46 @@ def _top_text(sentences, verdict: bool = False) -> str:
     return text + (tr("ch08.top_sharper") if sharper else "")
 
 
+def _hover_glosses(data: dict):
+    """An order's hover glosses (book.toy.orders_example.hover_glosses; None in Chinese): each
+    cell's query and key, each token with its gloss (``rows``: the order's glossed labels)."""
+    return orders_example.hover_glosses(list(data["rows"]), list(data["rows"]))
+
+
+def _gloss_model_view(fig: go.Figure, datas: list[dict], n_heads: int) -> None:
+    """The model view's English glosses, in place: its panels have no room for them on the
+    axes, and a hover gloss a cell for every order of its menu would weigh hundreds of KB, so
+    each map's categories are the glossed labels (the hover's %{x} and %{y} name them) while
+    the ticks show the bare tokens (``ticktext``). The Chinese edition: as drawn."""
+    if i18n.language() == "zh":
+        return
+
+    def ticks(data: dict, layout: dict) -> dict:
+        bare, glossed = list(data["cols"]), list(data["rows"])
+        out = {}
+        for k in range(n_heads):
+            suffix = "" if k == 0 else str(k + 1)
+            shown = layout.get(f"xaxis{suffix}.tickvals")
+            shown = bare if shown is None else list(shown)
+            out.update({f"xaxis{suffix}.tickmode": "array",
+                        f"xaxis{suffix}.tickvals": [glossed[bare.index(v)] for v in shown],
+                        f"xaxis{suffix}.ticktext": shown,
+                        f"yaxis{suffix}.tickmode": "array", f"yaxis{suffix}.tickvals": glossed,
+                        f"yaxis{suffix}.ticktext": bare})
+        return out
+
+    first = {f"xaxis{'' if k == 0 else k + 1}.tickvals": fig.layout[
+        f"xaxis{'' if k == 0 else k + 1}"].tickvals for k in range(n_heads)}
+    fig.update_traces(x=list(datas[0]["rows"]), y=list(datas[0]["rows"]))
+    fig.update_layout(ticks(datas[0], first))
+    for button, data in zip(fig.layout.updatemenus[0].buttons if fig.layout.updatemenus else [],
+                            datas, strict=False):
+        restyle, relayout = dict(button.args[0]), dict(button.args[1])
+        restyle["x"] = restyle["y"] = [list(data["rows"])] * len(restyle.get("x", fig.data))
+        relayout.update(ticks(data, relayout))
+        button.args = [restyle, relayout, *button.args[2:]]
+
+
 def _sentence(data: dict, queries: bool = True) -> views.Sentence:
     """An order's view data (book.studies.attention_roles.order_view_data) as the views draw
     it: keys = tokens, queries = tokens with their gloss, the caption."""
@@ -154,7 +194,8 @@ def head_view_figure(model, orders_, names=None, start: tuple[int, int] = (1, 1)
 def _head_view_plot(model, orders_, names=None, start: tuple[int, int] = (1, 1),
                     controls: bool = True) -> go.Figure:
     orders_, names = _orders_and_names(orders_, names, "head_view")
-    sentences = [_sentence(attention_roles.order_view_data(model, o)) for o in orders_]
+    datas = [attention_roles.order_view_data(model, o) for o in orders_]
+    sentences = [_sentence(d) for d in datas]
     fig = views.head_view(
         sentences, [_menu_name(name) for name in names], start=start, digits=3,
         slider_prefix=tr("ch08.slider_head"), slider_pad=85,
@@ -163,6 +204,11 @@ def _head_view_plot(model, orders_, names=None, start: tuple[int, int] = (1, 1),
         key_axis={"title": {"standoff": 14}, "automargin": True, "tickfont": {"size": 10}},
         # the top margin holds the title and the caption's lines (the menu's nine: 160 px)
         layout={"height": 636, "margin": {"t": 160}}, controls=controls)
+    # the English hover names each cell's query and key with their glosses (the upright keys
+    # have no room for one), one order a trace
+    for trace, data in zip(fig.data, datas, strict=True):
+        trace.update(customdata=_hover_glosses(data),
+                     hovertemplate=orders_example.glossed_hover(trace.hovertemplate))
     return describe(fig, alt=tr("ch08.head_view_alt"),
                     caption=tr("ch08.head_view_caption", top=_top_text(sentences, verdict=True)))
 
@@ -177,8 +223,8 @@ def model_view_figure(model, orders_, names=None, start_layer: int = 0) -> go.Fi
 
 def _model_view_plot(model, orders_, names=None, start_layer: int = 0) -> go.Figure:
     orders_, names = _orders_and_names(orders_, names, "model_view")
-    sentences = [_sentence(attention_roles.order_view_data(model, o), queries=False)
-                 for o in orders_]
+    datas = [attention_roles.order_view_data(model, o) for o in orders_]
+    sentences = [_sentence(d, queries=False) for d in datas]
     n_layers, n_heads = sentences[0].maps.shape[:2]
     start_layer = validate.integer("start_layer", start_layer, low=0, high=n_layers - 1)
     fig = views.model_view(
@@ -192,6 +238,7 @@ def _model_view_plot(model, orders_, names=None, start_layer: int = 0) -> go.Fig
         menu={"direction": "up", "y": 0, "yanchor": "top", "pad": {"t": 200}},
         caption={"y": 1.06, "font": {"size": 11}}, key_labels=MODEL_VIEW_KEY_LABELS,
         layout={"height": 860, "margin": {"l": 40, "t": 190, "b": 40}})
+    _gloss_model_view(fig, datas, n_heads)
     return describe(fig, alt=tr("ch08.model_view_alt", n=n_heads),
                     caption=tr("ch08.model_view_caption", top=_top_text(sentences)))
 
@@ -329,6 +376,7 @@ def _head_view_redrawer(model, message):
         data = state["data"]
         trace = fig.data[0]
         trace.x, trace.y = data["cols"], data["rows"]
+        trace.customdata = _hover_glosses(data)
         trace.z = rounded(data["maps"][layer, head], 3)
         n = len(data["cols"])
         fig.layout.xaxis.categoryarray, fig.layout.yaxis.categoryarray = data["cols"], \
@@ -410,7 +458,7 @@ def _order_spec(model, max_words: int) -> dict:
                             for label in orders.LABELS},
             "messages": {
                 "empty": tr("ch08.empty_order", example=attention_roles.EXAMPLE),
-                "unknown": tr("ch08.unknown_word", word="{word}", words=" ".join(orders.WORDS)),
+                "unknown": tr("ch08.unknown_word", word="{word}", words=orders.word_list()),
                 "long": tr("ch08.long_order", n="{n}", max_len="{max_len}"),
                 "page_long": tr("ch08.page_long_order", n="{n}", max_words=max_words,
                                 max_len=model.config.max_len),

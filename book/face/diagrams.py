@@ -5,10 +5,12 @@ editions draw the same diagram in their own language, and every size a label sho
 argument: the chapter passes the numbers of the code it describes (the walkthrough's example,
 the toy model's config, a real window mask), never numbers typed into the picture.
 
-* :func:`multihead_dataflow` — X → per-head Q, K, V → scores → softmax → Z_h → concat → W_O,
-  with shapes (symbolic, the walkthrough's numbers, or the module's (B, h, T, d_k));
+* :func:`multihead_dataflow` — X → each head's W_Q, W_K, W_V (drawn as grids of their
+  d_model × d_k cells) → Q, K, V → scores → softmax → Z_h → concat → W_O, with shapes
+  (symbolic, the walkthrough's numbers, or the module's (B, h, T, d_k));
 * :func:`norm_placement` — a Post-LN and a Pre-LN block side by side;
-* :func:`toy_model` — the takeout-order encoder of chapters 5–8, sized from its config;
+* :func:`toy_model` — the takeout-order encoder of chapters 5–8, sized from its config, one
+  block drawn as it runs, a residual line around each sub-layer;
 * :func:`kv_cache` — one layer's cache while a new token is generated, with the memory formula;
 * :func:`window_grid` — which keys each query scores: the full matrix beside a window.
 
@@ -43,12 +45,14 @@ TOP = 48           # px above the drawing: the title
 SIDE = 6           # px of margin left and right
 INK = "#1b1b1b"
 ARROW = "#4d4d4d"
+RESIDUAL = "residual"   # the name of a residual line's path and of its arrowhead
 STYLES = {  # fill, edge
     "data": ("#f1f1f1", "#4d4d4d"),
     "attention": ("#dbe6f6", "#1a56a8"),
     "norm": ("#fde8c8", "#a15c00"),
     "ff": ("#dcefdc", "#2e7d32"),
     "new": ("#fbd9d5", "#b3261e"),
+    "weight": ("#ece1f5", "#5b2c83"),   # a learned matrix's cells (W_Q, W_K, W_V)
     "note": ("rgba(0,0,0,0)", "rgba(0,0,0,0)"),
 }
 
@@ -123,12 +127,16 @@ class _Sketch:
             "arrowwidth": 1.4, "arrowcolor": ARROW})
 
     def rect(self, x: float, y0: float, y1: float, dx0: float, dx1: float, fill: str,
-             edge: str, *, dash: str = "solid") -> None:
-        """A rectangle from px ``dx0`` to ``dx1`` of the point ``x`` (a width fraction)."""
-        self.shapes.append({"type": "rect", "xref": "x", "yref": "y", "xsizemode": "pixel",
-                            "xanchor": x, "x0": dx0, "x1": dx1, "y0": y0, "y1": y1,
-                            "fillcolor": fill, "line": {"color": edge, "width": 1, "dash": dash},
-                            "layer": "below"})
+             edge: str, *, dash: str = "solid", name: str | None = None) -> None:
+        """A rectangle from px ``dx0`` to ``dx1`` of the point ``x`` (a width fraction);
+        ``name`` tells what it is part of (a weight matrix's cells carry the matrix's name)."""
+        shape = {"type": "rect", "xref": "x", "yref": "y", "xsizemode": "pixel",
+                 "xanchor": x, "x0": dx0, "x1": dx1, "y0": y0, "y1": y1,
+                 "fillcolor": fill, "line": {"color": edge, "width": 1, "dash": dash},
+                 "layer": "below"}
+        if name is not None:
+            shape["name"] = name
+        self.shapes.append(shape)
 
     def frame(self, x0: float, x1: float, y0: float, y1: float) -> None:
         """A dashed frame from width fraction ``x0`` to ``x1``."""
@@ -142,11 +150,12 @@ class _Sketch:
         ``y1`` and back in to ``end`` px right of the main path, with an arrowhead there."""
         self.shapes.append({"type": "path", "xref": "x", "yref": "y", "xsizemode": "pixel",
                             "xanchor": x, "line": {"color": ARROW, "width": 1.4},
-                            "path": f"M 0,{y0} L {out},{y0} L {out},{y1} L {end + 6},{y1}"})
+                            "path": f"M 0,{y0} L {out},{y0} L {out},{y1} L {end + 6},{y1}",
+                            "name": RESIDUAL})
         self.annotations.append({
             "x": x, "y": y1, "xref": "x", "yref": "y", "ax": 14, "ay": 0, "axref": "pixel",
             "ayref": "pixel", "xshift": end, "text": "", "showarrow": True, "arrowhead": 2,
-            "arrowsize": 1, "arrowwidth": 1.4, "arrowcolor": ARROW})
+            "arrowsize": 1, "arrowwidth": 1.4, "arrowcolor": ARROW, "name": RESIDUAL})
 
     def figure(self, title: str, height_px: float) -> go.Figure:
         """The figure: the drawing ``height_px`` tall under a title, no axes, no controls."""
@@ -187,7 +196,10 @@ def multihead_dataflow(n_tokens: int | None = None, d_model: int | None = None,
     With no sizes, the shapes are symbolic (n tokens, d_model, h heads, d_k): chapter 1's
     picture. With all four sizes (e.g. the walkthrough's 3 tokens, d_model 4, 2 heads, d_k 3,
     read from :func:`book.ideas.walkthrough.example`), every box shows its real shape; heads
-    beyond the second are counted, not drawn. ``batched=True`` draws the module's way, all
+    beyond the second are counted, not drawn. Under the input, each drawn head's W_Q, W_K
+    and W_V: a grid of d_model × d_k cells (shapes named :func:`weight_names`), one box of
+    that proportion where the cells would be too small to draw, or where the sizes are
+    symbols. ``batched=True`` draws the module's way, all
     heads in one tensor (B, h, T, d_k), with symbolic sizes only.
 
     Returns a plotly figure (no controls). Raises ``ValueError`` if only some sizes are given
@@ -218,6 +230,14 @@ def multihead_dataflow(n_tokens: int | None = None, d_model: int | None = None,
     s = _Sketch()
     top, bottom = s.box(0.5, 0, f"{tr('common.dg_input')}<br>{_shape(n, dm)}", "data")
     cols = [0.5] if len(shown) == 1 else [0.25, 0.75]
+    # each head's own W_Q, W_K and W_V, drawn as the d_model × d_k matrices they are
+    each = tr("common.dg_each", shape=_shape(dm, dk))
+    y = w_bottom = bottom + GAP
+    for x, h in zip(cols, shown, strict=True):
+        s.arrow(0.5, bottom, x, y)
+        w_bottom = max(w_bottom, _weights(s, x, y, h, None if symbolic else (d_model, d_k),
+                                          each))
+    bottom = w_bottom
     rows = [
         lambda h: (f"{tr('common.dg_qkv_short', head=tr('common.dg_head', h=h))}<br>"
                    f"{tr('common.dg_each', shape=_shape(n, dk))}", "data"),
@@ -231,10 +251,7 @@ def multihead_dataflow(n_tokens: int | None = None, d_model: int | None = None,
         for x, h in zip(cols, shown, strict=True):
             text, style = row(h)
             b_top, b_bottom = s.box(x, y, text, style)
-            if i == 0:
-                s.arrow(0.5, bottom, x, b_top)
-            else:
-                s.arrow(x, prev_bottom, x, b_top)
+            s.arrow(x, prev_bottom, x, b_top)
             row_bottom = max(row_bottom, b_bottom)
         if i == 0 and (more or symbolic) and len(cols) == 2:
             dots = "…" if symbolic else tr("common.dg_more_heads", n=more)
@@ -251,6 +268,47 @@ def multihead_dataflow(n_tokens: int | None = None, d_model: int | None = None,
     # a chapter that draws it with its own sizes says so in its own words (chapter 3)
     return describe(s.figure(tr("common.dg_flow_title"), o_bottom + 4),
                     alt=tr("common.dg_flow_alt"), caption=tr("common.dg_flow_caption"))
+
+
+MAT_GAP = 46          # px between the middles of one head's W_Q, W_K and W_V
+MAT_BOX = (34, 44)    # px: the most one matrix takes, wide and tall
+MAT_CELL = 9          # px: the most one of its cells takes
+MAT_SYMBOLIC = (20, 36)  # px: a matrix of symbolic shape (d_model × d_k), as one box
+
+
+def weight_names(head) -> list[str]:
+    """The names the dataflow gives head ``head``'s three weight matrices (W_Q1, W_K1, W_V1
+    in both editions): the names its cells carry (``shape.name``)."""
+    return [tr("common.dg_weight", which=which, h=head) for which in "QKV"]
+
+
+def _weights(s: _Sketch, x: float, top: float, head, sizes: tuple[int, int] | None,
+             shape_text: str) -> float:
+    """Head ``head``'s W_Q, W_K and W_V side by side around ``x``, each named above its grid
+    of ``sizes`` = (rows, columns) cells (one box where ``sizes`` is None, the symbolic
+    d_model × d_k, or where the cells would be under 3 px), their shape below; every cell is
+    a shape named after its matrix. Returns the bottom in px."""
+    grid_top = top + FONT * LINE + 3
+    if sizes is None:
+        (w, h), rows, cols = MAT_SYMBOLIC, 1, 1
+    else:
+        rows, cols = sizes
+        cell = min(MAT_CELL, MAT_BOX[0] / cols, MAT_BOX[1] / rows)
+        w, h = max(6.0, cols * cell), max(6.0, rows * cell)
+        if cell < 3:   # too many to draw: one box of the matrix's proportions
+            rows = cols = 1
+    fill, edge = STYLES["weight"]
+    for k, name in enumerate(weight_names(head)):
+        centre = (k - 1) * MAT_GAP
+        s.label(x, top + FONT * LINE / 2, name, shift=centre)
+        left = centre - w / 2
+        for i in range(rows):
+            for j in range(cols):
+                s.rect(x, grid_top + i * h / rows, grid_top + (i + 1) * h / rows,
+                       left + j * w / cols, left + (j + 1) * w / cols, fill, edge, name=name)
+    bottom = grid_top + h + 3
+    s.label(x, bottom + FONT * LINE / 2, shape_text)
+    return bottom + FONT * LINE
 
 
 def _dataflow_batched() -> go.Figure:
@@ -289,26 +347,38 @@ def _step_text(step: str) -> tuple[str, str]:
             "add": (tr("common.dg_add"), "data")}[step]
 
 
-def _column(s: _Sketch, x: float, steps: tuple[str, ...], top: float, post: bool) -> float:
-    texts = [_step_text(step) for step in steps]
+def _column(s: _Sketch, x: float, steps: tuple[str, ...], top: float, post: bool, *,
+            texts: list[tuple[str, str]] | None = None, entry: float | None = None,
+            label: bool = False) -> float:
+    """The ``steps`` of one block down from ``top`` at ``x``, each in its box (``texts``: the
+    boxes' own (text, style), default the steps' names), arrows between them and a residual
+    line to every "add". ``entry``: where the stream comes in from above when the column has
+    no "x" box of its own (the first residual line branches between it and the first box);
+    ``label``: write "residual" along each residual line. Returns the y under the last box."""
+    texts = texts or [_step_text(step) for step in steps]
     widest = max(box_width(t) for t, style in texts if style != "note")
     out = widest / 2 + 12
-    edges = []
+    edges = [] if entry is None else [(entry, entry)]
     y = top
     for text, style in texts:
         edges.append(s.box(x, y, text, style))
         y = edges[-1][1] + 12
-    for i in range(1, len(edges)):
+    for i in range(1 if entry is None else 2, len(edges)):
         s.arrow(x, edges[i - 1][1], x, edges[i][0])
     # residual lines: the stream branches off below ``start`` and joins the next sum; after a
     # sum, Post-LN's stream is the LayerNorm's output, Pre-LN's the sum itself
     start = 0
+    first = 0 if entry is None else 1   # edges[first + i] is steps[i]'s box
     for i, step in enumerate(steps):
         if step == "add":
+            at = first + i
             branch = (edges[start][1] + edges[start + 1][0]) / 2
-            mid = (edges[i][0] + edges[i][1]) / 2
+            mid = (edges[at][0] + edges[at][1]) / 2
             s.bypass(x, branch, mid, out, box_width(tr("common.dg_add")) / 2)
-            start = i + 1 if post else i
+            if label:
+                s.label(x, (branch + mid) / 2, tr("common.dg_residual"), shift=out + 10,
+                        angle=-90, color=ARROW)
+            start = at + 1 if post else at
     return y
 
 
@@ -329,6 +399,11 @@ def norm_placement() -> go.Figure:
 
 
 # --- c. the toy model ------------------------------------------------------------------------
+
+# one block's steps for each placement of the LayerNorm (book.toy.model.EncoderBlock.forward)
+_TOY_BLOCK = {"pre": ("norm", "attention", "add", "norm", "ff", "add"),
+              "post": ("attention", "add", "norm", "ff", "add", "norm"),
+              "none": ("attention", "add", "ff", "add")}
 
 TOY_KEYS = ("vocab_size", "n_labels", "d_model", "n_heads", "n_layers", "d_ff", "max_len",
             "norm")
@@ -371,21 +446,19 @@ def toy_model(config: Mapping, n_params: int | None = None) -> go.Figure:
     f_top = a_bottom + GAP
     s.label(0.04, f_top + 4 + FONT * LINE / 2, tr("common.dg_block_frame", n=c["n_layers"]),
             anchor="left", bold=True, shift=4)
-    y = f_top + 8 + FONT * LINE + 6
-    at_top, at_bottom = s.box(0.5, y, tr("common.dg_toy_attention", h=c["n_heads"], d_k=d_k),
-                              "attention")
-    s.arrow(0.5, a_bottom, 0.5, at_top)
-    ff_top, ff_bottom = s.box(0.5, at_bottom + GAP, tr("common.dg_toy_ff", d=d, d_ff=c["d_ff"]),
-                              "ff")
-    s.arrow(0.5, at_bottom, 0.5, ff_top)
-    note = {"pre": "common.dg_toy_ln_add", "post": "common.dg_toy_ln_after"}.get(norm)
-    y = ff_bottom + 6
-    note_y = y + FONT * LINE / 2 + 2
-    if note:
-        y += FONT * LINE + 4
-    f_bottom = y + 6
+    # one block as the model runs it (book.toy.model.EncoderBlock), each sub-layer with its
+    # residual connection: the stream goes around it and is added to its output
+    steps = _TOY_BLOCK[norm]
+    texts = {"attention": (tr("common.dg_toy_attention", h=c["n_heads"], d_k=d_k), "attention"),
+             "ff": (tr("common.dg_toy_ff", d=d, d_ff=c["d_ff"]), "ff"),
+             "norm": _step_text("norm"), "add": _step_text("add")}
+    b_top = f_top + 8 + FONT * LINE + 6
+    s.arrow(0.5, a_bottom, 0.5, b_top)
+    y = _column(s, 0.5, steps, b_top, norm == "post", texts=[texts[st] for st in steps],
+                entry=f_top + FONT * LINE / 2, label=True)
+    f_bottom = y - 4
     s.frame(0.04, 0.96, f_top, f_bottom)
-    y, prev = f_bottom + GAP, ff_bottom
+    y, prev = f_bottom + GAP, y - 12   # under the block's last box
     if norm == "pre":
         n_top, n_bottom = s.box(0.5, y, tr("common.dg_layernorm"), "norm")
         s.arrow(0.5, prev, 0.5, n_top)
@@ -396,8 +469,6 @@ def toy_model(config: Mapping, n_params: int | None = None) -> go.Figure:
     o_top, o_bottom = s.box(0.5, k_bottom + GAP, tr("common.dg_toy_output",
                                                     n_labels=c["n_labels"]), "note")
     s.arrow(0.5, k_bottom, 0.5, o_top)
-    if note:  # last, on white: the stream's arrow passes under it
-        s.label(0.5, note_y, tr(note), color="#4d4d4d", background="white")
     title = (tr("common.dg_toy_title", n_layers=c["n_layers"], params=n_params)
              if n_params is not None else tr("common.dg_block_frame", n=c["n_layers"]))
     return s.figure(title, o_bottom + 4)

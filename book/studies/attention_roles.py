@@ -63,7 +63,11 @@ def read_order(text: str, max_len: int = orders_mod.MAX_LEN) -> Order:
     max_len = validate.integer("max_len", max_len, low=1)
     if not text.strip():
         raise ValueError(tr("ch08.empty_order", example=EXAMPLE))
-    tokens = orders_mod.tokenize(text)   # an unknown word raises, listing the vocabulary
+    try:
+        tokens = orders_mod.tokenize(text)
+    except orders_mod.UnknownWord as error:   # named, with the vocabulary (glossed in English)
+        raise ValueError(tr("ch08.unknown_word", word=error.word,
+                            words=orders_mod.word_list())) from None
     if len(tokens) > max_len:
         raise ValueError(tr("ch08.long_order", n=len(tokens), max_len=max_len))
     try:

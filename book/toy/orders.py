@@ -125,6 +125,23 @@ def label_name(label: str) -> str:
                     "count_3": "common.label_count_3"}[label])
 
 
+def word_list() -> str:
+    """The order language's words as a reader's message lists them: in the English edition
+    each with its gloss ("一碗 (a bowl of) · 两碗 (two bowls of) · …"), in the Chinese edition
+    the words alone, a space apart."""
+    if i18n.language() == "zh":
+        return " ".join(WORDS)
+    shown = []
+    for token, (english, _, _) in WORDS.items():
+        if english.startswith(token):                 # "、 (list comma)"
+            shown.append(english)
+        elif any(c.isalpha() for c in english):
+            shown.append(f"{token} ({english})")
+        else:                                         # ， and 。 read as themselves
+            shown.append(token)
+    return " · ".join(shown)
+
+
 def gloss(token: str) -> str:
     """English gloss of one vocabulary token, e.g. ``gloss("香菜") == "coriander"``."""
     return WORDS[_known(token)][0]
@@ -225,6 +242,14 @@ ASCII_PUNCTUATION = {",": "，", ".": "。", ";": "，", "；": "，"}
 _LONGEST = max(len(t) for t in WORDS)
 
 
+class UnknownWord(ValueError):
+    """:func:`tokenize` met a stretch that is no word of the language (``word``)."""
+
+    def __init__(self, word: str, message: str):
+        super().__init__(message)
+        self.word = word
+
+
 def tokenize(text: str) -> list[str]:
     """Split an order string into vocabulary words by greedy longest match.
 
@@ -255,8 +280,9 @@ def tokenize(text: str) -> list[str]:
             while j < len(text) and not text[j].isspace() and not any(
                     text.startswith(t, j) for t in WORDS):
                 j += 1
-            raise ValueError(f"cannot read {text[i:j]!r} (at character {i} of {text!r}): it is "
-                             f"not a word of the order language. Known words: {' '.join(WORDS)}")
+            raise UnknownWord(text[i:j], f"cannot read {text[i:j]!r} (at character {i} of "
+                              f"{text!r}): it is not a word of the order language. Known words: "
+                              f"{' '.join(WORDS)}")
     if not tokens:
         raise ValueError("text holds no words; write an order such as '一碗牛肉面，不要香菜'")
     return tokens

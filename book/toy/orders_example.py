@@ -11,9 +11,10 @@ import numpy as np
 
 from book.ideas.attention import scaled_dot_product_attention, softmax
 from book.kit import i18n, validate
+from book.toy import orders
 
 TOKENS = ["一碗", "牛肉面", "，", "不要", "香菜", "，", "多加", "辣"]
-GLOSSES = ["a bowl of", "beef noodles", ",", "no", "coriander", ",", "add extra", "chili"]
+GLOSSES = [orders.gloss(t) for t in TOKENS]   # the one gloss table: book.toy.orders.WORDS
 
 # Relation kinds a reader can name, each a list of (query, key) token positions that belong
 # together. Pairs are listed in both directions where the relation is mutual.
@@ -56,6 +57,27 @@ def labels(tokens=None, glosses=None, *, short: bool = False) -> list[str]:
         bare = short or i18n.language() == "zh" or gloss in ("", tok, ",")
         out.append(name if bare else f"{name} ({gloss})")
     return out
+
+
+def hover_glosses(rows: list[str], cols: list[str]):
+    """The English edition's hover glosses of a token map: ``[row label, column label]`` for
+    each cell, the labels with their glosses (:func:`labels`), for a hover text that names both
+    tokens in English where the axes have no room for it (upright keys, the model view's bare
+    queries); the Chinese edition reads the tokens natively: None."""
+    rows, cols = _strings("rows", rows), _strings("cols", cols)
+    if i18n.language() == "zh":
+        return None
+    return [[[r, c] for c in cols] for r in rows]
+
+
+def glossed_hover(template: str) -> str:
+    """A token map's hover template as the English edition writes it: the query ``%{y}`` and
+    the key ``%{x}`` read from :func:`hover_glosses`' cells; the Chinese edition's as it is."""
+    if not isinstance(template, str):
+        raise TypeError(f"template must be a str, got {type(template).__name__}")
+    if i18n.language() == "zh":
+        return template
+    return template.replace("%{y}", "%{customdata[0]}").replace("%{x}", "%{customdata[1]}")
 
 
 def kind_name(kind: str) -> str:

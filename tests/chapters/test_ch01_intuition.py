@@ -216,3 +216,34 @@ def test_chapter_1_captions_quote_the_drawn_numbers():
     most = max(step_z[coriander][no] for step_z in fig.layout.sliders[0].steps[-1].args[0]["z"]
                if step_z[coriander][no] is not None)
     assert f"the best head for each gives {most:.2f}" in caption and most > one
+
+
+# --- issue 49: chapter 1's dataflow draws W_Q, W_K and W_V as matrices -----------------------
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_chapter_1_dataflow_draws_each_heads_weight_matrices(language):
+    """The page's diagram cell (dg01b) draws the symbolic dataflow: under the input, each drawn
+    head (1 and h) has W_Q, W_K and W_V as boxes named after them, with their shape,
+    d_model × d_k, written under them; the alt and the caption name them."""
+    import json
+    from pathlib import Path
+
+    from book.face import diagrams
+
+    cells = json.loads(Path("chapters/01_intuition.ipynb").read_text(encoding="utf-8"))["cells"]
+    (cell,) = [c for c in cells if c.get("id") == "dg01b"]
+    assert "diagrams.multihead_dataflow()" in "".join(cell["source"])
+    i18n.set_language(language)
+    try:
+        fig = diagrams.multihead_dataflow()
+        shape = i18n.tr("common.dg_each", shape=i18n.tr("common.dg_shape2", a="d_model", b="d_k"))
+        names = diagrams.weight_names("1") + diagrams.weight_names("h")
+    finally:
+        i18n.set_language("en")
+    drawn = {s.name for s in fig.layout.shapes}
+    labels = [a.text for a in fig.layout.annotations]
+    assert all(name in drawn and name in labels for name in names)
+    assert labels.count(shape) == 2
+    alt, caption = described(fig.to_dict())
+    assert all(w in alt and w in caption for w in ("W_Q", "W_K", "W_V"))
+    assert "d_model × d_k" in caption

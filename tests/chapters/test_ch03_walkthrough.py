@@ -119,3 +119,96 @@ def test_captions_quote_the_drawn_shapes():
     caption = described(ch03_walkthrough.dataflow_diagram(ex).to_dict())[1]
     assert f"X ({ex.X.shape[0]} × {ex.X.shape[1]})" in caption
     assert f"W_O ({ex.W_O.shape[0]} × {ex.W_O.shape[1]})" in caption
+
+
+# --- issue 49: the weight matrices in the dataflow, the values in the explorer's cells ------
+
+def test_dataflow_draws_the_examples_own_weight_matrices():
+    """Each head's W_Q, W_K and W_V as a grid of its rows × columns, read from the example's
+    matrices (the diagram is not told them twice), and their shape written under them."""
+    from book.face import diagrams
+    from book.face.figures import described
+
+    for ex in (wt.example(), wt.example(n_heads=2, d_k=2)):
+        fig = ch03_walkthrough.dataflow_diagram(ex)
+        shown = " ".join(a.text for a in fig.layout.annotations if a.text)
+        for h, matrices in enumerate(ex.heads, start=1):
+            for name, w in zip(diagrams.weight_names(h), matrices, strict=True):
+                cells = [s for s in fig.layout.shapes if s.name == name]
+                assert len(cells) == w.size, name
+                assert (len({c.y0 for c in cells}), len({c.x0 for c in cells})) == w.shape
+                assert name in shown
+            assert f"({matrices[0].shape[0]} × {matrices[0].shape[1]}) each" in shown
+        rows, cols = ex.heads[0][0].shape
+        alt, caption = described(fig.to_dict())
+        assert f"drawn as {rows} × {cols} grids" in alt
+        assert (f"W_Q, W_K and W_V ({rows} × {cols} each, the grids of {rows * cols} cells"
+                in caption)
+
+
+def _printed(values, digits):
+    return [[f"{v + 0.0:.{digits}f}" for v in row] for row in np.asarray(values, dtype=float)]
+
+
+def test_explorer_writes_every_steps_values_as_the_tables_print_them():
+    """Every slider step carries its matrix's values as cell text, rounded as the page's
+    tables print that matrix (the attention weights with the notebook's digits=…, the rest
+    with Matrix's default), and the trace writes them (texttemplate)."""
+    fig = ch03_walkthrough.walkthrough_figure()
+    assert fig.data[0].texttemplate == "%{text}"
+    frames = {f["name"]: f for f in walkthrough.walkthrough_frames()}
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == list(frames)
+    for step in steps:
+        digits = 3 if step.label.startswith("A") else Matrix("m", np.eye(1)).digits
+        assert step.args[0]["text"][0] == _printed(frames[step.label]["values"], digits)
+    assert [list(r) for r in fig.data[0].text] == steps[0].args[0]["text"][0]   # first state
+
+
+def test_the_notebook_prints_the_attention_weights_with_the_explorers_digits():
+    """The explorer's digits are the page's: chapter 3's notebook shows A1 and A2 with
+    Matrix(..., digits=WEIGHT_DIGITS), every other matrix with the default."""
+    import json
+    import re
+    from pathlib import Path
+
+    cells = json.loads(Path("chapters/03_walkthrough.ipynb").read_text(encoding="utf-8"))["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    calls = re.findall(r'Matrix\("([^"]+)",[^)]*?(?:digits=(\d))?\)', code)
+    assert calls
+    for name, digits in calls:
+        want = (ch03_walkthrough.WEIGHT_DIGITS if re.match(r"A\d", name)
+                else ch03_walkthrough.VALUE_DIGITS)
+        assert int(digits or ch03_walkthrough.VALUE_DIGITS) == want, name
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_explorer_values_stay_written_on_a_phone(language):
+    """The book's renderer (plotting.tidy) keeps the values in the cells at a phone's width, as
+    the tables print them (fit_cell_text blanks texttemplate where the widest value of any step
+    does not fit its cell: with a colour bar beside it, the explorer was colours only there)."""
+    import copy
+
+    from book.face import plotting
+    from book.kit import i18n
+
+    i18n.set_language(language)
+    try:
+        fig = ch03_walkthrough.walkthrough_figure().to_dict()
+    finally:
+        i18n.set_language("en")
+    on_page = plotting.tidy(copy.deepcopy(fig))   # fitted to PHONE_FIGURE_WIDTH
+    assert on_page["data"][0]["texttemplate"] == "%{text}"
+    assert on_page["data"][0]["textfont"]["size"] >= plotting.MIN_FONT
+    assert on_page["data"][0]["text"] == fig["data"][0]["text"]   # in full, leading zeros too
+    wide = plotting.fit_cell_text(copy.deepcopy(fig), 1280)
+    assert wide["data"][0]["texttemplate"] == "%{text}"
+
+
+def test_live_explorer_writes_the_edited_values():
+    live = ch03_walkthrough.walkthrough_live()
+    live.update(step="A2", matrix="W_Q2", row=1, col=2, value=2.0)
+    ex, _ = walkthrough.edited_example("W_Q2", 1, 2, 2.0)
+    frame = next(f for f in walkthrough.walkthrough_frames(ex) if f["name"] == "A2")
+    assert [list(r) for r in live.figure.data[0].text] == _printed(frame["values"], 3)
+    assert live.figure.data[0].texttemplate == "%{text}"

@@ -117,3 +117,43 @@ def test_model_diagram_is_described_with_the_models_sizes(language):
         assert f"约 {n_params / 10_000:.1f} 万个参数" in caption   # wan, never thousands
     assert f"{c.d_model} → {c.d_ff} → {c.d_model}" in caption
     assert f"d_k = {c.d_model // c.n_heads}" in caption and str(c.n_layers) in alt
+
+
+# --- issue 49: the residual connections drawn as arrows around the sub-layers ---------------
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_model_diagram_draws_the_residual_connections(language):
+    """The book's model (Pre-LN): one residual line around attention, one around the
+    feed-forward layer, each ending in an arrowhead at its '+', the word 'residual' along it;
+    the alt and the caption say so."""
+    import re
+
+    from book.face import diagrams
+    from book.face.figures import DIAGRAM_WORDS, described
+    from book.kit import i18n
+
+    i18n.set_language(language)
+    try:
+        model = ch.book_model()
+        fig = ch.model_diagram(model)
+        alt, caption = described(fig.to_dict())
+        attention = i18n.tr("common.dg_toy_attention", h=model.config.n_heads,
+                            d_k=model.config.d_model // model.config.n_heads)
+        ff = i18n.tr("common.dg_toy_ff", d=model.config.d_model, d_ff=model.config.d_ff)
+        residual, add = i18n.tr("common.dg_residual"), i18n.tr("common.dg_add")
+    finally:
+        i18n.set_language("en")
+    assert model.config.norm == "pre"
+    boxes = {a.text: a.y for a in fig.layout.annotations if a.text and not a.xshift}
+    sums = sorted(a.y for a in fig.layout.annotations if a.text == add)[1:]  # not the embeddings'
+    paths = [s for s in fig.layout.shapes if s.name == diagrams.RESIDUAL]
+    heads = [a for a in fig.layout.annotations if a.name == diagrams.RESIDUAL and a.showarrow]
+    assert len(paths) == len(heads) == len(sums) == 2
+    for path, sub_layer, y_add, head in zip(paths, (attention, ff), sums, heads, strict=True):
+        ys = [float(y) for y in re.findall(r",([\d.]+)", path.path)]
+        assert min(ys) < boxes[sub_layer] < max(ys) == pytest.approx(y_add)
+        assert head.y == pytest.approx(y_add)
+    assert sum(a.text == residual for a in fig.layout.annotations) == 2
+    assert fig.layout.meta[DIAGRAM_WORDS].count(residual) == 2   # the page's words list
+    word = "residual connection" if language == "en" else "残差连接"
+    assert word in alt and word in caption

@@ -186,13 +186,36 @@ def test_head_maps_gloss_the_queries_with_one_head_and_every_key_in_the_hover(mo
     # with two columns the query labels are the bare tokens: the glosses took the keys' room
     assert list(fig.data[0].x) == four["y"][0]
     assert not any("(" in label for label in four["y"][0])
-    # each cell's hover names its key (column) with its gloss, whatever its row: written once
-    # in every panel (one order in every frame), the steps restyle the maps and rows only
+    # each cell's hover names its query (row) and key (column) with their glosses: written
+    # once in every panel (one order in every frame), the steps restyle the maps and rows only
     for trace in fig.data:
-        assert [list(row) for row in trace.customdata] == [glossed] * len(glossed)
+        assert [[list(cell) for cell in row] for row in trace.customdata] == [
+            [[q, k] for k in glossed] for q in glossed]
         assert list(trace.x) == four["y"][0]
     assert all(set(step.args[0]) == {"z", "y"} for step in fig.layout.sliders[0].steps)
-    assert "%{customdata}" in fig.data[0].hovertemplate
+    assert "query %{customdata[0]}" in fig.data[0].hovertemplate
+    assert "key %{customdata[1]}" in fig.data[0].hovertemplate
+
+
+def test_every_chinese_token_on_an_english_axis_is_glossed(models):
+    """Issue 48: the head maps' tokens carry their English gloss, in the query labels with one
+    head and in the hover of every cell (tests/gloss_check.py), in every state of the
+    slider and in the live view; the Chinese edition's hover reads the tokens."""
+    from gloss_check import unglossed
+
+    from book.kit import i18n
+
+    fig = ch06_heads.head_maps_figure(models, ch06_heads.HEAD_MAPS_ORDER, start=2)
+    assert not unglossed(fig), unglossed(fig)
+    live = ch06_heads.head_maps_live(models)
+    live.update(order="两份招牌炒饭，葱和蒜都不要，辣多放一点。", n_heads=4)
+    assert not unglossed(live.figure), unglossed(live.figure)
+    i18n.set_language("zh")
+    try:
+        zh = ch06_heads.head_maps_figure(models, ch06_heads.HEAD_MAPS_ORDER)
+    finally:
+        i18n.set_language("en")
+    assert zh.data[0].customdata is None and "%{x}" in zh.data[0].hovertemplate
 
 
 def test_head_maps_html_twin_carries_every_model_and_the_live_first_state(models, monkeypatch):
@@ -233,6 +256,8 @@ def test_head_maps_html_twin_carries_every_model_and_the_live_first_state(models
     with pytest.raises(ValueError):
         ch06_heads.head_maps_max_words(17)
     assert "{max_words}" in spec["messages"]["long"] and "{word}" in spec["messages"]["unknown"]
+    # the words it knows, glossed in the English edition (issue 48)
+    assert orders_glossed() in spec["messages"]["unknown"]
     monkeypatch.setenv(display.BUILD_ENV, "1")
     assert isinstance(ch06_heads.head_maps_explorer(models), inpage.InPage)
     monkeypatch.setenv(display.BUILD_ENV, "0")
@@ -294,3 +319,10 @@ def test_redundancy_layers_differ_by_more_than_colour(models, data):
     fig = ch06_heads.redundancy_figure(red, red)
     styles = {(t.line.dash, t.marker.symbol) for t in fig.data}
     assert len(styles) == len(fig.data) == 4
+
+
+def orders_glossed() -> str:
+    """The page's list of the order language's words in English: each with its gloss."""
+    listed = O.word_list()
+    assert "香菜 (coriander)" in listed and "牛肉面 (beef noodles)" in listed
+    return listed

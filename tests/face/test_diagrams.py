@@ -194,3 +194,120 @@ def test_a_drawing_without_boxes_still_paints_a_trace():
 
     fig = diagrams.window_grid(longctx.window_mask(8, 2).numpy(), 2)
     assert len(fig.data) == 1 and len(fig.data[0].x) >= 1
+
+
+# --- issue 49: the weight matrices drawn as matrices, the residual lines of the toy model -----
+
+def cells_of(fig, name) -> list:
+    return [s for s in fig.layout.shapes if s.name == name]
+
+
+def test_each_drawn_head_has_its_weight_matrices_as_grids_of_their_shape():
+    """W_Q, W_K and W_V of every drawn head: a grid of d_model rows × d_k columns of cells
+    (named after the matrix), taller than wide when d_model > d_k, named above, the shape
+    under them; a head that is counted, not drawn, has none."""
+    n, d_model, n_heads, d_k = 5, 6, 3, 4
+    fig = diagrams.multihead_dataflow(n, d_model, n_heads, d_k)
+    t = texts(fig)
+    for head in (1, 2):
+        for name in diagrams.weight_names(head):
+            cells = cells_of(fig, name)
+            assert len(cells) == d_model * d_k, name
+            assert len({c.x0 for c in cells}) == d_k and len({c.y0 for c in cells}) == d_model
+            width = max(c.x1 for c in cells) - min(c.x0 for c in cells)
+            height = max(c.y1 for c in cells) - min(c.y0 for c in cells)
+            assert height / width == pytest.approx(d_model / d_k)
+            assert name in t
+    assert not any(cells_of(fig, name) for name in diagrams.weight_names(3))
+    assert t.count(f"({d_model} × {d_k}) each") == 2
+    # between the input and the heads' Q, K, V: X → W → Q, K, V
+    boxes = {a.text.split("<br>")[0]: a.y for a in fig.layout.annotations if a.text}
+    grid = [c.y0 for h in (1, 2) for name in diagrams.weight_names(h)
+            for c in cells_of(fig, name)]
+    assert boxes["input X"] < min(grid) and max(grid) < boxes["head 1: Q, K, V"]
+
+
+def test_weight_matrices_too_big_or_symbolic_are_one_box_of_their_shape():
+    fig = diagrams.multihead_dataflow(5, 64, 2, 16)
+    for name in diagrams.weight_names(2):
+        (box,) = cells_of(fig, name)
+        assert (box.y1 - box.y0) / (box.x1 - box.x0) == pytest.approx(64 / 16)
+    sym = diagrams.multihead_dataflow()
+    assert all(len(cells_of(sym, name)) == 1
+               for h in ("1", "h") for name in diagrams.weight_names(h))
+    assert texts(sym).count("(d_model × d_k) each") == 2
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_weight_matrices_fit_half_a_phone(language):
+    """A head's three matrices and their names keep to their column at PHONE_FIGURE_WIDTH:
+    the two heads' grids never meet."""
+    from book.face.plotting import PHONE_FIGURE_WIDTH
+
+    i18n.set_language(language)
+    try:
+        fig = diagrams.multihead_dataflow(5, 6, 2, 4)
+    finally:
+        i18n.set_language("en")
+    half_column = (PHONE_FIGURE_WIDTH - 2 * diagrams.SIDE) / 4
+    for name in diagrams.weight_names(1) + diagrams.weight_names(2):
+        for c in cells_of(fig, name):
+            assert max(abs(c.x0), abs(c.x1)) < half_column
+    for a in fig.layout.annotations:
+        if a.text in diagrams.weight_names(1):
+            assert abs(a.xshift) + diagrams.box_width(a.text) / 2 < half_column
+
+
+@pytest.mark.parametrize("norm", ["pre", "post", "none"])
+def test_toy_block_draws_a_residual_line_around_each_sub_layer(norm):
+    """The block as EncoderBlock runs it: a residual line (a path and its arrowhead) leaves the
+    stream above attention and above the feed-forward layer and comes back at the '+' under
+    each; the LayerNorms sit where ``norm`` puts them."""
+    fig = diagrams.toy_model({**TOY, "norm": norm})
+    boxes = [(a.text, a.y) for a in fig.layout.annotations if a.text and not a.xshift]
+    ys = {}
+    for text, y in boxes:
+        ys.setdefault(text.split(":")[0], []).append(y)
+    paths = [s for s in fig.layout.shapes if s.type == "path"]
+    heads = [a for a in fig.layout.annotations if a.name == diagrams.RESIDUAL]
+    assert len(paths) == 2 and all(p.name == diagrams.RESIDUAL for p in paths)
+    assert len(heads) == 2
+    sums = sorted(y for y in ys["+"])[1:]   # the first '+' adds the embeddings
+    for path, sub_layer, add, head in zip(paths, ("self-attention", "feed-forward"), sums,
+                                          heads, strict=True):
+        points = [tuple(map(float, p.split(","))) for p in re.findall(r"[\d.]+,[\d.]+",
+                                                                       path.path)]
+        top, bottom = min(y for _, y in points), max(y for _, y in points)
+        (middle,) = ys[sub_layer]
+        assert top < middle < bottom and bottom == pytest.approx(add)
+        assert head.y == pytest.approx(add) and head.showarrow
+    layer_norms = ys.get(i18n.tr("common.dg_layernorm"), [])
+    attention, ff = ys["self-attention"][0], ys["feed-forward"][0]
+    if norm == "pre":    # before each sub-layer, and once after the stack
+        assert sum(y < attention for y in layer_norms) == 1 and len(layer_norms) == 3
+    elif norm == "post":  # after each sum
+        assert all(y > attention for y in layer_norms) and len(layer_norms) == 2
+    else:
+        assert not layer_norms
+    assert texts(fig).count(i18n.tr("common.dg_residual")) == 2
+    assert ff > attention
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_toy_residual_lines_stay_inside_the_block_on_a_phone(language):
+    from book.face.plotting import PHONE_FIGURE_WIDTH
+
+    i18n.set_language(language)
+    try:
+        fig = diagrams.toy_model(TOY)
+    finally:
+        i18n.set_language("en")
+    plot = PHONE_FIGURE_WIDTH - 2 * diagrams.SIDE
+    frame = next(s for s in fig.layout.shapes if s.type == "rect")
+    room = (frame.x1 - 0.5) * plot          # from the middle to the frame's right edge
+    for path in (s for s in fig.layout.shapes if s.type == "path"):
+        out = max(float(x) for x in re.findall(r"([\d.]+),", path.path))
+        assert out < room
+    for a in fig.layout.annotations:
+        if a.textangle == -90:   # the word "residual" along the line
+            assert a.xshift + diagrams.FONT < room

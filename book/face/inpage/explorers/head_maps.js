@@ -54,7 +54,11 @@ ns.register("head_maps", function (spec, v, gd) {
     data.z.push(used ? rounded3(maps[h]) : []);
     data.x.push(used ? labels : []);
     data.y.push(used ? rows : []);
-    data.customdata.push(used ? rows.map(function () { return glossed; }) : []);
+    // the English hover names each cell's query and key with their glosses
+    // (book.toy.orders_example.hover_glosses); the Chinese reads the tokens
+    data.customdata.push(used && !spec.zh ? glossed.map(function (q) {
+      return glossed.map(function (k) { return [q, k]; });
+    }) : null);
   }
   var js = heads > 1 ? jsDivergence(maps) : null, grid = spec.grids[key], layout = {};
   Object.keys(grid).forEach(function (k) { layout[k] = grid[k]; });

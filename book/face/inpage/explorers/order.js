@@ -37,8 +37,15 @@ ns.register("order", function (spec, v, gd) {
                 "margin.t": top, height: Math.max(spec.height, top + spec.below + spec.row_px * n)};
   var ticks = keyTicks(cols, gd, spec.key_font);
   Object.keys(ticks).forEach(function (k) { layout[k] = ticks[k]; });
+  // the English hover names each cell's query and key with their glosses
+  // (book.toy.orders_example.hover_glosses); the Chinese reads the tokens
+  var glossed = axisLabels(lang, tokens, true);
+  var hover = spec.zh ? null : glossed.map(function (q) {
+    return glossed.map(function (k) { return [q, k]; });
+  });
   return {
-    traces: [0], data: {z: [rounded3(r.out.maps[layer][head])], x: [cols], y: [rows]},
+    traces: [0],
+    data: {z: [rounded3(r.out.maps[layer][head])], x: [cols], y: [rows], customdata: [hover]},
     layout: layout,
     status: fill(msg.rows_cols, {head: fill(msg.head_label, {layer: layer, head: head})}),
     exposed: r.exposed};

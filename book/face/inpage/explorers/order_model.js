@@ -21,11 +21,14 @@ ns.register("order_model", function (spec, v, gd) {
   var r = readOrder(spec, v.text);
   if (r.refused) return r.refused;
   var mv = spec.model_view, keys = axisLabels(spec.language, r.tokens, false), n = r.n;
+  // English: each map's categories are the glossed tokens (the hover names them), its ticks
+  // the bare ones (book.chapters.ch08_seeing_attention._gloss_model_view)
+  var cats = spec.zh ? keys : axisLabels(spec.language, r.tokens, true);
   var z = [], x = [], traces = [];
   r.out.maps.forEach(function (layerMaps) {
     layerMaps.forEach(function (map) {
       z.push(rounded3(map));
-      x.push(keys);
+      x.push(cats);
       traces.push(traces.length);
     });
   });
@@ -48,9 +51,15 @@ ns.register("order_model", function (spec, v, gd) {
   var notes = JSON.parse(JSON.stringify(gd && gd.layout.annotations || []));
   if (notes[mv.caption]) notes[mv.caption].text = r.caption;
   var layout = {"margin.t": top, height: top + plot + first.below, annotations: notes};
+  var shownCats = everyNth(cats, mv.key_labels);
   for (var h = 0; h < mv.n_heads; h++) {
     var axis = h ? String(h + 1) : "";
-    layout["xaxis" + axis + ".tickvals"] = columns;
+    layout["xaxis" + axis + ".tickvals"] = spec.zh ? columns : shownCats;
+    if (!spec.zh) {
+      layout["xaxis" + axis + ".ticktext"] = columns;
+      layout["yaxis" + axis + ".tickvals"] = cats;
+      layout["yaxis" + axis + ".ticktext"] = keys;
+    }
   }
   return {traces: traces, data: {z: z, x: x, y: x}, layout: layout,
           status: spec.messages.model_typed, exposed: r.exposed};
