@@ -247,3 +247,26 @@ def test_chapter_1_dataflow_draws_each_heads_weight_matrices(language):
     alt, caption = described(fig.to_dict())
     assert all(w in alt and w in caption for w in ("W_Q", "W_K", "W_V"))
     assert "d_model × d_k" in caption
+
+
+# --- issue 48: every Chinese token on an English axis carries its gloss ---
+
+def test_every_chinese_token_on_an_english_axis_is_glossed():
+    """The maps' queries carry their gloss in the tick label, the upright keys in the hover
+    (gloss_check: book.toy.orders.WORDS' gloss of each, in every state of the controls); the
+    Chinese edition reads the tokens natively and keeps its hover as it was."""
+    from gloss_check import unglossed
+
+    one = orders_example.head_weights(list(orders_example.RELATIONS))
+    figures = [ch01_intuition.one_head_figure(one), ch01_intuition.heads_figure(),
+               ch01_intuition.heads_live().figure,
+               ch01_intuition.menu_figure(orders_example.menu_match())]
+    for fig in figures:
+        assert not unglossed(fig), unglossed(fig)
+    assert "(coriander)" in str(figures[1].data[0].customdata)
+    i18n.set_language("zh")
+    try:
+        fig = ch01_intuition.heads_figure()
+    finally:
+        i18n.set_language("en")
+    assert fig.data[0].customdata is None and "%{x}" in fig.data[0].hovertemplate
