@@ -253,7 +253,7 @@ def show_source(obj, members: Sequence[str] | None = None) -> None:
 
     source = codetext.listing(obj, members)
     if i18n.language() == "zh":
-        source = codetext.translate(source, codetext.catalogue())
+        source = codetext.translate(source, codetext.catalogue(), printed=False)
     display(Markdown(f"```python\n{source}\n```"))
 
 

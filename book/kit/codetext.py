@@ -1,4 +1,4 @@
-"""The prose inside code: comments and docstrings, found, listed and translated.
+"""The prose inside code: comments, docstrings and printed text, found, listed and translated.
 
 The Chinese edition translates the comments of the chapters' code cells and the comments and
 docstrings of the code the pages show (``book.show_source``) from one set of catalogues,
@@ -217,14 +217,88 @@ def translate_docstrings(code: str, catalogue: dict[str, str], width: int = 88) 
     return "\n".join(lines)
 
 
-def messages(code: str) -> list[str]:
-    """Every comment text and docstring paragraph of ``code``: its catalogue's messages."""
-    return [t for _, _, t in comments(code)] + docstring_messages(code)
+# --- printed text ----------------------------------------------------------------------------
+#
+# A lesson cell prints plain Python: ``print(f"variance at d_k = {d_k}: {v:.1f}")``. The words
+# of such a literal (a string or f-string passed straight to ``print``) are a message like a
+# comment's: the msgid is the literal as written between its quotes, placeholders included,
+# and the translation keeps the same placeholders (tests/site/test_printed_text.py).
+
+_FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
+_PROSE = re.compile(r"[A-Za-z]{2,} [A-Za-z]{2,}")   # two words in a row: not notation
 
 
-def translate(code: str, catalogue: dict[str, str]) -> str:
-    """``code`` with its comments and docstrings translated by ``catalogue``."""
-    return translate_comments(translate_docstrings(code, catalogue), catalogue)
+def _printed_literals(code: str) -> list[tuple[int, int, int, int, str, str, str]]:
+    """(start line, start column, end line, end column, prefix, body, quote) of each string
+    literal passed as an argument to ``print``; lines from 1, columns in characters. Only
+    prose counts: two words in a row outside the ``{...}`` fields (``"max |a - b| ="`` or a
+    variable's name is notation and stays as it is); implicitly joined literals are left out."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    lines = code.split("\n")
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "print"):
+            continue
+        for arg in node.args:
+            if not (isinstance(arg, ast.JoinedStr) or (isinstance(arg, ast.Constant)
+                                                       and isinstance(arg.value, str))):
+                continue
+            if arg.lineno != arg.end_lineno:
+                continue
+            line = lines[arg.lineno - 1].encode("utf-8")
+            start = len(line[:arg.col_offset].decode("utf-8"))
+            end = len(line[:arg.end_col_offset].decode("utf-8"))
+            literal = lines[arg.lineno - 1][start:end]
+            match = re.fullmatch(r"([rRuUfF]{0,2})(\"|')(.*)\2", literal)
+            if not match or match.group(2) in match.group(3).replace("\\" + match.group(2), ""):
+                continue   # "a" "b", or a quote inside: not one plain literal
+            body = match.group(3)
+            if _PROSE.search(_FIELD.sub("", body)):
+                found.append((arg.lineno, start, arg.end_lineno, end, match.group(1),
+                              body, match.group(2)))
+    return sorted(found)
+
+
+def printed_messages(code: str) -> list[str]:
+    """The text of every printed literal of ``code`` (see :func:`_printed_literals`)."""
+    return [lit[5] for lit in _printed_literals(code)]
+
+
+def fields(text: str) -> list[str]:
+    """The ``{...}`` fields of a printed message, sorted: a translation keeps the same."""
+    return sorted(f for f in _FIELD.findall(text) if f not in ("{{", "}}"))
+
+
+def translate_printed(code: str, catalogue: dict[str, str]) -> str:
+    """``code`` with each printed literal's text translated by ``catalogue`` (its quote
+    escaped inside the translation); one with no translation stays English."""
+    lines = code.split("\n")
+    for row, start, _, end, prefix, body, quote in reversed(_printed_literals(code)):
+        translation = catalogue.get(body)
+        if translation:
+            text = translation.replace(quote, "\\" + quote)
+            line = lines[row - 1]
+            lines[row - 1] = line[:start] + prefix + quote + text + quote + line[end:]
+    return "\n".join(lines)
+
+
+def messages(code: str, printed: bool = True) -> list[str]:
+    """Every comment text, docstring paragraph and (``printed``) printed literal of ``code``:
+    its catalogue's messages."""
+    return ([t for _, _, t in comments(code)] + docstring_messages(code)
+            + (printed_messages(code) if printed else []))
+
+
+def translate(code: str, catalogue: dict[str, str], printed: bool = True) -> str:
+    """``code`` with its comments, docstrings and (``printed``) printed text translated by
+    ``catalogue``. A listing of the book's own modules (``show_source``) passes
+    ``printed=False``: its code runs in English, so what it prints is shown as it is."""
+    translated = translate_comments(translate_docstrings(code, catalogue), catalogue)
+    return translate_printed(translated, catalogue) if printed else translated
 
 
 # --- the catalogues --------------------------------------------------------------------------

@@ -288,9 +288,33 @@ def _as_read(app, docname: str) -> dict:
     return json.loads(text)
 
 
+def as_run(notebook: dict, page: str, edition: str) -> dict:
+    """``notebook`` as its kernel runs it. In the Chinese edition, each code cell's printed
+    text (a string or f-string passed to ``print``) is translated by the page's code catalogue
+    (``locale/zh_CN/code/<page>.po``, book.kit.codetext.translate_printed), so the lesson's
+    plain ``print(f"...")`` prints Chinese, as the Chinese page shows the cell
+    (book.site.editions.translate_code_comments) and as the Chinese notebook runs it."""
+    if edition != "zh":
+        return notebook
+    from book.kit import codetext
+    from book.site import zh_notebooks
+
+    catalogue = zh_notebooks.load_catalogue(zh_notebooks.CODE_DIR / f"{page}.po")
+    if not catalogue:
+        return notebook
+    ran = json.loads(json.dumps(notebook))
+    for cell in ran["cells"]:
+        if cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            source = "".join(source) if isinstance(source, list) else source
+            cell["source"] = codetext.translate_printed(source, catalogue)
+    return ran
+
+
 def _key(app, docname: str, notebook: dict) -> str:
     inputs = getattr(app.env, "book_notebook_inputs", {}).get(docname, "")
-    return execution_key(notebook, inputs, _edition(app))
+    return execution_key(as_run(notebook, Path(docname).name, _edition(app)), inputs,
+                         _edition(app))
 
 
 def _salt(app) -> str:
@@ -388,6 +412,7 @@ def pre_execute(app, env, docnames) -> None:
 def _execute(path: Path, notebook: dict, key: str, timeout,
              allow_errors) -> tuple[float, str | None]:
     cache = _state["cache"]
+    notebook = as_run(notebook, Path(path).stem, _edition(_state["app"]))
     with tempfile.TemporaryDirectory(prefix="book-exec-") as tmp:
         source = Path(tmp) / Path(path).name
         source.write_text(json.dumps(notebook), encoding="utf-8")

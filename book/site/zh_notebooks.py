@@ -7,9 +7,9 @@ with
   admonition title and body, display math) replaced by its ``msgstr`` from
   ``locale/zh_CN/LC_MESSAGES/<page>.po`` — the catalogue the Chinese HTML is built from, so the
   notebook can never drift from the page;
-* every comment line and docstring paragraph of the code cells replaced by its translation
-  from ``locale/zh_CN/code/<page>.po`` (one message per comment text or paragraph, filled
-  like the prose);
+* every comment line, docstring paragraph and printed text (a string or f-string passed to
+  ``print``) of the code cells replaced by its translation from ``locale/zh_CN/code/<page>.po``
+  (one message per comment text, paragraph or printed literal, filled like the prose);
 * ``book.setup()`` called as ``book.setup(language="zh")``, so figures, widgets and exercise
   messages speak Chinese without ``BOOK_LANG``.
 
@@ -171,16 +171,16 @@ def translate_markdown(markdown: str, catalogue: dict[str, str], where: str = ""
 # --- code comments ------------------------------------------------------------------------
 
 def translate_code(code: str, catalogue: dict[str, str], where: str = "") -> str:
-    """``code`` with each comment and docstring translated and ``book.setup()`` choosing
-    Chinese."""
+    """``code`` with each comment, docstring and printed text translated and ``book.setup()``
+    choosing Chinese."""
     translated = codetext.translate(code, catalogue)
     return re.sub(r"^book\.setup\(\)", SETUP_ZH, translated, flags=re.M)
 
 
 def code_comments(page: str) -> list[str]:
-    """Every comment text and docstring paragraph of ``page``'s code cells, then every comment
-    and docstring paragraph of the listings its ``book.show_source`` calls show, in order, once
-    each."""
+    """Every comment text, docstring paragraph and printed text of ``page``'s code cells, then
+    every comment and docstring paragraph of the listings its ``book.show_source`` calls show,
+    in order, once each."""
     import nbformat
 
     nb = nbformat.read(ROOT / f"{page}.ipynb", as_version=4)
@@ -190,7 +190,7 @@ def code_comments(page: str) -> list[str]:
             for text in codetext.messages(cell.source):
                 seen.setdefault(text, None)
     for listing in shown_listings(page):
-        for text in codetext.messages(listing):
+        for text in codetext.messages(listing, printed=False):
             seen.setdefault(text, None)
     return list(seen)
 
