@@ -490,6 +490,23 @@ def _quiet_jieba(app, config):
         jieba.setLogLevel(logging.WARNING)
 
 
+# sphinx-togglebutton writes its hint ("Click to show", "Click to hide") on every fold's button
+# from two settings whose defaults it translates with its own catalogue, filed under zh-cn, a
+# folder gettext never looks in for Sphinx's zh_CN: the Chinese pages showed them in English.
+TOGGLE_HINTS = ("togglebutton_hint", "togglebutton_hint_hide")
+
+
+def _toggle_hints_in_chinese(app, config):
+    """The fold buttons' hints of the Chinese edition, from locale/zh_CN/theme.toml; connected
+    before sphinx-togglebutton's own config-inited handler, which writes them into the page."""
+    if editions.edition_of(config.language) != "zh":
+        return
+    theme = editions.zh_theme()
+    for name in TOGGLE_HINTS:
+        if hasattr(config, name):   # sphinx-togglebutton is loaded
+            setattr(config, name, theme[name])
+
+
 def setup(app):
     # The build's kernels inherit this: book.glue then glues for the page (MyST-NB) instead of
     # showing figures in place, as it does in JupyterLab.
@@ -513,6 +530,7 @@ def setup(app):
     app.add_js_file(PAGE_JS)
     app.connect("config-inited", _use_local_mathjax)
     app.connect("config-inited", _quiet_jieba)
+    app.connect("config-inited", _toggle_hints_in_chinese, priority=400)
     app.connect("builder-inited", _mathjax_components)
     app.connect("config-inited", _without_fontawesome_js)
     app.connect("config-inited", _search_field_named_by_its_text)

@@ -94,3 +94,26 @@ def test_every_theme_message_has_chinese():
 ])
 def test_template_messages_are_found(text, messages):
     assert template_messages(text) == messages
+
+
+def test_the_fold_buttons_hints_are_chinese():
+    """sphinx-togglebutton's hints default to English on the Chinese pages; the Chinese build
+    sets them before the extension writes them into the page script."""
+    from types import SimpleNamespace
+
+    import sphinx_togglebutton
+
+    from book.site import sphinxext
+
+    english = {name: "Click to show" for name in sphinxext.TOGGLE_HINTS}
+    zh = SimpleNamespace(language="zh_CN", **english)
+    sphinxext._toggle_hints_in_chinese(None, zh)
+    for name in sphinxext.TOGGLE_HINTS:
+        assert re.search("[\u4e00-\u9fff]", getattr(zh, name)), name
+    en = SimpleNamespace(language="en", **english)
+    sphinxext._toggle_hints_in_chinese(None, en)
+    assert vars(en) == {"language": "en", **english}
+    # it runs before the extension's own handler (priority 500), which writes the hints
+    source = Path(sphinxext.__file__).read_text(encoding="utf-8")
+    assert '"config-inited", _toggle_hints_in_chinese, priority=400' in source
+    assert "config.togglebutton_hint" in Path(sphinx_togglebutton.__file__).read_text()
