@@ -75,7 +75,7 @@ EDITIONS = {"built_book": "en", "built_zh": "zh"}
 STATE_JS = """el => ({values: el.bookInpage.values(), last: el.bookInpage.last(),
   status: el.querySelector('.book-inpage-status').textContent,
   traces: el.querySelector('.plotly-graph-div').data.map(t => ({x: t.x, y: t.y, z: t.z,
-    text: t.text, texttemplate: t.texttemplate})),
+    text: t.text, texttemplate: t.texttemplate, customdata: t.customdata})),
   titles: {title: (el.querySelector('.plotly-graph-div').layout.title || {}).text,
            annotations: (el.querySelector('.plotly-graph-div').layout.annotations || [])
              .map(a => a.text)},
@@ -188,6 +188,8 @@ def _check_mask(state, language):
     for got, ref in zip(traces, want["data"], strict=True):
         assert got["x"] == ref["x"] and got["y"] == ref["y"]
         assert got["texttemplate"] == ref["texttemplate"]
+        # the English hover's glosses, Python's (issue 48); none in Chinese
+        assert got.get("customdata") == ref.get("customdata")
     assert traces[0]["z"] == want["data"][0]["z"] and traces[0]["text"] == want["data"][0]["text"]
     np.testing.assert_allclose(state["last"]["data"]["weights"], data["weights"], atol=1e-6)
     np.testing.assert_allclose(traces[1]["z"], want["data"][1]["z"], atol=1.5e-4)

@@ -57,7 +57,19 @@ def _mask_traces(data: dict) -> dict:
     # a blocked pair gets exactly 0, shown as "0" (not "0.00", which could be rounding)
     weight_text = [[f"{v:.2f}" if v else "0" for v in row] if show else [""] * n for row in w]
     return {"x": [data["labels"]] * 2, "y": [data["labels"]] * 2,
-            "z": [allowed.astype(int).tolist(), rounded(w)], "text": [mask_text, weight_text]}
+            "z": [allowed.astype(int).tolist(), rounded(w)], "text": [mask_text, weight_text],
+            "customdata": [_mask_hover_glosses(data)] * 2}
+
+
+def _mask_hover_glosses(data: dict):
+    """The English hover glosses of ``data``'s grid (issue 48): each cell's query and key with
+    their glosses (book.toy.orders.WORDS; the padding reads as itself), as the upright keys
+    have no room for one; None in Chinese (book.toy.orders_example.hover_glosses)."""
+    n_pad = data["seq_len"] - data["length"]
+    tokens = orders_example.TOKENS[:data["length"]] + ["pad"] * n_pad
+    glossed = orders_example.labels(tokens, orders_example.GLOSSES[:data["length"]]
+                                    + ["pad"] * n_pad)
+    return orders_example.hover_glosses(glossed, glossed)
 
 
 def mask_figure(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
@@ -90,7 +102,7 @@ def mask_figure(length: int = 5, seq_lens=None, kinds=masktraps.MASK_KINDS,
     steps = []
     for n in seq_lens:
         restyle = {key: [t[key][p] for t in traces[n] for p in (0, 1)]
-                   for key in ("x", "y", "z", "text")}
+                   for key in ("x", "y", "z", "text", "customdata")}
         steps.append({"label": str(n), "method": "update",
                       "args": [restyle, {"title.text": _mask_figure_title(length, n)}]})
     if len(kinds) > 1:
@@ -119,15 +131,18 @@ def _mask_plot(length: int, seq_lens, kinds, start: int) -> tuple[go.Figure, dic
         fig.add_trace(go.Heatmap(
             x=t["x"][0], y=t["y"][0], z=t["z"][0], text=t["text"][0], texttemplate="%{text}",
             zmin=0, zmax=1, colorscale=MASK_COLORSCALE, showscale=False, visible=visible,
-            hovertemplate=f"{query} %{{y}}<br>{key} %{{x}}<br>%{{z}}: "
-                          f"{i18n.tr('ch04.one_may_attend')}<extra></extra>"),
+            customdata=t["customdata"][0],
+            hovertemplate=orders_example.glossed_hover(
+                f"{query} %{{y}}<br>{key} %{{x}}<br>%{{z}}: "
+                f"{i18n.tr('ch04.one_may_attend')}<extra></extra>")),
             row=1, col=1)
         fig.add_trace(go.Heatmap(
             x=t["x"][1], y=t["y"][1], z=t["z"][1], text=t["text"][1], texttemplate="%{text}",
             zmin=0, zmax=1, colorscale=COLORSCALE, visible=visible,
             colorbar={"title": {"text": weight}, "len": 0.42, "y": 0.21},
-            hovertemplate=f"{query} %{{y}}<br>{key} %{{x}}<br>{weight} %{{z:.3f}}"
-                          "<extra></extra>"),
+            customdata=t["customdata"][1],
+            hovertemplate=orders_example.glossed_hover(
+                f"{query} %{{y}}<br>{key} %{{x}}<br>{weight} %{{z:.3f}}<extra></extra>")),
             row=2, col=1)
     fig.update_xaxes(tickangle=-45, side="bottom")
     fig.update_yaxes(autorange="reversed", title_text=query)
@@ -162,6 +177,7 @@ def _mask_redraw(fig, kind, length, padding):
     for i, trace in enumerate(fig.data):
         trace.x, trace.y = traces["x"][i], traces["y"][i]
         trace.z, trace.text = traces["z"][i], traces["text"][i]
+        trace.customdata = traces["customdata"][i]
     for annotation, title in zip(fig.layout.annotations, _mask_titles(kind), strict=True):
         annotation.text = title
     fig.layout.title.text = _mask_figure_title(length, length + padding)
@@ -273,6 +289,8 @@ def mask_inpage() -> inpage.InPage:
             "angled_up_to": masktraps.MASK_MAX_REAL, "tickangle": layout.xaxis.tickangle,
             "q": q.double().tolist(), "k": k.double().tolist(), "kinds": kinds,
             "tokens": list(orders_example.TOKENS), "pad": "pad", "title": title,
+            # the English hover's glosses (issue 48); the Chinese reads the tokens
+            "glosses": None if i18n.language() == "zh" else list(orders_example.GLOSSES),
             "text_up_to": MASK_TEXT_UP_TO, "text_modes": _mask_text_modes(fig)}
     return inpage.InPage("mask", fig, inpage.page_controls(_mask_controls()), spec,
                          _mask_adds())

@@ -255,3 +255,30 @@ def test_mask_caption_quotes_the_drawn_padding_share():
     assert f"up to {share:.2f} of its weight on the padding" in caption and share > 0
     live = ch04_pytorch.mask_live()
     assert described(live.figure.to_dict())[1].count("of padding") == 1  # it reaches no mask
+
+
+def test_every_chinese_token_on_an_english_axis_is_glossed():
+    """Issue 48: the mask explorer's upright keys and its queries have no room for an English
+    gloss, so each cell's hover names its query and key with theirs (tests/gloss_check.py),
+    in every face, every state of the static explorer's controls and for any length; the
+    page gets the glosses in its spec; the Chinese edition's hover reads the tokens."""
+    from gloss_check import unglossed
+
+    from book.kit import i18n
+
+    live = ch04_pytorch.mask_live()
+    figures = [ch04_pytorch.mask_figure(), ch04_pytorch.mask_inpage().figure, live.figure]
+    for length, padding in ((1, 0), (8, 8), (3, 5)):
+        live.update(kind="causal + padding", length=length, padding=padding)
+        assert not unglossed(live.figure), (length, padding, unglossed(live.figure))
+    for fig in figures:
+        assert not unglossed(fig), unglossed(fig)
+    spec = json.loads(ch04_pytorch.mask_inpage().spec_json)
+    assert spec["glosses"][spec["tokens"].index("香菜")] == "coriander"
+    i18n.set_language("zh")
+    try:
+        zh = ch04_pytorch.mask_inpage()
+    finally:
+        i18n.set_language("en")
+    assert json.loads(zh.spec_json)["glosses"] is None
+    assert zh.figure.data[0].customdata is None and "%{x}" in zh.figure.data[0].hovertemplate

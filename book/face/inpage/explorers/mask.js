@@ -14,6 +14,15 @@ ns.register("mask", function (spec, v) {
   var tokens = spec.tokens.slice(0, length);
   for (var p = 0; p < v.padding; p++) tokens.push(spec.pad);
   var labels = uniqueLabels(tokens), root = Math.sqrt(spec.q[0].length);
+  // the English hover names each cell's query and key with their glosses
+  // (book.chapters.ch04_pytorch._mask_hover_glosses); the Chinese reads the tokens
+  var glossed = labels.map(function (name, i) {
+    var g = spec.glosses && i < length ? spec.glosses[i] : "";
+    return g === "" || g === tokens[i] || g === "," ? name : name + " (" + g + ")";
+  });
+  var hover = spec.glosses ? glossed.map(function (q) {
+    return glossed.map(function (k) { return [q, k]; });
+  }) : null;
   var allowed = [], weights = [], i, j, d;
   for (i = 0; i < n; i++) {
     var row = [], scores = [];
@@ -42,7 +51,7 @@ ns.register("mask", function (spec, v) {
   });
   return {
     traces: [0, 1],
-    data: {x: [labels, labels], y: [labels, labels],
+    data: {x: [labels, labels], y: [labels, labels], customdata: [hover, hover],
            z: [allowed.map(function (r) { return r.map(Number); }),
                weights.map(function (r) { return r.map(round4); })],
            text: texts,
