@@ -149,6 +149,16 @@ def padding_table(moves: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def same_or_different(same: bool) -> str:
+    """The words the prose glues in for "我 leaves with ___ vector in both sentences"."""
+    return tr("ch03.order_same" if same else "ch03.order_different")
+
+
+def identical_or_different(same: bool) -> str:
+    """The word the prose glues in for "the two attention maps are ___"."""
+    return tr("ch03.identical" if same else "ch03.different")
+
+
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
 
 
