@@ -12,6 +12,7 @@ import torch
 
 from book.face import diagrams, questions
 from book.face.checks import Answer, Is, right, value_exercise, wrong
+from book.face.display import table
 from book.face.figures import describe
 from book.kit import numbers, validate
 from book.kit.i18n import tr
@@ -61,6 +62,13 @@ def order_rows(orders: Sequence[Order]) -> list[tuple[str, str, str]]:
     return rows
 
 
+def orders_table(orders: Sequence[Order]):
+    """The table of sample orders (:func:`order_rows`) with its header in the reader's
+    language."""
+    return table([tr("ch04b.col_order"), tr("ch04b.col_gloss"), tr("ch04b.col_labels")],
+                 order_rows(orders))
+
+
 def modifiers_of(label: str) -> list[str]:
     """The modifier words that give an ingredient ``label`` (from the vocabulary)."""
     validate.choice("label", label, LABELS)
@@ -84,6 +92,13 @@ def label_rows(orders: Sequence[Order]) -> list[tuple[str, str, float]]:
             why = tr("ch04b.why_ingredient", words="、".join(modifiers_of(lab)))
         rows.append((label_name(lab), why, 100 * counts[lab] / total))
     return rows
+
+
+def labels_table(orders: Sequence[Order]):
+    """The table of the 7 labels (:func:`label_rows`) with its header in the reader's
+    language."""
+    return table([tr("ch04b.col_label"), tr("ch04b.col_why"), tr("ch04b.col_share")],
+                 label_rows(orders), ["", "", ".1f"])
 
 
 def frequency_loss(orders: Sequence[Order], test: Sequence[Order]) -> float:
@@ -111,9 +126,9 @@ def model_diagram(model: TinyEncoder | None = None):
 PARTS = ("embed", "pos", "attn", "ff", "norm", "head")
 
 
-def parameter_rows(model: TinyEncoder | None = None) -> list[tuple[str, int]]:
-    """(part, parameters) for the embeddings, attention, feed-forward layers, LayerNorms and
-    the classifier, summed over the blocks, and the total."""
+def parameter_counts(model: TinyEncoder | None = None) -> dict[str, int]:
+    """Parameters per part (the keys of ``PARTS``: embeddings, attention, feed-forward layers,
+    LayerNorms, the classifier, summed over the blocks) and their ``"total"``."""
     model = book_model() if model is None else check_encoder(model)
     counts = dict.fromkeys(PARTS, 0)
     for name, p in model.named_parameters():
@@ -121,8 +136,23 @@ def parameter_rows(model: TinyEncoder | None = None) -> list[tuple[str, int]]:
         part = name.split(".")[2] if first == "blocks" else first
         part = "norm" if part.startswith(("norm", "final_norm")) else part
         counts[part] += p.numel()
-    rows = [(tr(f"ch04b.part_{part}"), counts[part]) for part in PARTS]
-    return rows + [(tr("ch04b.part_total"), sum(counts.values()))]
+    return {**counts, "total": sum(counts.values())}
+
+
+def parameter_rows(model: TinyEncoder | None = None) -> list[tuple[str, int]]:
+    """(part, parameters) for the embeddings, attention, feed-forward layers, LayerNorms and
+    the classifier, summed over the blocks, and the total, named in the reader's language."""
+    counts = parameter_counts(model)
+    return [(tr(f"ch04b.part_{part}"), n) for part, n in counts.items()]
+
+
+def loss_verdicts(freq: float, chance: float, trained: float) -> dict[str, str]:
+    """The prose's comparisons of the losses: is the frequency baseline's loss below chance,
+    and is the trained model's far below both (under half the lower)?"""
+    return {"freq_vs_chance": tr("ch04b.freq_below_chance" if freq < chance
+                                 else "ch04b.freq_not_below_chance"),
+            "trained_vs": tr("ch04b.trained_below" if trained < min(freq, chance) / 2
+                             else "ch04b.trained_not_below")}
 
 
 def per_token_test(model: TinyEncoder | None = None, token: int = 2, length: int = 6) -> dict:

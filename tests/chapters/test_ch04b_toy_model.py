@@ -84,6 +84,17 @@ def test_parameter_rows_add_up():
     assert rows[-1][1] == sum(p.numel() for p in model.parameters())
     assert sum(n for _, n in rows[:-1]) == rows[-1][1]
     assert all(n > 0 for _, n in rows)
+    counts = ch.parameter_counts(model)   # what the lesson's cell reads, by part
+    assert [n for _, n in rows] == list(counts.values())
+    assert counts["attn"] == sum(p.numel() for b in model.blocks for p in b.attn.parameters())
+    assert counts["ff"] == sum(p.numel() for b in model.blocks for p in b.ff.parameters())
+
+
+def test_loss_verdicts_follow_the_numbers():
+    assert ch.loss_verdicts(1.5, 1.9, 0.1) == {"freq_vs_chance": "lower than",
+                                                "trained_vs": "far below both"}
+    assert ch.loss_verdicts(2.0, 1.9, 1.2) == {"freq_vs_chance": "not lower than",
+                                                "trained_vs": "not below both"}
 
 
 def test_feed_forward_works_on_each_token_alone():

@@ -26,7 +26,6 @@ NOT_YET: dict[str, set[str]] = {
     "chapters/02_scaling": {"c001", "c003a", "c011a", "c013a", "c016", "c021"},
     "chapters/04_pytorch": {"c001", "c007", "c015", "c021", "c029", "c031", "c033", "c035",
                             "c037"},
-    "chapters/04b_toy_model": {"c4b01", "c4b03", "c4b05", "c4b09", "c4b11", "c4b21"},
     "chapters/05_stability": {"c001", "c006", "c010", "c012", "c014", "c017", "c019", "c022",
                               "c030", "c033"},
     "chapters/06_heads": {"c001", "c003", "c005", "c007", "c008"},
