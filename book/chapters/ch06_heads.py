@@ -323,6 +323,16 @@ def _redundancy_caption(trained: dict, untrained: dict | None) -> str:
                     trained=values.mean(), fresh=fresh.mean(), way=_tr(way))
     return text
 
+
+def size_table(rows, n_tokens: int) -> str:
+    """The size table of chapter 6's first cell as Markdown: ``rows`` of (d_model, heads, d_k,
+    parameters of one attention layer, attention weights per order of ``n_tokens`` tokens)."""
+    lines = [_tr("table_header", n=n_tokens), "|---|---|---|---|---|"]
+    for d_model, n_heads, d_k, params, weights in rows:
+        lines.append(f"| {d_model} | {n_heads} | {d_k} | {params:,} | {weights:,} |")
+    return "\n".join(lines) + "\n"
+
+
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
 
 HEAD_MAPS_ORDER = "两碗招牌牛肉面，香菜和葱都不要，多加辣。"
@@ -590,6 +600,16 @@ def js_verdict(few, many) -> str:
         return _tr("js_same")
     return _tr("js_less" if gap < 0 else "js_more", layer=layer, many=many[layer],
                few=few[layer])
+
+
+def gap_verdict(gap: float, seed_gap: float) -> str:
+    """Is the accuracy gap between one and two heads within the gap between two seeds?"""
+    return _tr("gap_within" if gap <= seed_gap else "gap_outside")
+
+
+def slower_verdict(slower: bool) -> str:
+    """The prose's answer to "is the model with 16 heads slower?"."""
+    return _tr("slower_yes" if slower else "slower_no")
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch06.toml) ---
