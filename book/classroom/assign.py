@@ -54,8 +54,9 @@ python3 -m venv .venv
 
 ## Work and hand in
 
-Fill in every `...`, run each `grader.check(...)` cell to see the public tests, then hand in
-the `.ipynb` file. The public checks are worth one point of each question's ten: hidden tests
+Fill in every `...`, run each `grader.check(...)` cell to see the public tests, answer the
+written question at the end in the cell under it (your teacher reads it), then hand in the
+`.ipynb` file. The public checks are worth one point of each question's ten: hidden tests
 call your functions on other inputs. Your notebook is graded in a fresh kernel from top to
 bottom, so make sure "Restart kernel and run all cells" works.
 """
@@ -120,7 +121,7 @@ def generate(out: Path = BUILD, source_dir: Path = SOURCES, *,
         if code != "en":   # the Chinese instructor notebooks, from the English ones
             made = lang.write_sources(found, out / f"sources{suffix}")
         readme = STUDENT_README if code == "en" else lang.chinese_readme(STUDENT_README)
-        paths = _assign(made, out, suffix, readme)
+        paths = _assign(made, out, suffix, readme, code)
         for stem, entry in paths.items():
             if code == "en":
                 result[stem] = entry
@@ -131,7 +132,8 @@ def generate(out: Path = BUILD, source_dir: Path = SOURCES, *,
     return result
 
 
-def _assign(found: list[Path], out: Path, suffix: str, readme: str) -> dict[str, dict]:
+def _assign(found: list[Path], out: Path, suffix: str, readme: str,
+            language: str = "en") -> dict[str, dict]:
     """otter assign on each of ``found``; the bundle ``student<suffix>/`` and its zip."""
     student = out / f"student{suffix}"
     if student.exists():
@@ -156,6 +158,8 @@ def _assign(found: list[Path], out: Path, suffix: str, readme: str) -> dict[str,
         paths = {"student": folder / src.name, "tests": folder / "tests",
                  "solutions": out / f"solutions{suffix}" / src.name}
         shutil.copy2(work / "autograder" / src.name, paths["solutions"])
+        for notebook in (paths["student"], paths["solutions"]):
+            _answer_placeholder(notebook, language)
         result[src.stem] = paths
     (student / "requirements.txt").write_text(STUDENT_REQUIREMENTS, encoding="utf-8")
     (student / "README.md").write_text(readme, encoding="utf-8")
@@ -176,6 +180,22 @@ def _any_file_name(notebook: Path) -> None:
     nbformat.write(nb, notebook)
 
 
+def _answer_placeholder(notebook: Path, language: str) -> None:
+    """otter writes its placeholder into the answer cell of a written item in English; the
+    Chinese notebooks get it in Chinese (the grader reads either as no answer)."""
+    from .feedback import Text
+
+    english = Text("classroom.answer_placeholder")
+    if language == "en":
+        return
+    nb = nbformat.read(notebook, as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == "markdown" and c.source.strip() == english]
+    for cell in cells:
+        cell.source = english.to(language)
+    if cells:
+        nbformat.write(nb, notebook)
+
+
 def _zip(folder: Path, target: Path, root: str) -> None:
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
         for path in sorted(folder.rglob("*")):
@@ -187,7 +207,7 @@ def _check_solutions(generated: dict[str, dict[str, Path]], unsandboxed: bool = 
     """Grade every solution in the sandbox; anything short of full marks is an error."""
     import tempfile
 
-    from .grading import grade
+    from .grading import WRITTEN, grade
 
     with tempfile.TemporaryDirectory(prefix="solutions-") as tmp:
         for stem, paths in generated.items():
@@ -196,12 +216,18 @@ def _check_solutions(generated: dict[str, dict[str, Path]], unsandboxed: bool = 
                 shutil.copy2(paths[code]["solutions"], Path(tmp) / f"{stem}.{code}.ipynb")
         rows = grade(tmp, None, progress=False, unsandboxed=unsandboxed,
                      jobs=max(1, min(len(generated), os.cpu_count() or 1)))
-    wrong = [r for r in rows if r["status"] != "graded" or r["score"] != r["possible"]]
+    wrong = [r for r in rows if r["status"] not in ("graded", WRITTEN)
+             or r["status"] == "graded" and r["score"] != r["possible"]]
     if wrong:
         lines = "\n".join(f"  {r['submission']} {r['question']}: {r['score']}/{r['possible']} "
                           f"{r['detail']}" for r in wrong)
         raise AssignmentError(f"a solution does not earn full marks from the hidden cases; is "
                               f"every solution correct?\n{lines}")
+    unanswered = sorted(r["submission"] for r in rows if r["status"] == WRITTEN
+                        and not r["answer"])
+    if unanswered:
+        raise AssignmentError(f"no model answer to the written item in {unanswered}: write one "
+                              "between its BEGIN SOLUTION and END SOLUTION cells")
 
 
 def fake_submissions(generated: dict[str, dict[str, Path]], out: Path) -> list[Path]:

@@ -72,6 +72,19 @@ class Case:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Written:
+    """An assignment's written item ("explain in two sentences"): an otter manual question that
+    the grader does not score. Its answer, the markdown cells after the prompt cell (the cell
+    of id ``prompt_cell``, which otter keeps), is copied into the CSV's ``answer`` column, made
+    safe (:func:`book.classroom.grading.answer_text`), next to ``rubric``, what a full answer
+    says (a :class:`~book.classroom.feedback.Text`, in the student's language)."""
+
+    rubric: str
+    question: str = "w_explain"       # otter's name of the manual question
+    prompt_cell: str = "written-prompt"
+
+
+@dataclass(frozen=True, kw_only=True)
 class Assignment:
     """One assignment: what grades it, what checks that grading is fair, what the demo hands in.
 
@@ -80,7 +93,8 @@ class Assignment:
     float32 that replace the instructor's (it must score full marks; empty where no answer is
     a float); ``partial_mistakes`` are (line of the solution, wrong line) pairs, each found
     exactly once in the solution, that make the demo's partly wrong submission; ``draws_on`` the
-    chapter pages it needs taught first (the teacher's plan hands it out after them).
+    chapter pages it needs taught first (the teacher's plan hands it out after them);
+    ``written`` its written item (:class:`Written`).
     """
 
     stem: str                          # file stem of the instructor notebook
@@ -90,6 +104,7 @@ class Assignment:
     float32: Callable[[], Answer]
     partial_mistakes: tuple[tuple[str, str], ...]
     draws_on: tuple[str, ...]          # chapter pages (book.chapters.CHAPTERS)
+    written: Written                   # the written item, copied into the CSV for the teacher
 
     def cases(self, seed: int) -> list[Case]:
         return self.build(np.random.default_rng([seed, sum(self.stem.encode())]))

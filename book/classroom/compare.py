@@ -60,14 +60,22 @@ FLOAT32_ATOL = 1e-5
 
 
 def close_to(expected, *, rtol: float = FLOAT32_RTOL, atol: float = FLOAT32_ATOL,
-             what: str = OUTPUT):
+             what: str = OUTPUT, like=()):
+    """Right when within float32 precision of ``expected``. ``like`` lists typical wrong
+    answers as (their output, a hint): an output that equals one of them (and not the
+    reference) is told that hint, e.g. which convention it followed instead of the asked one."""
     expected = np.asarray(expected)
+    like = [(np.asarray(other, dtype=float), hint) for other, hint in like]
 
     def body(output):
         arr = as_array(output, expected.shape, what)
         if not np.all(np.isfinite(arr.astype(float))):
             raise Wrong(say("classroom.not_finite", what=what))
         if not np.allclose(arr.astype(float), expected.astype(float), rtol=rtol, atol=atol):
+            for other, hint in like:
+                if other.shape == arr.shape and np.allclose(arr.astype(float), other,
+                                                            rtol=rtol, atol=atol):
+                    raise Wrong(say("classroom.differs_like", what=what, hint=hint))
             largest = np.max(np.abs(arr.astype(float) - expected.astype(float)))
             raise Wrong(say("classroom.differs_by", what=what, largest=largest, rtol=rtol,
                             atol=atol))
@@ -110,12 +118,17 @@ def all_of(*checks):
     return check
 
 
-def number(expected: int, what: str = BYTES):
+def number(expected: int, what: str = BYTES, like=()):
+    """Right when exactly ``expected``; ``like``: (a typical wrong value, its hint) pairs, as
+    in :func:`close_to`."""
     def body(output):
         if isinstance(output, (list, str)) or output is None:
             raise Wrong(say("classroom.expected_number"))
         value = np.asarray(output)
         if value.shape != () or value != expected:
+            for other, hint in like:
+                if value.shape == () and other != expected and value == other:
+                    raise Wrong(say("classroom.differs_like", what=what, hint=hint))
             raise Wrong(say("classroom.differs", what=what))
     return checker(body)
 

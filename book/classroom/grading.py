@@ -21,6 +21,7 @@ import csv
 import io
 import json
 import os
+import re
 import secrets
 import warnings
 import zipfile
@@ -34,14 +35,20 @@ from book.kit.progress import bar as progress_bar
 
 from . import runner, sandbox
 from .assignments import ASSIGNMENTS
-from .cases import Assignment
+from .cases import Assignment, Written
 from .feedback import Text, words
 from .languages import language_of
 
 FIELDS = ["submission", "assignment", "question", "score", "possible", "status", "detail",
-          "seconds", "isolation"]
+          "seconds", "isolation", "answer", "rubric"]
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 MAX_ZIP_MEMBERS = 200
+MAX_ANSWER_CHARS = 1500   # a two-sentence answer is a few hundred; the rest is cut, and counted
+WRITTEN = "written"       # the status of a written item's row: the teacher scores it
+LINE_BREAK = " ⏎ "        # how a line break of a written answer is shown in its one CSV cell
+_BREAKS = re.compile(r"\r\n|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
+_INVISIBLE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069"
+                        r"\ufeff]")
 
 
 @dataclass
@@ -222,6 +229,7 @@ def grade_one(item: Item, seed: int, limits: sandbox.Limits,
     outcome = sandbox.run_submission(data, f"{assignment.stem}.ipynb", wire, limits,
                                      unsandboxed=unsandboxed)
     rows = score(assignment, cases, outcome, language)
+    rows.append(written_row(assignment.written, data, language))
     for row in rows:
         row.update(submission=item.label, assignment=assignment.name,
                    isolation=outcome.isolation)
@@ -229,6 +237,57 @@ def grade_one(item: Item, seed: int, limits: sandbox.Limits,
             note = words(note, language)
             row["detail"] = f"{note}; {row['detail']}" if row["detail"] else note
     return rows, outcome.seconds
+
+
+def written_answer(data: bytes, written: Written) -> str:
+    """The student's answer to the written item, as typed: the markdown cells after the prompt
+    cell up to the end of the question (otter's ``<!-- END QUESTION -->``, a code cell or a
+    locked cell), or, where the prompt cell is gone, the cells otter tagged as answer cells;
+    the placeholder otter puts there (in either language) counts as no answer. Read from the
+    notebook's bytes on the teacher's side: nothing in it is run."""
+    import nbformat
+
+    nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+    ids = [cell.get("id") for cell in nb.cells]
+    if written.prompt_cell in ids:
+        cells = []
+        for cell in nb.cells[ids.index(written.prompt_cell) + 1:]:
+            if (cell.cell_type != "markdown" or "<!-- END QUESTION -->" in cell.source
+                    or cell.metadata.get("editable") is False):
+                break
+            cells.append(cell)
+    else:
+        cells = [cell for cell in nb.cells if cell.cell_type == "markdown"
+                 and "otter_answer_cell" in (cell.metadata.get("tags") or [])]
+    placeholders = {Text("classroom.answer_placeholder").to(code) for code in ("en", "zh")}
+    texts = [str(cell.source).strip() for cell in cells]
+    return "\n\n".join(t for t in texts if t and t not in placeholders)
+
+
+def answer_text(text: str, language: str = "en") -> str:
+    """A written answer as one safe CSV cell: every line break shown as :data:`LINE_BREAK`,
+    tabs as spaces, control and bidirectional-override characters dropped, trimmed, and cut
+    after :data:`MAX_ANSWER_CHARS` characters (saying how many more there were). The CSV
+    writer then quotes it and prefixes a cell that starts like a formula (:func:`_cell`)."""
+    text = _INVISIBLE.sub("", _BREAKS.sub(LINE_BREAK, str(text).replace("\t", " "))).strip()
+    if len(text) > MAX_ANSWER_CHARS:
+        more = len(text) - MAX_ANSWER_CHARS
+        text = (text[:MAX_ANSWER_CHARS].rstrip() + " "
+                + words(Text("classroom.answer_cut", more=more), language))
+    return text
+
+
+def written_row(written: Written, data: bytes, language: str) -> dict:
+    """The row of the written item: no score (the teacher gives it), the student's answer
+    (:func:`answer_text`) and the rubric line, both in the CSV's last columns."""
+    try:
+        answer = answer_text(written_answer(data, written), language)
+    except Exception:  # noqa: BLE001 - a notebook inspect() accepted; never stop the batch
+        answer = ""
+    detail = Text("classroom.written_to_read" if answer else "classroom.written_blank")
+    return {"question": written.question, "score": "", "possible": "", "status": WRITTEN,
+            "detail": words(detail, language), "answer": answer,
+            "rubric": words(written.rubric, language)}
 
 
 def grade(submissions, csv_path=None, *, seed: int | None = None,
@@ -298,9 +357,11 @@ def grade(submissions, csv_path=None, *, seed: int | None = None,
 
 
 def _cell(value):
-    """A CSV cell that a spreadsheet shows as text: file names and error messages come from
-    students, and a cell starting with = + - @ would be run as a formula."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    """A CSV cell that a spreadsheet shows as text: file names, error messages and written
+    answers come from students, and a cell starting with = + - @ would be run as a formula
+    (so would their full-width twins in some spreadsheets)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d",
+                                                 "\uff0b", "\uff0d", "\uff20"):
         return "'" + value
     return value
 

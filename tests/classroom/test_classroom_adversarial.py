@@ -261,6 +261,8 @@ def batch(tmp_path_factory):
 def totals(rows):
     out = {}
     for r in rows:
+        if r["status"] == "written":   # the written item: its text for the teacher, no score
+            continue
         t = out.setdefault(r["submission"], {"score": 0.0, "status": r["status"],
                                              "detail": r["detail"]})
         t["score"] += float(r["score"]) if r["status"] == "graded" else 0

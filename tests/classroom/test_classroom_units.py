@@ -511,3 +511,78 @@ def test_make_grade_runs_one_sandbox_per_core_by_default(tmp_path):
                            cwd=classroom.ROOT, capture_output=True, text=True, timeout=60,
                            env={**os.environ, "PYTHONPATH": str(classroom.ROOT)}).stdout
     assert f"default: the cores here, {CORES}" in " ".join(shown.split())
+
+
+# ---- the written item: read from the notebook, made one safe CSV cell ----------------------
+
+def _with_answer(*answer_cells, prompt_id="written-prompt", end=True) -> bytes:
+    """A notebook laid out as otter lays out a written item: the prompt, the answer cells, the
+    cell that carries otter's END QUESTION marker."""
+    cells = [nbformat.v4.new_code_cell("x = 1"),
+             nbformat.v4.new_markdown_cell("<!-- BEGIN QUESTION -->\n\n**Question 4 (written).**")]
+    cells[1]["id"], cells[1].metadata = prompt_id, {"editable": False, "deletable": False}
+    for text in answer_cells:
+        cell = nbformat.v4.new_markdown_cell(text)
+        cell.metadata["tags"] = ["otter_answer_cell"]
+        cells.append(cell)
+    if end:
+        cells.append(nbformat.v4.new_markdown_cell("<!-- END QUESTION -->\n\nthe end"))
+    return nbformat.writes(nbformat.v4.new_notebook(cells=cells)).encode()
+
+
+def test_the_written_answer_is_the_students_text_and_the_placeholder_is_none():
+    from book.classroom.cases import Written
+    from book.classroom.feedback import Text
+
+    written = Written(rubric=Text("classroom.rubric_01"))
+    placeholder = {code: Text("classroom.answer_placeholder").to(code) for code in ("en", "zh")}
+    assert grading.written_answer(_with_answer("  Because.  ", "More."), written) == \
+        "Because.\n\nMore."
+    for code in ("en", "zh"):
+        assert grading.written_answer(_with_answer(placeholder[code]), written) == ""
+    assert grading.written_answer(_with_answer(placeholder["en"], "Mine."), written) == "Mine."
+    assert grading.written_answer(_with_answer("Last cell.", end=False), written) == "Last cell."
+    moved = _with_answer("Found by its tag.", prompt_id="renamed")
+    assert grading.written_answer(moved, written) == "Found by its tag."
+    row = grading.written_row(written, _with_answer("=1+1"), "zh")
+    assert row["status"] == grading.WRITTEN and row["score"] == row["possible"] == ""
+    assert row["answer"] == "=1+1" and row["rubric"] == written.rubric.to("zh")
+    assert row["detail"] == Text("classroom.written_to_read").to("zh")
+    blank = grading.written_row(written, _with_answer(placeholder["zh"]), "en")
+    assert blank["answer"] == "" and blank["detail"] == Text("classroom.written_blank")
+
+
+def test_an_answer_becomes_one_trimmed_line_without_invisible_characters():
+    text = "  first\r\nsecond\nthird\rfourth\u2028fifth\tcol\x00\x1b[31m\u202egnp.exe  "
+    assert grading.answer_text(text) == ("first ⏎ second ⏎ third ⏎ fourth ⏎ fifth col[31mgnp.exe")
+    long = "y" * (grading.MAX_ANSWER_CHARS + 1234)
+    cut = grading.answer_text(long, "en")
+    assert cut.startswith("y" * grading.MAX_ANSWER_CHARS) and "(1234 more characters" in cut
+    assert "另有 1234 个字符" in grading.answer_text(long, "zh")
+    assert grading.answer_text("<b>bold</b> & <script>x()</script>") == \
+        "<b>bold</b> & <script>x()</script>"   # text in a CSV cell: shown, never rendered
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b",
+                                   "\uff0d", "\uff20"])
+def test_a_cell_that_a_spreadsheet_would_run_starts_with_a_quote(start):
+    assert grading._cell(start + "HYPERLINK(1)") == "'" + start + "HYPERLINK(1)"
+    assert grading._cell("ok " + start) == "ok " + start
+
+
+@pytest.mark.parametrize("name", sorted(ASSIGNMENTS))
+def test_every_assignment_has_a_written_item_and_a_rubric_in_both_languages(name):
+    assignment = ASSIGNMENTS[name]
+    nb = nbformat.read(classroom.SOURCES / f"{assignment.stem}.ipynb", as_version=4)
+    ids = [c.get("id") for c in nb.cells]
+    prompt = nb.cells[ids.index(assignment.written.prompt_cell)]
+    assert "(written).** In two sentences" in prompt.source
+    before = nb.cells[ids.index(assignment.written.prompt_cell) - 1]
+    assert before.cell_type == "raw" and f"name: {assignment.written.question}" in before.source
+    assert "manual: true" in before.source
+    solution = nb.cells[ids.index(assignment.written.prompt_cell) + 2]
+    assert solution.cell_type == "markdown" and len(solution.source) > 100
+    rubric = assignment.written.rubric
+    assert rubric.to("en").startswith("Full answer:") and re.search(r"[\u4e00-\u9fff]",
+                                                                  rubric.to("zh"))
+    assert assignment.written.question not in assignment.questions()

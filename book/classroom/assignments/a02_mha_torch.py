@@ -1,11 +1,16 @@
 """Assignment 2, multi-head attention in PyTorch (``assignments/02_mha_torch.ipynb``): its hidden
-cases, the answers that check they are fair, and the demo's partly wrong solution."""
+cases, the answers that check they are fair, and the demo's partly wrong solution.
+
+Its module is cross-attention (queries from one sequence, keys and values from another of
+another length, a (T, S) mask), which the book does not print: chapter 4's listing is
+self-attention, and copied as it is it does not pass
+(tests/classroom/test_classroom_listings.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..cases import Answer, Assignment, Case
+from ..cases import Answer, Assignment, Case, Written
 from ..compare import close_to, shaped
 from ..feedback import Text as say
 
@@ -36,7 +41,7 @@ def _random_state(rng: np.random.Generator, d: int) -> dict:
 def hidden_cases(rng: np.random.Generator) -> list[Case]:
     import torch
 
-    from book.ideas.masks import causal_mask, to_torch_attn_mask
+    from book.ideas.masks import to_torch_attn_mask
     from book.ideas.mha import MultiHeadSelfAttention, from_torch_mha
 
     cases = []
@@ -51,26 +56,37 @@ def hidden_cases(rng: np.random.Generator) -> list[Case]:
                           points=points, function="split_heads", args=[x, h],
                           check=close_to(expected), tensor_args=True))
 
+    # Cross-attention, which the book does not print (chapter 4's module is self-attention):
+    # queries from x (batch, T, d), keys and values from memory (batch, S, d), S != T, and a
+    # (T, S) mask. The reference is PyTorch's own layer called as nn.MultiheadAttention(x,
+    # memory, memory), its weights copied into the student's module.
     q = "q2_module"
     cases.append(Case(question=q, name=say("classroom.case_output_shape"), points=1, public=True,
-                      function="MultiHeadAttention", args=[rng.normal(size=(2, 4, 8))],
+                      function="MultiHeadCrossAttention",
+                      args=[rng.normal(size=(2, 4, 8)), rng.normal(size=(2, 6, 8))],
                       check=shaped((2, 4, 8)), recipe="module", init=[8, 2],
                       state=_random_state(rng, 8), tensor_args=True))
-    for points, (h, t, masked) in zip((4, 5), ((2, 5, False), (4, 6, True)), strict=True):
+    for points, (h, t, s, masked) in zip((4, 5), ((2, 5, 3, False), (4, 3, 7, True)),
+                                         strict=True):
         torch.manual_seed(int(rng.integers(2**31)))
         reference = torch.nn.MultiheadAttention(8, h, batch_first=True).double()
         state = {k: v.numpy() for k, v in from_torch_mha(reference).state_dict().items()}
-        x = rng.normal(size=(3, t, 8))
-        args, attn = [x], None
-        if masked:
-            mask = causal_mask(t)
-            args, attn = [x, mask.numpy()], to_torch_attn_mask(mask)
-        xt = torch.from_numpy(x)
+        x, memory = rng.normal(size=(3, t, 8)), rng.normal(size=(3, s, 8))
+        args, attn = [x, memory], None
+        if masked:  # each query may attend to a random part of the memory, never to none
+            allowed = rng.random((t, s)) < 0.6
+            allowed[np.arange(t), rng.integers(s, size=t)] = True
+            args, attn = [x, memory, allowed], to_torch_attn_mask(torch.from_numpy(allowed))
+        xt, mt = torch.from_numpy(x), torch.from_numpy(memory)
         with torch.no_grad():
-            expected = reference(xt, xt, xt, attn_mask=attn, need_weights=False)[0].numpy()
-        name = say("classroom.case_heads_causal" if masked else "classroom.case_heads", h=h)
-        cases.append(Case(question=q, name=name, points=points, function="MultiHeadAttention",
-                          args=args, check=close_to(expected), recipe="module", init=[8, h],
+            expected = reference(xt, mt, mt, attn_mask=attn, need_weights=False)[0].numpy()
+            itself = reference(xt, xt, xt, need_weights=False)[0].numpy()
+        like = [] if masked else [(itself, say("classroom.hint_self_attention"))]
+        name = say("classroom.case_cross_masked" if masked else "classroom.case_cross",
+                   h=h, t=t, s=s)
+        cases.append(Case(question=q, name=name, points=points,
+                          function="MultiHeadCrossAttention", args=args,
+                          check=close_to(expected, like=like), recipe="module", init=[8, h],
                           state=state, tensor_args=True))
     return cases
 
@@ -82,29 +98,35 @@ def constants() -> dict[str, Answer]:
     from torch import nn
 
     def module(forward):
-        class MultiHeadAttention(nn.Module):
+        class MultiHeadCrossAttention(nn.Module):
             def __init__(self, d_model, n_heads):
                 super().__init__()
                 self.n_heads = n_heads
                 self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model)
                                                           for _ in range(4))
 
-            def forward(self, x, mask=None):
-                return forward(self, x)
-        return MultiHeadAttention
+            def forward(self, x, memory, mask=None):
+                return forward(self, x, memory)
+        return MultiHeadCrossAttention
 
     def split_shape(x, n_heads):
         b, t, d = x.shape
         return b, n_heads, t, d // n_heads
 
+    def uniform(self, x, memory):  # every query weighs every memory position alike
+        mean = self.w_v(memory).mean(dim=1, keepdim=True)
+        return self.w_o(mean).expand(x.shape[0], x.shape[1], -1)
+
     return {
         "zeros": {"split_heads": lambda x, h: torch.zeros(split_shape(x, h), dtype=x.dtype),
-                  "MultiHeadAttention": module(lambda self, x: torch.zeros_like(x))},
+                  "MultiHeadCrossAttention": module(lambda self, x, m: torch.zeros_like(x))},
         "ones": {"split_heads": lambda x, h: torch.ones(split_shape(x, h), dtype=x.dtype),
-                 "MultiHeadAttention": module(lambda self, x: torch.ones_like(x))},
+                 "MultiHeadCrossAttention": module(lambda self, x, m: torch.ones_like(x))},
         "the input": {"split_heads": lambda x, h: x.reshape(split_shape(x, h)),
-                      "MultiHeadAttention": module(lambda self, x: x)},
-        "values only": {"MultiHeadAttention": module(lambda self, x: self.w_o(self.w_v(x)))},
+                      "MultiHeadCrossAttention": module(lambda self, x, m: x)},
+        "values only": {"MultiHeadCrossAttention": module(
+            lambda self, x, m: self.w_o(self.w_v(x)))},
+        "uniform": {"MultiHeadCrossAttention": module(uniform)},
     }
 
 
@@ -119,20 +141,20 @@ def float32() -> Answer:
         b, t, d = x.shape
         return x.float().view(b, t, n_heads, d // n_heads).transpose(1, 2)
 
-    class MultiHeadAttention(nn.Module):  # the harness makes it double; it computes in float32
+    class MultiHeadCrossAttention(nn.Module):  # the harness makes it double; float32 inside
         def __init__(self, d_model, n_heads):
             super().__init__()
             self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
             self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model)
                                                       for _ in range(4))
 
-        def forward(self, x, mask=None):
+        def forward(self, x, memory, mask=None):
             def lin(layer, t):
                 return F.linear(t, layer.weight.float(), layer.bias.float())
-            x = x.float()
+            x, memory = x.float(), memory.float()
             b, t, _ = x.shape
-            q, k, v = (split_heads(lin(w, x), self.n_heads) for w in (self.w_q, self.w_k,
-                                                                     self.w_v))
+            q = split_heads(lin(self.w_q, x), self.n_heads)
+            k, v = (split_heads(lin(w, memory), self.n_heads) for w in (self.w_k, self.w_v))
             scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
@@ -140,9 +162,10 @@ def float32() -> Answer:
                 b, t, self.d_model)
             return lin(self.w_o, context)
 
-    return {"split_heads": split_heads, "MultiHeadAttention": MultiHeadAttention}
+    return {"split_heads": split_heads, "MultiHeadCrossAttention": MultiHeadCrossAttention}
 
 
 ASSIGNMENT = Assignment(stem=STEM, name=NAME, build=hidden_cases, constants=constants,
                         float32=float32, partial_mistakes=PARTIAL_MISTAKES,
-                        draws_on=DRAWS_ON)
+                        draws_on=DRAWS_ON,
+                        written=Written(rubric=say("classroom.rubric_02")))

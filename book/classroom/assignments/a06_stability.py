@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cases import Answer, Assignment, Case
+from ..cases import Answer, Assignment, Case, Written
 from ..compare import close_to, equal_to, shaped
 from ..feedback import Text as say
 
@@ -194,4 +194,5 @@ def float32() -> Answer:
 
 ASSIGNMENT = Assignment(stem=STEM, name=NAME, build=hidden_cases, constants=constants,
                         float32=float32, partial_mistakes=PARTIAL_MISTAKES,
-                        draws_on=DRAWS_ON)
+                        draws_on=DRAWS_ON,
+                        written=Written(rubric=say("classroom.rubric_06")))
