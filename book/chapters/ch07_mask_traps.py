@@ -14,7 +14,7 @@ from book.face.figures import describe
 from book.face.live import LiveExplorer
 from book.face.plotting import MASK_COLORSCALE, RUN_DASHES, TITLE_WIDTH, rounded, wrap
 from book.ideas import masks
-from book.kit import i18n
+from book.kit import i18n, rounding
 from book.studies import masktraps
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
@@ -345,6 +345,41 @@ def api_meaning(api: str) -> str:
     if api not in masktraps.API_MEANING:
         raise ValueError(f"api must be one of {sorted(masktraps.API_MEANING)}, not {api!r}")
     return _tr(_MEANING_IDS[masktraps.API_MEANING[api]])
+
+
+def dtype_outcome_table(table: list[dict]) -> str:
+    """The mask dtypes experiment (:func:`book.studies.masktraps.dtype_table`) as a Markdown
+    table: each API with each non-boolean mask dtype, and what happens (it raises, it gives
+    the boolean mask's result, or it runs with a different result)."""
+    lines = [_tr("dtype_header"), "|---|---|---|"]
+    for r in table:
+        if r["dtype"] != "bool":
+            api = f"`{r['api']}` ({api_meaning(r['api'])})"
+            lines.append(f"| {api} | `{r['dtype']}` | {_outcome(r)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _outcome(r: dict) -> str:
+    if r["raised"]:
+        message = r["message"].split(",")[0]  # the rest names the dtype again
+        return _tr("outcome_raises", error=r["error"], message=message)
+    if r["same_as_bool"]:
+        return _tr("outcome_same", same=rounding.agreement(r["max_diff"]))
+    return _tr("outcome_differs", diff=r["max_diff"])
+
+
+#: the string-table id of each training run of the chapter (its label in the figure)
+_RUN_IDS = {"right": "run_right", "zeros": "run_zeros", "finite": "run_finite",
+            "inf": "run_inf"}
+
+
+def run_labels(histories: dict) -> dict:
+    """The chapter's training histories (keyed "right", "zeros", "finite", "inf") keyed by
+    their labels in the book's language, as :func:`mask_training_figure` takes them."""
+    unknown = set(histories) - set(_RUN_IDS)
+    if unknown:
+        raise ValueError(f"histories must be keyed by {list(_RUN_IDS)}, got {sorted(unknown)}")
+    return {_tr(_RUN_IDS[key]): h for key, h in histories.items()}
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch07.toml) ---

@@ -160,3 +160,26 @@ def test_training_caption_numbers_are_the_drawn_losses():
     assert len(set(dashes)) == len(dashes)
     fig = ch07_mask_traps.mask_training_figure({"one": a, "two": b})
     assert "Every run" in described(fig.to_dict())[1]
+
+
+def test_dtype_table_and_run_labels_follow_their_inputs():
+    """The lesson's dtype table and the training figure's run labels (issue 49: they left
+    the notebook for the chapter module): one row per non-boolean case, its outcome in words;
+    a run the chapter does not train is refused."""
+    api = "masked_fill"
+    rows = [{"api": api, "dtype": "bool", "raised": False, "error": None, "message": None,
+             "same_as_bool": True, "max_diff": 0.0},
+            {"api": api, "dtype": "uint8", "raised": True, "error": "RuntimeError",
+             "message": "expected a bool mask, got uint8", "same_as_bool": None,
+             "max_diff": None},
+            {"api": api, "dtype": "float32", "raised": False, "error": None, "message": None,
+             "same_as_bool": False, "max_diff": 0.75}]
+    lines = ch07_mask_traps.dtype_outcome_table(rows).splitlines()
+    assert len(lines) == 4 and "`bool`" not in "".join(lines)
+    assert lines[2].endswith("| `uint8` | raises `RuntimeError`: expected a bool mask |")
+    assert "(largest difference 0.75)" in lines[3]
+    history = History(loss=[2.0, 1.0], test_accuracy=[0.5], test_steps=[2], steps=2)
+    assert list(ch07_mask_traps.run_labels({"right": history, "inf": history})) == [
+        "right mask", "flipped, −inf fill"]
+    with pytest.raises(ValueError, match="keyed by"):
+        ch07_mask_traps.run_labels({"flipped": history})

@@ -28,8 +28,6 @@ NOT_YET: dict[str, set[str]] = {
                             "c037"},
     "chapters/05_stability": {"c001", "c006", "c010", "c012", "c014", "c017", "c019", "c022",
                               "c030", "c033"},
-    "chapters/07_mask_traps": {"c001", "c003", "c005", "c010", "c012", "c014", "c017", "c020",
-                               "c022", "c025", "c027", "c029"},
     "chapters/09_long_context": {"c001", "c003", "c005", "c008", "c010", "c017", "d40be0cc"},
     "chapters/09b_serving": {"c901", "c024", "c026", "c028", "c030", "c032", "a7db42b4", "c035",
                              "c045", "c9b2s", "c9b3s"},
