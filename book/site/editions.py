@@ -200,6 +200,9 @@ def chinese_templates(app, config) -> None:
         templates.override(app, config, name.removeprefix("components/"), text)
 
 
+SHELL_BLOCKS = ("bash", "shell", "console")   # fenced blocks of markdown pages, by language
+
+
 def translate_code_comments(app, doctree, docname) -> None:
     """The Chinese pages show the code cells' comments and docstrings in Chinese: the same
     translations (locale/zh_CN/code/<page>.po) as the Chinese notebooks, put into each code
@@ -216,8 +219,9 @@ def translate_code_comments(app, doctree, docname) -> None:
         return
     for block in doctree.findall(nodes.literal_block):
         parent = block.parent
-        if parent is None or "cell_input" not in parent.get("classes", []):
-            continue
+        in_cell = parent is not None and "cell_input" in parent.get("classes", [])
+        if not in_cell and block.get("language") not in SHELL_BLOCKS:
+            continue   # a markdown page's shell commands (the teacher's guide) are translated too
         text = block.astext()
         translated = zh_notebooks.codetext.translate(text, catalogue)
         if translated != text:
