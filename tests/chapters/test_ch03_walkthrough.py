@@ -212,3 +212,19 @@ def test_live_explorer_writes_the_edited_values():
     frame = next(f for f in walkthrough.walkthrough_frames(ex) if f["name"] == "A2")
     assert [list(r) for r in live.figure.data[0].text] == _printed(frame["values"], 3)
     assert live.figure.data[0].texttemplate == "%{text}"
+
+
+def test_glued_verdict_words_follow_the_comparison():
+    """The words chapter 3 glues into its prose (issue 49: from the chapter module, not from
+    the lesson's cells), in both languages."""
+    from book.kit import i18n
+
+    assert ch03_walkthrough.same_or_different(True) == "the same"
+    assert ch03_walkthrough.same_or_different(False) == "a different"
+    assert ch03_walkthrough.identical_or_different(False) == "different"
+    i18n.set_language("zh")
+    try:
+        assert ch03_walkthrough.identical_or_different(True) == "完全相同"
+        assert ch03_walkthrough.same_or_different(False) == "不同的"
+    finally:
+        i18n.set_language("en")

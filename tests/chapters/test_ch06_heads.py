@@ -326,3 +326,23 @@ def orders_glossed() -> str:
     listed = O.word_list()
     assert "香菜 (coriander)" in listed and "牛肉面 (beef noodles)" in listed
     return listed
+
+
+def test_size_table_and_glued_verdicts_follow_their_inputs():
+    """The size table's layout and the two glued verdicts (issue 49: they left the notebook
+    for the chapter module) follow the numbers they are given, in both languages."""
+    from book.kit import i18n
+
+    table = ch06_heads.size_table([(128, 8, 16, 66048, 2592)], 18).splitlines()
+    assert len(table) == 3 and "18 tokens" in table[0]
+    assert table[2] == "| 128 | 8 | 16 | 66,048 | 2,592 |"
+    assert ch06_heads.gap_verdict(0.5, 0.5) == "within"
+    assert ch06_heads.gap_verdict(0.6, 0.5) == "outside"
+    assert ch06_heads.slower_verdict(True) == "Yes."
+    i18n.set_language("zh")
+    try:
+        assert ch06_heads.gap_verdict(0.6, 0.5) == "超出了"
+        assert ch06_heads.slower_verdict(False) == "在这台机器上并没有。"
+        assert "18 个词元" in ch06_heads.size_table([], 18)
+    finally:
+        i18n.set_language("en")
