@@ -13,7 +13,7 @@ from book.face.figures import describe, plain
 from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, SCALE_COLORS, make_slider, rounded, wrap
 from book.ideas import attention
-from book.kit.i18n import tr
+from book.kit.i18n import pick, tr
 from book.toy import orders_example
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
@@ -169,6 +169,19 @@ def menu_figure(weights: dict[str, float]) -> go.Figure:
     return describe(fig, alt=tr("ch01.menu_alt", n=len(values)),
                     caption=tr("ch01.menu_caption", best=plain(names[best]), w=values[best],
                                low=min(values)))
+
+
+# --- words the page prints or glues in (the lesson cells print plain Python) ---------------------
+
+def token_glosses() -> list[str]:
+    """The gloss printed beside each token of the order (``orders_example.TOKENS``), from the
+    one gloss table; the Chinese edition reads the tokens natively: no glosses there."""
+    return pick(list(orders_example.GLOSSES), [""] * len(orders_example.TOKENS))
+
+
+def symmetric_or_not(symmetric: bool) -> str:
+    """The words the prose glues in for "and X Xᵀ ___": whether the raw scores are symmetric."""
+    return tr("ch01.ramp_symmetric" if symmetric else "ch01.ramp_not_symmetric")
 
 
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------

@@ -270,3 +270,23 @@ def test_every_chinese_token_on_an_english_axis_is_glossed():
     finally:
         i18n.set_language("en")
     assert fig.data[0].customdata is None and "%{x}" in fig.data[0].hovertemplate
+
+
+def test_printed_glosses_and_glued_words_follow_the_edition():
+    """The lesson cells print plain Python (issue 49): what differs between the editions comes
+    from the chapter module. The English page prints each token with its gloss, the Chinese
+    page the tokens alone; the glued verdict on X Xᵀ is a phrase of the edition's language."""
+    try:
+        i18n.set_language("en")
+        glosses = ch01_intuition.token_glosses()
+        assert len(glosses) == len(orders_example.TOKENS)
+        assert glosses[orders_example.TOKENS.index("香菜")] == "coriander"
+        assert all(glosses[i] for i, t in enumerate(orders_example.TOKENS) if t != "，")
+        assert ch01_intuition.symmetric_or_not(True).startswith("is symmetric")
+        assert ch01_intuition.symmetric_or_not(False) == "is not symmetric"
+        i18n.set_language("zh")
+        assert ch01_intuition.token_glosses() == [""] * len(orders_example.TOKENS)
+        assert ch01_intuition.symmetric_or_not(True) != ch01_intuition.symmetric_or_not(False)
+        assert not english_words(ch01_intuition.symmetric_or_not(True))
+    finally:
+        i18n.set_language("en")

@@ -22,8 +22,6 @@ STRING_TABLE = re.compile(r"\btr\(|\bi18n\b")
 # Cells that still print through the string table (issue 49, item 1, not converted yet): the
 # test holds each to it, so the list only shrinks. Convert a cell and delete its line.
 NOT_YET: dict[str, set[str]] = {
-    "chapters/01_intuition": {"c001", "c003", "c008b", "c010b", "c015"},
-    "chapters/02_scaling": {"c001", "c003a", "c011a", "c013a", "c016", "c021"},
     "chapters/04_pytorch": {"c001", "c007", "c015", "c021", "c029", "c031", "c033", "c035",
                             "c037"},
     "chapters/05_stability": {"c001", "c006", "c010", "c012", "c014", "c017", "c019", "c022",
