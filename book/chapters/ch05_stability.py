@@ -11,6 +11,7 @@ from torch import nn
 
 from book.face import questions
 from book.face.checks import Is, NotAnswered, exercise, number_answer, value_exercise, wrong
+from book.face.display import table
 from book.face.figures import describe
 from book.face.live import LiveExplorer
 from book.face.plotting import RUN_COLORS, RUN_DASHES, italic, panel_title_width, rounded, wrap
@@ -425,3 +426,31 @@ def loss_level(loss: float, chance: float, frequency: float, digits: int = 3) ->
     if loss >= frequency:
         return i18n.tr("ch05.level_between")
     return i18n.tr("ch05.level_below")
+
+
+def large_verdict(stuck: bool) -> str:
+    """The prose's verdict on the two N(0, 1) runs: ``stuck`` when neither ends below the
+    label-frequency loss."""
+    return i18n.tr("ch05.learnt_nothing" if stuck else "ch05.learnt_something")
+
+
+# --- the words of the lesson's figures and tables -----------------------------------------------
+
+def title(name: str, **fields) -> str:
+    """A figure's title in the reader's language: ``"post_depth"``, ``"post_pre"``,
+    ``"first"``, ``"last"`` (with ``step=``), ``"at_init"`` or ``"large"``."""
+    validate.choice("title", name, ("post_depth", "post_pre", "first", "last", "at_init",
+                                    "large"))
+    return i18n.tr(f"ch05.title_{name}", **fields)
+
+
+INIT_TABLE_NAMES = ("torch", "xavier_uniform", "kaiming", "large")
+
+
+def init_table(rows):
+    """The initialisations' table: ``rows`` of (initialisation, weight std, RMS out ÷ RMS in),
+    the initialisation one of :data:`INIT_TABLE_NAMES`, named in the reader's language."""
+    named = [(i18n.tr("ch05.init_" + validate.choice("initialisation", name, INIT_TABLE_NAMES)),
+              std, gain) for name, std, gain in rows]
+    return table([i18n.tr(f"ch05.col_{c}") for c in ("init", "std", "gain")], named,
+                 ["", ".3f", ".2f"])

@@ -100,11 +100,15 @@ def test_agreement_table_in_chinese(zh):
 
 def test_stability_figures_in_chinese(zh, runs):
     figures = [ch05_stability.stability_figure(runs),
-               ch05_stability.loss_curves_figure(runs, i18n.tr("ch05.title_post_pre")),
+               ch05_stability.loss_curves_figure(runs, ch05_stability.title("post_pre")),
                ch05_stability.layer_norms_figure(runs[:2], "last",
-                                                 i18n.tr("ch05.title_last", step=6))]
+                                                 ch05_stability.title("last", step=6))]
     for fig in figures:
         assert_chinese(figure_texts(fig))
+    assert figures[2].layout.title.text == "第 6 步：Post-LN 与 Pre-LN"
+    table = ch05_stability.init_table([("torch", 0.1, 0.58), ("large", 1.0, 5.66)]).data
+    assert_chinese(table.splitlines()[:1] + [ch05_stability.large_verdict(True)])
+    assert "| PyTorch 默认 | 0.100 | 0.58 |" in table and "| N(0, 1) | 1.000 | 5.66 |" in table
     assert "第 0 层" in figures[0].data[1].x
     assert any("发散" in b.args[1]["title.text"] for b in figures[0].layout.updatemenus[0].buttons)
     live = ch05_stability.stability_live(runs[:2])
@@ -158,6 +162,21 @@ def test_loss_level_follows_the_reference_levels():
     assert ch05_stability.loss_level(1.9461, chance, freq).startswith("between")
     with pytest.raises(TypeError):
         ch05_stability.loss_level("1.9", chance, freq)
+
+
+def test_the_lessons_words_come_from_the_module():
+    """The cells call ch05_stability for their figures' titles, the initialisations' table and
+    the N(0, 1) verdict (issue 49: the lesson's own lines hold no string-table keys)."""
+    assert ch05_stability.large_verdict(True).startswith("neither has learnt")
+    assert ch05_stability.large_verdict(False).startswith("at least one")
+    assert ch05_stability.title("last", step=6) == "Step 6: Post-LN vs Pre-LN"
+    table = ch05_stability.init_table([("xavier_uniform", 0.125, 0.996)]).data
+    assert table.splitlines()[0] == "| initialisation | weight std | RMS out ÷ RMS in |"
+    assert "| Xavier (uniform) | 0.125 | 1.00 |" in table
+    with pytest.raises(ValueError, match="title"):
+        ch05_stability.title("post")
+    with pytest.raises(ValueError, match="initialisation"):
+        ch05_stability.init_table([("init_large", 1.0, 5.7)])
 
 
 def test_chapter6_direction_verdict_reads_the_held_out_loss():
