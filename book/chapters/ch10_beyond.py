@@ -140,6 +140,51 @@ def _plain_number(value: float) -> str:
     return f"{value:.3g}" if abs(value) >= 1e-3 else f"{value:.1e}"
 
 
+def memory_figure(ns, mib: dict[str, list[float]]) -> go.Figure:
+    """:func:`variant_cost_figure` of the peak memory (MiB) of one attention call."""
+    return variant_cost_figure(ns, mib, unit=_tr("memory_y"), title=_tr("memory_title"))
+
+
+def time_figure(ns, ms: dict[str, list[float]]) -> go.Figure:
+    """:func:`variant_cost_figure` of the time (ms) of one attention call."""
+    return variant_cost_figure(ns, ms, unit=_tr("time_y"), title=_tr("time_title"))
+
+
+def first_win(lengths: list[int]) -> int | str:
+    """The first of ``lengths`` (those where linear attention was faster), or "never"."""
+    return lengths[0] if lengths else _tr("never")
+
+
+def short_time_verdict(fastest: str) -> str:
+    """The prose's words on the shortest length: was full attention (``fastest`` == "full")
+    also the fastest there?"""
+    if fastest == "full":
+        return _tr("short_fastest")
+    return _tr("short_not_fastest", fastest=kind_label(fastest))
+
+
+def variant_name(spec: str) -> str:
+    """The name of a TinyEncoder attention spec ("scratch", "window-2", "dilated-2x2",
+    "hybrid-2+1", "linear") in the book's language, with its settings."""
+    return _tr(f"name_{spec.split('-')[0]}")
+
+
+def accuracy_table(results: dict[str, float]) -> str:
+    """The held-out accuracy of each variant (``results``: spec -> accuracy) as a Markdown
+    table."""
+    return _tr("table_header") + "\n|---|---|\n" + "".join(
+        f"| {variant_name(s)} | {100 * a:.1f} % |\n" for s, a in results.items())
+
+
+def accuracy_claim(results: dict[str, float]) -> str:
+    """The summary's claim about full attention ("scratch") from ``results``: the variants
+    that scored higher, or that none did."""
+    ahead = [variant_name(s) for s in results if results[s] > results["scratch"]]
+    if ahead:
+        return _tr("claim_behind", ahead=_tr("list_sep").join(ahead))
+    return _tr("claim_best")
+
+
 # --- live explorers (ipywidgets + FigureWidget, in Jupyter) ---------------------------------------
 
 def pattern_live() -> LiveExplorer:

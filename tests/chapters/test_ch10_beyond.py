@@ -137,3 +137,29 @@ def test_caption_numbers_are_the_figures_data():
     assert len({t.line.dash for t in fig.data}) == len(fig.data)
     assert re.search(r"n = 64 on", caption)
     assert beyond.PATTERN_N == len(figs["pattern"].data[0].x)
+
+
+def test_the_accuracy_table_and_claim_follow_the_results():
+    """The lesson's accuracy table and the summary's claim (issue 49: they left the notebook
+    for the chapter module) name each variant and follow the numbers, whichever way they go."""
+    from book.kit import i18n
+
+    results = {"scratch": 0.5, "window-2": 0.62, "linear": 0.4}
+    table = ch10_beyond.accuracy_table(results)
+    assert table.splitlines()[2:] == ["| full (plain multi-head) | 50.0 % |",
+                                      "| window, w = 2 | 62.0 % |",
+                                      "| linear (elu + 1) | 40.0 % |"]
+    assert ch10_beyond.accuracy_claim(results).endswith("window, w = 2 scored higher")
+    assert ch10_beyond.accuracy_claim({**results, "scratch": 0.7}).endswith("the most accurate")
+    assert ch10_beyond.first_win([256, 1024]) == 256
+    assert ch10_beyond.first_win([]) == "never"
+    assert ch10_beyond.short_time_verdict("full") == "the least time"
+    assert "window was faster" in ch10_beyond.short_time_verdict("window")
+    i18n.set_language("zh")
+    try:
+        assert "窗口注意力，w = 2" in ch10_beyond.accuracy_claim(results)
+        assert ch10_beyond.first_win([]) == "从未"
+        assert ch10_beyond.memory_figure([16, 64], {"full": [1, 2]}).layout.title.text \
+            == "一次注意力调用的内存"
+    finally:
+        i18n.set_language("en")

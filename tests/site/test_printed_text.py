@@ -27,7 +27,6 @@ NOT_YET: dict[str, set[str]] = {
     "chapters/09_long_context": {"c001", "c003", "c005", "c008", "c010", "c017", "d40be0cc"},
     "chapters/09b_serving": {"c901", "c024", "c026", "c028", "c030", "c032", "a7db42b4", "c035",
                              "c045", "c9b2s", "c9b3s"},
-    "chapters/10_beyond": {"c001", "c003", "c010", "c012", "c015"},
 }
 
 
