@@ -356,3 +356,43 @@ far = (i - j).abs() > w
 scores = scores.masked_fill(far, float("-inf"))
 weights = scores.softmax(dim=-1)
 """)
+
+
+# --- the words the lesson's cells pick from their measured numbers (in the reader's language) ---
+
+def cost_title(measure: str) -> str:
+    """The title of :func:`attention_cost_figure` for ``measure`` "memory" or "time"."""
+    return tr(f"ch09.title_{validate.choice('measure', measure, ('memory', 'time'))}")
+
+
+def time_shape(slope: float) -> str:
+    """What the fitted time slope of full attention says: steeper than 2 (above 2.25),
+    flatter (below 1.75) or close to 2."""
+    slope = validate.real("slope", slope)
+    if slope > 2.25:
+        return tr("ch09.shape_steep")
+    if slope < 1.75:
+        return tr("ch09.shape_flat")
+    return tr("ch09.shape_two")
+
+
+def attention_note(ratio: float) -> str:
+    """How attention's time grew from 512 to 1024 tokens (``ratio``) against the 4 that the
+    arithmetic predicts: more (above 4.5), less (below 3.5) or close to it."""
+    ratio = validate.real("ratio", ratio)
+    if ratio > 4.5:
+        return tr("ch09.attn_more")
+    if ratio < 3.5:
+        return tr("ch09.attn_less")
+    return tr("ch09.attn_four")
+
+
+def half_time(lengths) -> str:
+    """The first of ``lengths`` at which attention takes half the block's time, or none."""
+    lengths = list(lengths)
+    return tr("ch09.half_at", n=lengths[0]) if lengths else tr("ch09.half_none")
+
+
+def kernel_verdict(window_ms: float, banded_ms: float) -> str:
+    """Is SDPA with a window mask faster than the banded version (times in ms)?"""
+    return tr("ch09.window_sdpa_faster" if window_ms < banded_ms else "ch09.window_sdpa_slower")

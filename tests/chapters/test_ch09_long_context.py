@@ -181,6 +181,31 @@ def test_figures_have_no_english_in_chinese(chinese):
         assert not _english(a["text"] for a in step.args[1]["annotations"])
 
 
+def test_the_prose_words_follow_the_numbers():
+    """The words the lesson's cells pick from their measurements (ch09_long_context's helpers,
+    so that the cells hold no string-table keys, issue 49)."""
+    assert ch09_long_context.time_shape(2.3).startswith("steeper than 2")
+    assert ch09_long_context.time_shape(1.7).startswith("flatter than 2")
+    assert ch09_long_context.time_shape(2.0).startswith("close to 2")
+    assert ch09_long_context.attention_note(4.6).startswith("more than the 4")
+    assert ch09_long_context.attention_note(3.4).startswith("less than the 4")
+    assert ch09_long_context.attention_note(4.0) == "close to the 4 that the arithmetic predicts"
+    assert ch09_long_context.half_time([1024, 2048]) == "n = 1024"
+    assert ch09_long_context.half_time([]) == "none of these lengths"
+    assert ch09_long_context.kernel_verdict(1.0, 2.0).startswith("faster")
+    assert ch09_long_context.kernel_verdict(2.0, 1.0).startswith("slower")
+    assert ch09_long_context.cost_title("time").startswith("Time of one attention call")
+    with pytest.raises(ValueError, match="not one of"):
+        ch09_long_context.cost_title("flops")
+
+
+def test_the_prose_words_in_chinese(chinese):
+    words = [ch09_long_context.time_shape(2.3), ch09_long_context.attention_note(4.0),
+             ch09_long_context.half_time([]), ch09_long_context.kernel_verdict(2.0, 1.0),
+             ch09_long_context.cost_title("memory")]
+    assert all(re.search("[\u4e00-\u9fff]", w) for w in words), words
+
+
 def test_exercise_messages_are_chinese(chinese):
     for key, wrong in (("ch9.keys_per_query", 256), ("ch9.crossover", 768),
                        ("ch9b.cache_bytes", 1), ("ch9.window_mask", "mask")):

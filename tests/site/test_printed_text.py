@@ -24,7 +24,6 @@ STRING_TABLE = re.compile(r"\btr\(|\bi18n\b")
 NOT_YET: dict[str, set[str]] = {
     "chapters/04_pytorch": {"c001", "c007", "c015", "c021", "c029", "c031", "c033", "c035",
                             "c037"},
-    "chapters/09_long_context": {"c001", "c003", "c005", "c008", "c010", "c017", "d40be0cc"},
     "chapters/09b_serving": {"c901", "c024", "c026", "c028", "c030", "c032", "a7db42b4", "c035",
                              "c045", "c9b2s", "c9b3s"},
 }
