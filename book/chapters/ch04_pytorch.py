@@ -21,6 +21,7 @@ from book.face.checks import (
     value_exercise,
     wrong,
 )
+from book.face.display import table
 from book.face.figures import describe
 from book.face.live import LiveExplorer, widgets_for
 from book.face.plotting import COLORSCALE, MASK_COLORSCALE, make_slider, rounded
@@ -299,6 +300,31 @@ def mask_inpage() -> inpage.InPage:
 def mask_explorer():
     """The mask explorer: recomputed in the book's page, the live explorer in Jupyter."""
     return inpage.either(mask_live, mask_inpage)
+
+
+# --- the page's tables and glued words --------------------------------------------------------
+
+def conventions_table(rows: list[dict]):
+    """:func:`book.ideas.agreement.mask_conventions`'s rows as a Markdown table: where, which
+    argument, and the readings that match the ground truth ("—" when none does)."""
+    if not isinstance(rows, list) or not all(
+            isinstance(r, dict) and {"where", "argument", "right"} <= set(r) for r in rows):
+        raise ValueError("rows must be the list book.ideas.agreement.mask_conventions() "
+                         "returns: dicts with 'where', 'argument' and 'right'")
+    return table([i18n.tr("ch04.col_where"), i18n.tr("ch04.col_argument"),
+                  i18n.tr("ch04.col_right")],
+                 [(r["where"], r["argument"], ", ".join(r["right"]) or "—") for r in rows])
+
+
+def speed_verdict(ratio: float) -> str:
+    """The words the prose glues in for "the loop was ___ the batched layer", from the ratio
+    loop time ÷ batched time (within 10 % of 1 reads as "about as fast as")."""
+    ratio = validate.real("ratio", ratio, low=0.0)
+    if ratio > 1.1:
+        return i18n.tr("ch04.timing_slower")
+    if ratio < 0.9:
+        return i18n.tr("ch04.timing_faster")
+    return i18n.tr("ch04.timing_same")
 
 
 # --- exercises (registered with book.face.checks)

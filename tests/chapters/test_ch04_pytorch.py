@@ -11,7 +11,9 @@ import json
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT
 from conftest import check_message as message
+from tolerance import rounding_tolerance
 
 from book import chapters
 from book.chapters import ch04_pytorch
@@ -282,3 +284,111 @@ def test_every_chinese_token_on_an_english_axis_is_glossed():
         i18n.set_language("en")
     assert json.loads(zh.spec_json)["glosses"] is None
     assert zh.figure.data[0].customdata is None and "%{x}" in zh.figure.data[0].hovertemplate
+
+
+# --- the page's step-by-step build (issue 49, item 2) -----------------------------------------
+
+STEP_CELLS = ("c001b", "c001d", "c001f", "c001h", "c003b")  # steps 1–5, in reading order
+HIDING = {"hide-cell", "hide-input", "hide-output", "remove-cell", "remove-input",
+          "remove-output"}
+
+
+def _notebook_cells() -> list[dict]:
+    return json.loads((ROOT / "chapters" / "04_pytorch.ipynb").read_text("utf-8"))["cells"]
+
+
+def _source(cell: dict) -> str:
+    return "".join(cell["source"])
+
+
+def test_step_cells_come_in_order_and_are_visible():
+    cells = _notebook_cells()
+    ids = [c["id"] for c in cells]
+    positions = [ids.index(cid) for cid in STEP_CELLS]
+    assert positions == sorted(positions), "the five steps must come in order"
+    for cid in STEP_CELLS:
+        cell = cells[ids.index(cid)]
+        assert cell["cell_type"] == "code"
+        assert not HIDING & set(cell["metadata"].get("tags", [])), f"{cid} is folded"
+        source = _source(cell)
+        assert "torch.testing.assert_close" in source, f"{cid} checks nothing"
+        assert "rtol=tol, atol=tol" in source, f"{cid} must use the rounding tolerance"
+        assert "tr(" not in source and "i18n" not in source
+    # each step's check names what it checks and the step before (step 2: step 1's function)
+    for cid, (this, before) in zip(STEP_CELLS, [("out_1", "by_hand"), ("out_2", "one_head("),
+                                                ("concat", "out_2"), ("out_4", "out_3"),
+                                                ("out_5", "out_4")], strict=True):
+        checks_ = [line for line in _source(cells[ids.index(cid)]).splitlines()
+                   if line.startswith("torch.testing.assert_close(")]
+        assert any(this in line for line in checks_), f"{cid} does not check {this}"
+        assert before in _source(cells[ids.index(cid)]), f"{cid} never uses {before}"
+    # the module listing and the conventions table are open
+    for cid in ("c003", "c031"):
+        assert not HIDING & set(cells[ids.index(cid)]["metadata"].get("tags", [])), cid
+
+
+def _run_steps(replace: tuple[str, str] | None = None) -> dict:
+    """Run the imports cell and the five step cells in one namespace (``replace`` edits step
+    4's source first); return the namespace."""
+    cells = {c["id"]: c for c in _notebook_cells()}
+    imports = _source(cells["c001"]).replace("book.setup()", "")
+    namespace: dict = {}
+    exec(imports, namespace)  # noqa: S102
+    for cid in STEP_CELLS:
+        source = _source(cells[cid])
+        if replace and cid == "c001h":
+            assert replace[0] in source
+            source = source.replace(*replace)
+        exec(source, namespace)  # noqa: S102
+    return namespace
+
+
+def test_the_steps_run_and_agree(capsys):
+    ns = _run_steps()
+    printed = capsys.readouterr().out
+    assert printed.count("max difference") == 6
+    tol = ns["tol"]
+    assert tol == rounding_tolerance(torch.float32, ns["d_model"])  # tests/tolerance.py's rule
+    torch.testing.assert_close(ns["out_4"], ns["out_3"], rtol=tol, atol=tol)
+    assert ns["out_5"].shape == (ns["batch"], ns["seq"], ns["d_model"])
+
+
+@pytest.mark.parametrize("old,new", [
+    ("context.transpose(1, 2).contiguous()", "context.contiguous()"),  # transpose forgotten
+    ("t.view(batch, seq, n_heads, d_k).transpose(1, 2)",
+     "t.view(batch, n_heads, seq, d_k)"),  # the colleague's split of exercise 2
+    ("/ d_k**0.5  # (batch, n_heads, seq, seq)", "/ d_k  # (batch, n_heads, seq, seq)"),
+])
+def test_a_broken_step_4_fails_its_check(old, new):
+    with pytest.raises(AssertionError, match="not close"):
+        _run_steps((old, new))
+
+
+def test_conventions_table_and_speed_verdict():
+    from book.ideas import agreement
+
+    text = ch04_pytorch.conventions_table(agreement.mask_conventions()).data
+    assert text.splitlines()[0] == "| where | argument | matches the ground truth |"
+    assert len(text.splitlines()) == 2 + len(agreement.mask_conventions())
+    with pytest.raises(ValueError, match="mask_conventions"):
+        ch04_pytorch.conventions_table([{"where": "x"}])
+    assert ch04_pytorch.speed_verdict(2.0) == "slower than"
+    assert ch04_pytorch.speed_verdict(0.5) == "faster than"
+    assert ch04_pytorch.speed_verdict(1.0) == "about as fast as"
+    with pytest.raises(ValueError):
+        ch04_pytorch.speed_verdict(-1.0)
+
+
+def test_conventions_table_and_speed_verdict_in_chinese():
+    from book.ideas import agreement
+    from book.kit import i18n
+
+    i18n.set_language("zh")
+    try:
+        text = ch04_pytorch.conventions_table(agreement.mask_conventions()).data
+        verdicts = [ch04_pytorch.speed_verdict(r) for r in (2.0, 0.5, 1.0)]
+    finally:
+        i18n.set_language("en")
+    assert text.splitlines()[0] == "| 位置 | 参数 | 与基准答案一致 |"
+    assert "True = 可以关注" in text
+    assert verdicts == ["更慢", "更快", "速度相当"]
