@@ -18,6 +18,7 @@ value the first frame does not show fails here. What the prose says without a gl
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import json
@@ -72,7 +73,8 @@ class Case:
     page: str                    # the notebook, e.g. "chapters/02_scaling"
     run: tuple[str, ...]         # the code cells that glue what the prose names, in order
     prose: tuple[str, ...]       # the markdown cells about the explorer
-    faces: Callable[[], list[Face]]
+    faces: Callable[[dict], list[Face]]   # from what the run cells left (``shown``: the figure
+    #                                       the last one shows)
     reads: dict[str, Callable[[Face], float]]         # glued name -> read from a first frame
     says: dict[str, Callable[[Face, dict], bool]]     # the prose's words -> a first-frame fact
     elsewhere: dict[str, str] = field(default_factory=dict)  # glued name -> the state showing it
@@ -85,7 +87,7 @@ def _number(text: str, index: int = -1) -> float:
 
 # --- chapter 1: the heads explorer (a slider over 1–3 heads) ----------------------------------
 
-def _ch01_faces() -> list[Face]:
+def _ch01_faces(_ran: dict) -> list[Face]:
     from book.chapters import ch01_intuition
 
     return [static_face(ch01_intuition.heads_figure(), "n_heads"),
@@ -103,7 +105,7 @@ def _weight(face: Face, query: str, key: str) -> float:
 
 # --- chapter 2: the d_k sampler -----------------------------------------------------------------
 
-def _ch02_faces() -> list[Face]:
+def _ch02_faces(_ran: dict) -> list[Face]:
     from book.chapters import ch02_scaling
 
     return [inpage_face(ch02_scaling.dk_inpage()), live_face(ch02_scaling.dk_live())]
@@ -115,7 +117,7 @@ def _raw_title(face: Face) -> str:
 
 # --- chapter 4: the mask explorer --------------------------------------------------------------
 
-def _ch04_faces() -> list[Face]:
+def _ch04_faces(_ran: dict) -> list[Face]:
     from book.chapters import ch04_pytorch
 
     return [inpage_face(ch04_pytorch.mask_inpage()), live_face(ch04_pytorch.mask_live())]
@@ -137,6 +139,39 @@ def _pad_share(face: Face) -> float:
 def _future_share(face: Face) -> float:
     z, real = _mask_grid(face)
     return float(np.triu(z, k=1)[:real].sum(axis=1).max())
+
+
+# --- chapter 8b: the head view (a menu of sentences, a slider over the 72 heads) --------------
+
+def _ch08b_faces(ran: dict) -> list[Face]:
+    """The head view the notebook's cell draws (its only face with the sentence menu)."""
+    return [static_face(ran["shown"], "head")]
+
+
+def _shown_map(face: Face):
+    """The heatmap of the sentence the menu opens on (the one trace visible at first)."""
+    (trace,) = [t for t in face.figure.data if t.visible is not False]
+    return trace
+
+
+def _head_weight(face: Face, query: str, key: str | int) -> float:
+    """The shown map's weight of ``query`` on ``key`` (a label, or a column index); nan where
+    the sentence shown has no such token (the prose is about another sentence)."""
+    trace = _shown_map(face)
+    if query not in trace.y or (isinstance(key, str) and key not in trace.x):
+        return float("nan")
+    col = key if isinstance(key, int) else list(trace.x).index(key)
+    return float(trace.z[list(trace.y).index(query)][col])
+
+
+# --- chapter 9: the window explorer -------------------------------------------------------------
+
+def _ch09_faces(_ran: dict) -> list[Face]:
+    from book.chapters import ch09_long_context as ch09
+
+    static = static_face(ch09.window_figure(), "window")
+    static.high = {"window": max(int(s.label) for s in static.figure.layout.sliders[0].steps)}
+    return [static, inpage_face(ch09.window_inpage()), live_face(ch09.window_live())]
 
 
 def _fmt(value, spec: str) -> str:
@@ -171,6 +206,24 @@ CASES = {
                "pad_share_none": _pad_share, "future_share_none": _future_share},
         says={"The explorer opens without a mask": lambda f, g: f.first["kind"] == "none"
               and bool(np.all(np.asarray(f.figure.data[0].z) == 1))}),
+    "ch08b head view": Case(
+        page="chapters/08b_real_model", run=("ae2319c2", "9a89e061", "1a1b95d2", "dca6a9bf"),
+        prose=("5ced90fd",), faces=_ch08b_faces,
+        reads={"the_animal": lambda f: _head_weight(f, "the", "animal"),
+               "the_street": lambda f: _head_weight(f, "the·2", "street"),
+               "street_cls": lambda f: _head_weight(f, "street", 0)},
+        # the cell above it (11722181): "The view opens on the first animal sentence and
+        # on {det_head}"; the prose below: "In the first animal sentence, …"
+        says={"opens on the first animal sentence": lambda f, g: "tired" in _shown_map(f).y
+              and "animal" in _shown_map(f).y,
+              "and on {det_head}": lambda f, g: f.first["head"] == g["det_head"]}),
+    "ch09 window explorer": Case(
+        page="chapters/09_long_context", run=("c001", "c013"), prose=("c019",),
+        faces=_ch09_faces, reads={},
+        says={"The article's window is wider than the slider reaches (w = 128)":
+              lambda f, g: f.high["window"] < 128},
+        elsewhere={"entries_ratio": "no state: the article's w = 128, which the prose says "
+                                    "is not a state of the explorer"}),
 }
 
 _RUNS: dict = {}
@@ -184,20 +237,27 @@ def _notebook(page: str, language: str):
     return zh_notebooks.chinese_notebook(page)
 
 
-def _glued_and_prose(case: Case, language: str, monkeypatch) -> tuple[dict, str]:
+def _glued_and_prose(case: Case, language: str, monkeypatch) -> tuple[dict, str, dict]:
     """Run the case's cells of the edition's notebook: (every value they glue, the text of the
-    prose cells)."""
+    prose cells, what the run left: ``shown``, the value of the last cell's last line)."""
     key = (case.page, case.run, language)
     if key not in _RUNS:
         cells = {c.id: c for c in _notebook(case.page, language).cells}
         store: dict = {}
         monkeypatch.setattr(display, "_glued", store)
         namespace: dict = {"__name__": "__main__"}
+        shown = None
         with contextlib.redirect_stdout(io.StringIO()):
             for cell_id in case.run:
-                code = compile(cells[cell_id].source, f"{case.page}.ipynb:{cell_id}", "exec")
-                exec(code, namespace)  # noqa: S102 - the book's own notebook cells
-        _RUNS[key] = (dict(store), "\n".join(cells[c].source for c in case.prose))
+                where = f"{case.page}.ipynb:{cell_id}"
+                body = ast.parse(cells[cell_id].source).body
+                last = body.pop() if body and isinstance(body[-1], ast.Expr) else None
+                exec(compile(ast.Module(body, []), where, "exec"), namespace)  # noqa: S102
+                # the book's own notebook cells; what the last line shows, as Jupyter does
+                shown = (eval(compile(ast.Expression(last.value), where, "eval"),  # noqa: S307
+                              namespace) if last else None)
+        _RUNS[key] = (dict(store), "\n".join(cells[c].source for c in case.prose),
+                      {"shown": shown})
     return _RUNS[key]
 
 
@@ -211,11 +271,11 @@ def edition():
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_prose_names_what_the_first_frame_shows(name, language, edition, monkeypatch):
     case = CASES[name]
-    glued, prose = _glued_and_prose(case, language, monkeypatch)
+    glued, prose, ran = _glued_and_prose(case, language, monkeypatch)
     i18n.set_language(language)  # the faces drawn in the edition's language
     refs = GLUED.findall(prose)
     assert refs, f"{name}: the prose cells {case.prose} name no glued value any more"
-    faces = case.faces()
+    faces = case.faces(ran)
     wrong = []
     for ref in refs:
         glue_name, _, spec = ref.partition(":")
