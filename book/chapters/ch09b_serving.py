@@ -44,6 +44,50 @@ def speedup_verdict(rows: list[dict]) -> str:
     return tr(f"ch09b.kv_trend_{trend}", n0=rows[0]["n_new"], n1=rows[-1]["n_new"])
 
 
+def same_verdict(same: bool) -> str:
+    """The prose's word for the tokens generated with and without the cache: identical or
+    different."""
+    return tr("ch09b.identical" if same else "ch09b.different")
+
+
+def all_same_verdict(rows: list[dict]) -> str:
+    """Were the generated tokens identical with and without the cache at every length
+    (rows from :func:`book.ideas.kvcache.generation_times`)?"""
+    return tr("ch09b.identical" if all(r["same"] for r in rows) else "ch09b.not_identical")
+
+
+def causal_note(ignored: bool) -> str:
+    """What the prose says of nn.MultiheadAttention's fast path and ``is_causal=True``:
+    ``ignored`` when it runs the same operators either way."""
+    return tr("ch09b.causal_ignored" if ignored else "ch09b.causal_used")
+
+
+def production_verdict(ratio: float) -> str:
+    """The production module's time as a share of the minimal SDPA layer's (``ratio``, the
+    median over the rounds), said as so many percent less or more."""
+    if ratio < 1:
+        return tr("ch09b.production_less", pct=100 * (1 - ratio))
+    return tr("ch09b.production_more", pct=100 * (ratio - 1))
+
+
+def production_consequence(low: float, high: float) -> str:
+    """What the measured range ``low``..``high`` of that ratio over the rounds means: it costs
+    more (the whole range above 1), less (below 1), or the difference is noise."""
+    if low > 1:
+        return tr("ch09b.production_costs_more")
+    if high < 1:
+        return tr("ch09b.production_costs_less")
+    return tr("ch09b.production_costs_noise")
+
+
+def gpu_note(gpu_name: str | None, ratio: float | None = None) -> str:
+    """The sentence on the GPU: its name and the production module's time ratio there, or
+    that there was none (``gpu_name`` None)."""
+    if gpu_name is None:
+        return tr("ch09b.gpu_absent")
+    return tr("ch09b.gpu_present", gpu=gpu_name, ratio=ratio)
+
+
 def kv_speedup_figure(rows: list[dict]) -> go.Figure:
     """Generation time with and without the KV cache, and the speed-up, per generated length
     (rows from :func:`book.ideas.kvcache.generation_times`)."""

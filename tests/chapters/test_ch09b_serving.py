@@ -136,3 +136,29 @@ def test_the_speed_up_verdict_follows_the_bars():
     assert "not at every length" in ch09b_serving.speedup_verdict(rows(1.5, 2.6, 2.4, 4.0))
     with pytest.raises(ValueError, match="empty"):
         ch09b_serving.speedup_trend([])
+
+
+def test_the_prose_words_follow_the_measurements():
+    """The words the lesson's cells glue come from ch09b_serving's helpers (no string-table
+    keys in the cells, issue 49) and follow the numbers measured."""
+    assert ch09b_serving.same_verdict(True) == "identical"
+    assert ch09b_serving.same_verdict(False) == "different"
+    assert ch09b_serving.all_same_verdict([{"same": True}, {"same": False}]) == "NOT identical"
+    assert ch09b_serving.all_same_verdict([{"same": True}]) == "identical"
+    assert ch09b_serving.causal_note(True).startswith("it runs the same operators")
+    assert ch09b_serving.causal_note(False).startswith("it runs other operators")
+    assert ch09b_serving.production_verdict(0.8) == "20 % less time than the minimal SDPA layer"
+    assert ch09b_serving.production_verdict(1.25) == "25 % more time than the minimal SDPA layer"
+    assert "much more time" in ch09b_serving.production_consequence(1.1, 1.3)
+    assert "faster in every round" in ch09b_serving.production_consequence(0.8, 0.95)
+    assert "within the noise" in ch09b_serving.production_consequence(0.9, 1.1)
+    assert ch09b_serving.gpu_note(None).startswith("No GPU")
+    assert "(NVIDIA H100) was present" in ch09b_serving.gpu_note("NVIDIA H100", 0.5)
+    assert "0.50× the time" in ch09b_serving.gpu_note("NVIDIA H100", 0.5)
+
+
+def test_the_prose_words_in_chinese(chinese):
+    words = [ch09b_serving.same_verdict(False), ch09b_serving.all_same_verdict([]),
+             ch09b_serving.causal_note(True), ch09b_serving.production_verdict(0.8),
+             ch09b_serving.production_consequence(0.9, 1.1), ch09b_serving.gpu_note(None)]
+    assert all(re.search("[\u4e00-\u9fff]", w) for w in words), words

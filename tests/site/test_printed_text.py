@@ -22,8 +22,6 @@ STRING_TABLE = re.compile(r"\btr\(|\bi18n\b")
 # Cells that still print through the string table (issue 49, item 1, not converted yet): the
 # test holds each to it, so the list only shrinks. Convert a cell and delete its line.
 NOT_YET: dict[str, set[str]] = {
-    "chapters/09b_serving": {"c901", "c024", "c026", "c028", "c030", "c032", "a7db42b4", "c035",
-                             "c045", "c9b2s", "c9b3s"},
 }
 
 
