@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import headless
+import legibility
 
 from book.chapters import CHAPTERS
 
@@ -27,7 +28,9 @@ def core_pages() -> list[str]:
 
 def screens(html: Path, pages: list[str] | None = None, width: int = WIDTH,
             height: int = HEIGHT) -> dict[str, float]:
-    """Each page's height in screens of ``height`` px at ``width`` px (every figure drawn)."""
+    """Each page's height in screens of ``height`` px at ``width`` px (every figure drawn),
+    without the sections its headings mark optional (legibility.OPTIONAL_JS): the core path
+    is what a learner must read."""
     from playwright.sync_api import sync_playwright
 
     html = Path(html)
@@ -47,7 +50,9 @@ def screens(html: Path, pages: list[str] | None = None, width: int = WIDTH,
                     "() => [...document.querySelectorAll('.plotly-graph-div')]"
                     ".every(d => d.querySelector('.main-svg'))", timeout=60_000)
                 page.wait_for_timeout(300)
-                out[rel] = page.evaluate("document.documentElement.scrollHeight") / height
+                optional = page.evaluate(legibility.OPTIONAL_JS)
+                out[rel] = (page.evaluate("document.documentElement.scrollHeight")
+                            - optional) / height
         finally:
             browser.close()
     return out

@@ -32,7 +32,9 @@ Each page is checked twice at each width: in the book's own fonts, and with a wi
 browser without the page's first font draws them; the book's CJK web font stays first).
 
 Per page: ``code_overflow`` (a code block wider than its column, at the desktop width) and
-``too_long`` (a chapter over 15 screens at the desktop width).
+``too_long`` (a chapter whose lesson is over 15 screens at the desktop width, or whose whole page
+is over 25: a section whose heading starts "Optional:" / "选读：" is material a reader may skip,
+and counts only towards the 25; issue 49 moves chapter 4's extras there).
 
 Used by tests/test_browser.py on the built book and by ``python tests/legibility.py PAGE.html``
 while iterating on one figure.
@@ -50,6 +52,14 @@ import headless
 DESKTOP, PHONE = 1280, 390
 SCREEN_HEIGHT = 900
 MAX_SCREENS = 15
+MAX_PAGE_SCREENS = 25   # the whole page, optional sections included
+# A section (h2 or h3) marked optional by its heading; the page's own marking, in both editions
+OPTIONAL_JS = r"""() => {
+  const marked = [...document.querySelectorAll('section > h2, section > h3')]
+    .filter(h => /^(Optional:|选读：)/.test(h.textContent.trim())).map(h => h.parentElement);
+  return marked.filter(s => !marked.some(o => o !== s && o.contains(s)))
+    .reduce((sum, s) => sum + s.getBoundingClientRect().height, 0);
+}"""
 MIN_FONT_PX = 10
 MIN_CELL_PX = 12
 # PHONE_CELLS: at 390 px only a heatmap whose cells carry text is held to MIN_CELL_PX. A value
@@ -357,8 +367,9 @@ PAGE_JS = r"""([screen]) => {
     }
   }
   const height = document.documentElement.scrollHeight;
-  return {wide, screens: height / screen};
-}"""
+  const optional = (OPTIONAL)();
+  return {wide, screens: (height - optional) / screen, page: height / screen};
+}""".replace("(OPTIONAL)", f"({OPTIONAL_JS})")
 
 
 # The wide fallback, before any of the page's scripts run: each Latin family of the figures'
@@ -516,10 +527,13 @@ def check_page(browser, path: Path, width: int, shots: Path | None = None,
         info = page.evaluate(PAGE_JS, [SCREEN_HEIGHT])
         findings += [{"kind": "code_overflow", "page": name, "figure": "-", "state": "-",
                       "width": width, "font": font, "what": w} for w in info["wide"]]
-        if info["screens"] > MAX_SCREENS and "chapters/" in name:
+        if "chapters/" in name and (info["screens"] > MAX_SCREENS
+                                    or info["page"] > MAX_PAGE_SCREENS):
             findings.append({"kind": "too_long", "page": name, "figure": "-", "state": "-",
                              "width": width, "font": font,
-                             "what": f"{info['screens']:.1f} screens of {SCREEN_HEIGHT} px"})
+                             "what": f"{info['screens']:.1f} screens of {SCREEN_HEIGHT} px "
+                                     f"without its optional sections, {info['page']:.1f} "
+                                     "with them"})
     return {"figures": n, "states": states, "findings": findings, "width": width,
             "font": font, "page": name}
 
