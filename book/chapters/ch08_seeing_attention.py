@@ -37,7 +37,7 @@ from book.face.plotting import (
 from book.kit import i18n, timing, validate
 from book.kit.i18n import tr
 from book.studies import attention_roles
-from book.toy import export, orders, orders_example, train
+from book.toy import export, orders, orders_example, probe, train
 from book.toy import model as model_mod
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
@@ -611,74 +611,75 @@ value_exercise("ch8.best_head", "Which head puts the most weight on an ingredien
                answer=_ch8_best_head_answer)
 
 
-def _ch8_pair_orders():
-    texts = ["一碗牛肉面，不要香菜，多加辣。", "两份招牌炒饭，葱和蒜都不要，辣多放一点。",
-             "你好，招牌凉皮要一碗，葱少加，放蒜和麻酱。", "馄饨一份不要香菜，醋多放。"]
-    return [orders.Order.from_text(t).tokens for t in texts] + \
-        [o.tokens for o in orders.generate(30, seed=8)]
-
-
-def _ch8_pairs_reference():
-    def modifier_pairs(tokens):
-        pairs = attention_roles.relation_pairs(orders.Order.from_tokens(tokens))
-        return [(i, keys[0]) for i, keys in pairs["ingredient → its modifier"]]
-
-    return modifier_pairs
-
-
-def _ch8_pairs_mistakes():
-    def nearest(tokens):   # the nearest modifier anywhere, ignoring the clauses
-        mods = [j for j, t in enumerate(tokens) if orders.category(t) == "modifier"]
-        return [(i, min(mods, key=lambda j: (abs(j - i), j))) for i, t in enumerate(tokens)
-                if orders.category(t) == "ingredient" and mods]
-
-    def swapped(tokens):
-        return [(m, i) for i, m in _ch8_pairs_reference()(tokens)]
-
-    def before_only(tokens):   # only a modifier before the ingredient counts
+def _ch8_top_maps():
+    """(tokens, head, map) for every head of the shipped model on three orders (once)."""
+    if "maps" not in _CH8_CACHE:
+        model = train.pretrained()
+        texts = ["一碗牛肉面，不要香菜，多加辣。", "两份招牌炒饭，葱和蒜都不要，辣多放一点。",
+                 "馄饨一份不要香菜，醋多放。"]
         out = []
-        for i, t in enumerate(tokens):
-            if orders.category(t) != "ingredient":
-                continue
-            j = i - 1
-            while j >= 0 and tokens[j] not in orders.CLAUSE_END:
-                if orders.category(tokens[j]) == "modifier":
-                    out.append((i, j))
-                    break
-                j -= 1
-        return out
-
-    return [nearest, swapped, before_only, [(4, 3)]]
+        for text in texts:
+            order = orders.Order.from_text(text)
+            maps = probe.attention_maps(model, order)
+            out += [(order.tokens, (layer, head), maps[layer, head])
+                    for layer in range(maps.shape[0]) for head in range(maps.shape[1])]
+        _CH8_CACHE["maps"] = out
+    return _CH8_CACHE["maps"]
 
 
-@exercise("ch8.modifier_pairs", "Write modifier_pairs(tokens): each ingredient with the "
-          "modifier of its clause", reference=_ch8_pairs_reference,
-          mistakes=_ch8_pairs_mistakes)
-def _ch8_modifier_pairs(func):
+def _ch8_top_reference():
+    def top_keys(weights, tokens):
+        # row i is query i's attention: its largest weight names the key it reads most
+        return [tokens[int(j)] for j in np.asarray(weights).argmax(axis=1)]
+
+    return top_keys
+
+
+def _ch8_top_mistakes():
+    ref = _ch8_top_reference()
+
+    def columns(w, tokens):   # the transpose: which query attends most to each key
+        return ref(np.asarray(w).T, tokens)
+
+    def positions(w, tokens):
+        return [int(j) for j in np.asarray(w).argmax(axis=1)]
+
+    def not_itself(w, tokens):   # skips the diagonal, as if a token could not read itself
+        w = np.array(w, dtype=float)
+        np.fill_diagonal(w, -1.0)
+        return ref(w, tokens)
+
+    return [columns, positions, not_itself, "香菜"]
+
+
+@exercise("ch8.top_keys", "Write top_keys(weights, tokens): for each query, the key token "
+          "it attends to most", reference=_ch8_top_reference, mistakes=_ch8_top_mistakes)
+def _ch8_top_keys(func):
     if not callable(func):
-        return False, tr("ch08.ex_pass_function", name="modifier_pairs")
-    want_func = _ch8_pairs_reference()
-    for tokens in _ch8_pair_orders():
-        got = func(list(tokens))
+        return False, tr("ch08.ex_pass_function", name="top_keys")
+    ref = _ch8_top_reference()
+    for tokens, (layer, head), w in _ch8_top_maps():
+        got = func(w.copy(), list(tokens))
         if got is None:
             raise NotAnswered
-        try:
-            got = sorted((int(a), int(b)) for a, b in got)
-        except (TypeError, ValueError):
-            return False, tr("ch08.ex_pairs_list")
-        want = sorted(want_func(list(tokens)))
+        got = list(got) if isinstance(got, (list, tuple, np.ndarray)) else None
+        if got is None or len(got) != len(tokens):
+            return False, tr("ch08.ex_top_length", n=len(tokens))
+        if any(isinstance(g, (int, np.integer)) for g in got):
+            return False, tr("ch08.ex_top_positions")
+        got, want = [str(g) for g in got], ref(w, tokens)
         if got == want:
             continue
-        text = " ".join(tokens)
-        if sorted((b, a) for a, b in got) == want:
-            return False, tr("ch08.ex_pairs_swapped")
-        if set(got) > set(want) or any(
-                orders.category(tokens[b]) == "modifier" and not any(
-                    s <= a < e and s <= b < e for s, e in orders.clauses(tokens))
-                for a, b in got):
-            return False, tr("ch08.ex_pairs_other_clause", text=text)
-        return False, tr("ch08.ex_pairs_missing", text=text)
-    return True, tr("ch08.ex_pairs_ok")
+        if got == ref(w.T, tokens):
+            return False, tr("ch08.ex_top_columns")
+        no_self = w.astype(float).copy()
+        np.fill_diagonal(no_self, -1.0)
+        if got == ref(no_self, tokens):
+            return False, tr("ch08.ex_top_self")
+        i = next(i for i, (g, t) in enumerate(zip(got, want, strict=True)) if g != t)
+        return False, tr("ch08.ex_top_wrong", text="".join(tokens),
+                         head=attention_roles.head_name(layer, head), token=tokens[i])
+    return True, tr("ch08.ex_top_ok")
 
 
 def _ch8_entropy_reference():

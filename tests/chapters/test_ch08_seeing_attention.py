@@ -12,7 +12,7 @@ import unicodedata
 
 import numpy as np
 import pytest
-from conftest import ENGLISH_PHRASE, FIGURE_TEXT_KEYS, figure_texts
+from conftest import ENGLISH_PHRASE, FIGURE_TEXT_KEYS, ROOT, figure_texts
 
 from book import chapters
 from book.chapters import ch08_seeing_attention
@@ -206,9 +206,53 @@ def test_chapter8_exercise_hints():
     assert "counted from 0" in msg("ch8.best_head", (2, 0))
     assert "bits" in msg("ch8.row_entropy",
                          lambda p: -(p[p > 0] * np.log2(p[p > 0])).sum())
-    assert "wrong way round" in msg("ch8.modifier_pairs",
-                                    lambda t: [(m, i) for i, m in
-                                               checks.reference("ch8.modifier_pairs")(t)])
+
+
+TOP_KEY_HINTS = [("columns", "读的是列"), ("positions", "位置"), ("diagonal", "对角线"),
+                 ("function itself", "函数本身")]
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_top_keys_each_mistake_gets_its_own_hint(language):
+    """ch8.top_keys: the reference passes; reading the columns (the transpose), returning
+    positions, skipping the diagonal and passing a value each get their own hint."""
+    i18n.set_language(language)
+    try:
+        assert checks.check("ch8.top_keys", checks.reference("ch8.top_keys")).ok
+        mistakes = chapters.exercises()["ch8.top_keys"].mistakes()
+        assert len(mistakes) == len(TOP_KEY_HINTS)
+        said = set()
+        for wrong, words in zip(mistakes, TOP_KEY_HINTS, strict=True):
+            result = checks.check("ch8.top_keys", wrong)
+            assert result.status == "bad" and words[language == "zh"] in result.message
+            said.add(result.message)
+        assert len(said) == len(mistakes)
+        short = checks.check("ch8.top_keys", lambda w, t: list(t)[:-1]).message
+        assert ("one token per query" if language == "en" else "每个查询一个词元") in short
+        other = checks.check("ch8.top_keys", lambda w, t: list(t)).message   # the token itself
+        assert ("largest weight" if language == "en" else "最大权重") in other
+    finally:
+        i18n.set_language("en")
+
+
+def test_top_keys_reference_reads_the_rows_of_the_trained_maps(model):
+    """The reference is the row argmax: it names the key that roles.top_key finds."""
+    order = orders.Order.from_text(TEXTS[0])
+    maps = probe_mod.attention_maps(model, order)
+    top_keys = checks.reference("ch8.top_keys")
+    got = top_keys(maps[1, 2], order.tokens)
+    assert got == [roles.top_key(model, order, i, 1, 2)["key"] for i in range(len(order))]
+    assert got != top_keys(maps[1, 2].T, order.tokens)   # the transpose differs here
+
+
+def test_top_keys_notebook_solution_passes():
+    cells = json.loads((ROOT / "chapters" / "08_seeing_attention.ipynb")
+                       .read_text("utf-8"))["cells"]
+    source = "".join(next(c for c in cells if c["id"] == "c035")["source"])
+    assert "ch8.top_keys" in source
+    scope = {"np": np}
+    exec(source.split("\n\n\n")[0], scope)
+    assert checks.check("ch8.top_keys", scope["top_keys"]).ok
 
 
 def test_chapter_8_figures_speak_chinese(model, small_model, some_orders, chinese):

@@ -52,7 +52,7 @@ def test_the_plan_follows_the_chapters_read_first_and_the_assignments_chapters()
      "[[session]] 2 hands out 'assignment:01_attention_numpy', which draws on 04_pytorch, "
      "before 04_pytorch is taught ([[session]] 4, read before)"),
     # an assignment whose chapter the plan never teaches (the KV cache, chapter 9b)
-    ('assign = ["ch6.js", "ch8.modifier_pairs"]', 'assign = ["assignment:03_kv_cache"]',
+    ('assign = ["ch6.js", "ch8.top_keys"]', 'assign = ["assignment:03_kv_cache"]',
      "[[session]] 6 hands out 'assignment:03_kv_cache', which draws on 09b_serving, and no "
      "session uses 09b_serving"),
     # a chapter read before the chapter it says to read first is taught (4 needs 3)
