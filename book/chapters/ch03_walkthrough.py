@@ -219,6 +219,38 @@ value_exercise("ch3.softmax_row", "Softmax of the second row of S1 / √d_k (the
                                  _walkthrough_steps()[0]["A1"][0], [1 / 3] * 3],
                answer=_ch3_softmax_answer)
 
+def z_row_tolerance() -> float:
+    """How far an answer to ch3.z_row may be from the exact Z1 row of 爱: the worst error that
+    computing from the printed A1 and V1 (each entry off by up to half a unit of its
+    :func:`printed_digits`) can give, Σ_j |δa_j|·|v_j| + |a_j|·|δv_j| + |δa_j|·|δv_j|, plus half
+    a unit of Z1's own printed decimals (an answer written as the page writes Z1)."""
+    steps, _ = _walkthrough_steps()
+    da, dv = 0.5 * 10.0 ** -printed_digits("A1"), 0.5 * 10.0 ** -printed_digits("V1")
+    a, v = np.abs(steps["A1"][1]), np.abs(steps["V1"])
+    bound = da * v.sum(axis=0) + dv * a.sum() + da * dv * len(a)
+    return float(bound.max() + 0.5 * 10.0 ** -printed_digits("Z1"))
+
+
+def _z_row_mistakes():
+    """The wrong rows ch3.z_row recognises, each with its hint's string id."""
+    steps, _ = _walkthrough_steps()
+    a, v = steps["A1"], steps["V1"]
+    return [(attention.softmax(steps["S1"][1]) @ v, "ch03.z_unscaled"),
+            (a[:, 1] @ v, "ch03.z_column"),
+            (v[1], "ch03.z_own_value"),
+            (a[1] @ steps["K1"], "ch03.z_keys"),
+            (steps["S1_scaled"][1] @ v, "ch03.z_scores")]
+
+
+value_exercise("ch3.z_row", "Z1's row for the query 爱, by hand from A1 and V1",
+               reference=lambda: _walkthrough_steps()[0]["Z1"][1],
+               mistakes=lambda: [m for m, _ in _z_row_mistakes()],
+               answer=lambda: array_answer(
+                   _walkthrough_steps()[0]["Z1"][1], z_row_tolerance(), "ch03.z_hint",
+                   "ch03.correct",
+                   first=[(Is.close(m, z_row_tolerance()), wrong(hint))
+                          for m, hint in _z_row_mistakes()]))
+
 value_exercise("ch3.concat_shape", "Shape of the concatenated heads Z",
                reference=lambda: (3, 6), mistakes=lambda: [(3, 3), (6, 3), (3, 4), 18],
                answer=lambda: Answer("shape", [(Is.equal((3, 6)), right("ch03.concat_ok")),

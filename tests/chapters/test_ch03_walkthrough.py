@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import faces
 import numpy as np
 import pytest
@@ -228,3 +230,122 @@ def test_glued_verdict_words_follow_the_comparison():
         assert ch03_walkthrough.same_or_different(False) == "不同的"
     finally:
         i18n.set_language("en")
+
+
+# --- exercise ch3.z_row: Z1's row for 爱 by hand from the printed A1 and V1 ---------------------
+
+def _z_row_parts():
+    ex = wt.example()
+    steps = wt.walkthrough(ex.X, ex.heads, ex.W_O)
+    return steps, steps["A1"], steps["V1"]
+
+
+def _printed_values(values, name):
+    return np.round(np.asarray(values, dtype=float), ch03_walkthrough.printed_digits(name))
+
+
+def test_z_row_reference_is_the_walkthroughs_own_row():
+    from book.face import checks
+
+    steps, a1, v1 = _z_row_parts()
+    np.testing.assert_allclose(checks.reference("ch3.z_row"), a1[1] @ v1, atol=1e-12)
+    np.testing.assert_allclose(checks.reference("ch3.z_row"), steps["Z1"][1], atol=1e-12)
+    assert checks.check("ch3.z_row", a1[1] @ v1).ok
+
+
+def test_z_row_tolerance_covers_the_printed_rounding_and_no_mistake():
+    """The tolerance is the rounding bound of the printed tables: the worst way of rounding
+    A1's row and V1 by half a unit of their printed digits stays inside it (and nearly reaches
+    it), the product of the printed tables themselves passes, and so does the row written as
+    the page writes Z1; every recognised mistake lies well outside it."""
+    from book.face import checks
+
+    steps, a1, v1 = _z_row_parts()
+    tol = ch03_walkthrough.z_row_tolerance()
+    exact = a1[1] @ v1
+    da = 0.5 * 10.0 ** -ch03_walkthrough.printed_digits("A1")
+    dv = 0.5 * 10.0 ** -ch03_walkthrough.printed_digits("V1")
+    printed = _printed_values(a1, "A1")[1] @ _printed_values(v1, "V1")
+    assert checks.check("ch3.z_row", printed).ok
+    assert checks.check("ch3.z_row", _printed_values(exact, "Z1")).ok
+    assert not checks.check("ch3.z_row", exact + 3 * tol).ok
+    # the bound is (nearly) reached: the worst of all the ways to round A1's row and a column
+    # of V1 by half a unit lands within the second-order term 3·δa·δv of the tolerance, less
+    # the half unit of Z1's printed digits
+    signs = np.array(list(itertools.product([-1.0, 1.0], repeat=3)))
+    worst = max(np.abs((a1[1] + da * sa) @ (v1[:, k] + dv * sv) - exact[k])
+                for k in range(3) for sa in signs for sv in signs)
+    z_half = 0.5 * 10.0 ** -ch03_walkthrough.printed_digits("Z1")
+    assert tol - z_half - 3 * da * dv <= worst <= tol - z_half + 1e-15
+    for mistake, _ in ch03_walkthrough._z_row_mistakes():
+        assert np.abs(mistake - exact).max() > 4 * tol
+
+
+def test_z_row_the_notebook_prints_a1_and_v1_before_the_exercise():
+    import json
+    from pathlib import Path
+
+    cells = json.loads(Path("chapters/03_walkthrough.ipynb").read_text(encoding="utf-8"))["cells"]
+    ids = [c["id"] for c in cells]
+    before = "\n".join("".join(c["source"]) for c in cells[:ids.index("c028b")])
+    assert 'Matrix("A1 = softmax(S1 / √d_k)", A1' in before
+    assert '("V1", V1)' in before
+
+
+@pytest.mark.parametrize("language, words", [
+    ("en", {"ch03.z_unscaled": "unscaled", "ch03.z_column": "column",
+            "ch03.z_own_value": "own value row", "ch03.z_keys": "K1",
+            "ch03.z_scores": "before the softmax"}),
+    ("zh", {"ch03.z_unscaled": "未缩放", "ch03.z_column": "那一列",
+            "ch03.z_own_value": "自己的值向量", "ch03.z_keys": "K1",
+            "ch03.z_scores": "softmax 之前"})])
+def test_z_row_mistakes_get_their_own_hints(language, words):
+    from book.face import checks
+    from book.kit import i18n
+
+    steps, a1, v1 = _z_row_parts()
+    wrong = {"ch03.z_unscaled": walkthrough.attention.softmax(steps["S1"][1]) @ v1,
+             "ch03.z_column": a1[:, 1] @ v1,     # A1ᵀ: the column of 爱
+             "ch03.z_own_value": v1[1],           # no averaging
+             "ch03.z_keys": a1[1] @ steps["K1"],  # keys instead of values
+             "ch03.z_scores": steps["S1_scaled"][1] @ v1}
+    i18n.set_language(language)
+    try:
+        messages = set()
+        for hint, answer in wrong.items():
+            verdict = checks.check("ch3.z_row", answer)
+            assert not verdict.ok, hint
+            assert verdict.message == i18n.tr(hint), hint
+            assert words[hint] in verdict.message, hint
+            messages.add(verdict.message)
+            # the printed (rounded) form of the mistake is recognised too
+            rounded = np.round(answer, ch03_walkthrough.printed_digits("Z1"))
+            assert checks.check("ch3.z_row", rounded).message == verdict.message, hint
+        assert len(messages) == len(wrong)
+        other = checks.check("ch3.z_row", v1.mean(axis=0))   # an unrecognised wrong row
+        assert not other.ok and other.message == i18n.tr("ch03.z_hint")
+        short = checks.check("ch3.z_row", [0.4, 0.1])
+        assert not short.ok and "(3,)" in short.message and "(2,)" in short.message
+        assert not checks.check("ch3.z_row", "abc").ok
+    finally:
+        i18n.set_language("en")
+
+
+def test_z_row_the_notebooks_solution_cell_passes():
+    import json
+    from pathlib import Path
+
+    from book.face import checks
+
+    cells = {c["id"]: c for c in json.loads(
+        Path("chapters/03_walkthrough.ipynb").read_text(encoding="utf-8"))["cells"]}
+    solution = cells["c028c"]
+    assert "hide-cell" in solution["metadata"]["tags"]
+    code = "".join(solution["source"]).replace('checks.check("ch3.z_row", ',
+                                                "verdicts.append(checks.check(\"ch3.z_row\", ")
+    code = code.rstrip() + ")"
+    _, a1, v1 = _z_row_parts()
+    verdicts: list = []
+    exec(code, {"checks": checks, "np": np, "A1": a1, "V1": v1, "verdicts": verdicts})
+    assert len(verdicts) == 1 and verdicts[0].ok
+    assert "".join(cells["c028b"]["source"]).startswith("answer = ...")
