@@ -14,7 +14,7 @@ from book.face.live import LiveExplorer
 from book.face.plotting import COLORSCALE, SCALE_COLORS, make_slider, rounded, wrap
 from book.ideas import attention
 from book.kit.i18n import pick, tr
-from book.toy import orders_example
+from book.toy import orders, orders_example
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
@@ -258,6 +258,51 @@ value_exercise("ch1.heads_needed",
                reference=lambda: _heads_needed(), mistakes=lambda: [1, 3],
                answer=lambda: Answer("number", [(Is.equal(_heads_needed()), right("ch01.correct"))],
                                      otherwise=wrong("ch01.heads_hint")))
+
+
+# An order the page has not shown (its words from the toy vocabulary): 醋 (vinegar) takes its
+# label from the modifier of its clause, which here comes after it.
+QKV_ORDER = "两盘饺子，醋少放"
+
+
+def qkv_order_text() -> str:
+    """The exercise's order as the page prints it: each token with its gloss in English, the
+    tokens alone in Chinese."""
+    tokens = orders.tokenize(QKV_ORDER)
+    return " ".join(pick([f"{t} ({orders.gloss(t)})" if orders.category(t) != "punctuation"
+                          else t for t in tokens], tokens))
+
+
+def _qkv_parts() -> dict[str, str]:
+    """The order's ingredient, its dish and the modifier of the ingredient's clause (the token
+    whose key the ingredient's query should match, by the order language's grammar)."""
+    tokens = orders.tokenize(QKV_ORDER)
+    ingredient = next(i for i, t in enumerate(tokens) if orders.category(t) == "ingredient")
+    start, stop = next(c for c in orders.clauses(tokens) if c[0] <= ingredient < c[1])
+    modifier = next(t for t in tokens[start:stop] if orders.category(t) == "modifier")
+    dish = next(t for t in tokens if orders.category(t) == "dish")
+    return {"ingredient": tokens[ingredient], "modifier": modifier, "dish": dish}
+
+
+def _qkv_answer() -> Answer:
+    p = _qkv_parts()
+    return Answer("labels", [
+        (Is.equal([p["modifier"], p["modifier"]]), right("ch01.qkv_ok")),
+        (Is.not_(Is.length(2)), wrong("ch01.qkv_two")),
+        (Is.at(0, Is.equal(p["ingredient"])), wrong(("ch01.qkv_self", {"token": p["ingredient"]}))),
+        (Is.at(0, Is.equal(p["dish"])), wrong(("ch01.qkv_dish", {"dish": p["dish"]}))),
+        (Is.at(0, Is.equal(p["modifier"])), wrong("ch01.qkv_value"))],
+        otherwise=wrong(("ch01.qkv_hint", {"token": p["ingredient"]})),
+        wrong_kind=wrong("ch01.qkv_two"))
+
+
+value_exercise("ch1.qkv_order", f"In {QKV_ORDER}: whose key does the ingredient's query match, "
+               "whose value does it copy?",
+               reference=lambda: [_qkv_parts()["modifier"]] * 2,
+               mistakes=lambda: [[_qkv_parts()["ingredient"]] * 2, [_qkv_parts()["dish"]] * 2,
+                                 [_qkv_parts()["modifier"], _qkv_parts()["ingredient"]],
+                                 [_qkv_parts()["modifier"]], _qkv_parts()["modifier"]],
+               answer=_qkv_answer)
 
 
 # --- concept questions (book/face/questions.py; their words: book/strings/ch01.toml) ---

@@ -290,3 +290,73 @@ def test_printed_glosses_and_glued_words_follow_the_edition():
         assert not english_words(ch01_intuition.symmetric_or_not(True))
     finally:
         i18n.set_language("en")
+
+
+# --- exercise ch1.qkv_order: whose key the ingredient's query matches, whose value it copies ---
+
+def _qkv_solution_cell() -> str:
+    import json
+    from pathlib import Path
+    nb = json.loads((Path(__file__).parents[2] / "chapters" / "01_intuition.ipynb")
+                    .read_text("utf-8"))
+    cell = next(c for c in nb["cells"] if c["id"] == "c027c")
+    assert "hide-cell" in cell["metadata"]["tags"]
+    return "".join(cell["source"])
+
+
+def test_qkv_order_reference_follows_the_order_grammar():
+    """The order is built from the toy vocabulary and new to the page; the reference is the
+    modifier of the ingredient's clause, whose label book.toy.orders gives the ingredient."""
+    from book.toy import orders
+    order = orders.Order.from_text(ch01_intuition.QKV_ORDER)
+    assert order.tokens != tuple(orders_example.TOKENS)
+    key, value = checks.reference("ch1.qkv_order")
+    assert key == value and orders.category(key) == "modifier"
+    ingredient = order.categories.index("ingredient")
+    assert order.labels[ingredient] == orders.WORDS[key][2]
+    assert key not in orders_example.TOKENS                # a modifier the page has not used
+    assert checks.check("ch1.qkv_order", [key, value]).ok
+
+
+@pytest.mark.parametrize(("mistake", "en", "zh"), [
+    (0, "its own key", "自己的键"),
+    (1, "is the dish", "是菜"),
+    (2, "the value is not", "值不对"),
+    (3, "list of two tokens", "两个词元的列表"),
+    (4, "list of two tokens", "两个词元的列表"),
+])
+def test_qkv_order_each_mistake_gets_its_own_hint(mistake, en, zh):
+    answer = checks.registered()["ch1.qkv_order"].mistakes()[mistake]
+    try:
+        for language, words in (("en", en), ("zh", zh)):
+            i18n.set_language(language)
+            result = checks.check("ch1.qkv_order", answer)
+            assert not result.ok and words in result.message, result.message
+    finally:
+        i18n.set_language("en")
+
+
+def test_qkv_order_other_answers_get_the_general_hint():
+    result = checks.check("ch1.qkv_order", ["两盘", "饺子"])   # the cell's example
+    assert not result.ok and "decided by one token of its clause" in result.message
+    assert "少放" not in result.message                      # the hints keep the answer back
+    for mistake in checks.registered()["ch1.qkv_order"].mistakes():
+        assert "少放" not in checks.check("ch1.qkv_order", mistake).message
+
+
+def test_qkv_order_is_printed_with_glosses_in_english_only():
+    try:
+        i18n.set_language("en")
+        assert "醋 (vinegar)" in ch01_intuition.qkv_order_text()
+        assert "少放 (go easy on)" in ch01_intuition.qkv_order_text()
+        i18n.set_language("zh")
+        assert ch01_intuition.qkv_order_text() == "两盘 饺子 ， 醋 少放"
+    finally:
+        i18n.set_language("en")
+
+
+def test_qkv_order_notebook_solution_passes():
+    scope = {"checks": checks, "ch01_intuition": ch01_intuition}
+    exec(_qkv_solution_cell(), scope)
+    assert scope["modifier"] == checks.reference("ch1.qkv_order")[0]
+    assert checks.check("ch1.qkv_order", [scope["modifier"]] * 2).ok
