@@ -10,13 +10,23 @@ from plotly.subplots import make_subplots
 from torch import nn
 
 from book.face import questions
-from book.face.checks import Is, NotAnswered, exercise, number_answer, value_exercise, wrong
+from book.face.checks import (
+    Answer,
+    Is,
+    NotAnswered,
+    exercise,
+    number_answer,
+    right,
+    value_exercise,
+    wrong,
+)
 from book.face.display import table
 from book.face.figures import describe
 from book.face.live import LiveExplorer
 from book.face.plotting import RUN_COLORS, RUN_DASHES, italic, panel_title_width, rounded, wrap
 from book.kit import i18n, validate
 from book.studies import stability
+from book.toy import train
 
 # --- static figures (plotly: the book's face, no kernel needed) -----------------------------------
 
@@ -340,13 +350,101 @@ value_exercise("ch5.xavier_std", "Standard deviation of Xavier weights in a 32 Ã
                    (Is.near(np.sqrt(6 / 64), 1e-3, strict=True),
                     wrong("ch05.xavier_uniform_bound"))]))
 
-value_exercise("ch5.chance_loss", "Loss of a model that gives all 7 labels the same probability",
-               reference=lambda: float(np.log(7)),
-               mistakes=lambda: [1 / 7, 7, float(np.log2(7)), 0],
-               answer=lambda: number_answer(float(np.log(7)), 2e-3, "ch05.chance_hint",
-                                            "ch05.chance_ok", first=[
-                   (Is.near(np.log2(7), 1e-2, strict=True), wrong("ch05.chance_bits")),
-                   (Is.near(1 / 7, 1e-3, strict=True), wrong("ch05.chance_probability"))]))
+_CH5_CACHE: dict = {}
+
+
+def chapter_data():
+    """The book's (train, test) data (:func:`book.toy.train.default_data`), built once per
+    process: the page's runs and the exercises' references share it."""
+    if "data" not in _CH5_CACHE:
+        _CH5_CACHE["data"] = train.default_data()
+    return _CH5_CACHE["data"]
+
+
+# ch5.diagnose: read a run's per-layer gradient norms, name the layer and the chapter's fix
+FIXES = ("pre_ln", "smaller_init", "clipping")   # the answer's fix numbers 1, 2, 3
+EXPLODED = 10.0    # a gradient norm this many times the healthy run's has exploded
+VANISHED = 0.01    # ... and one this small a fraction of it has vanished
+
+
+def layer_grads(run, when: str = "last") -> list[float]:
+    """``run``'s gradient norms of its blocks, layer 0 first (the embedding left out), at its
+    "first" or "last" recorded step."""
+    validate.choice("when", when, ("first", "last"))
+    index = 0 if when == "first" else -1
+    return [float(values[index]) for part, values in run.grad_norm.items()
+            if part.startswith("layer ") and values]
+
+
+def grads_text(run, when: str = "first") -> str:
+    """The blocks' gradient norms as the exercise's question lists them (2 significant
+    digits, in the reader's language)."""
+    return i18n.tr("ch05.diag_join").join(f"{g:.3g}" for g in layer_grads(run, when))
+
+
+def diagnosis(run, healthy) -> tuple[int, int]:
+    """(layer, fix) for ``run``'s gradient norms at its last recorded step, against those of
+    ``healthy`` (the same model where it trains): the block furthest from its healthy norm
+    (counted from 0), and the number (1-based, :data:`FIXES`) of the chapter's fix for its
+    symptom: a gradient that exploded before any update comes from weights that start too
+    large (a smaller init); one that exploded during training is capped by clipping; one that
+    vanished needs an identity path down to its layer (Pre-LN)."""
+    got, ref = np.array(layer_grads(run)), np.array(layer_grads(healthy))
+    if got.shape != ref.shape or not got.size:
+        raise ValueError("run and healthy must record the same blocks")
+    ratio = got / ref
+    layer = int(np.argmax(np.abs(np.log(ratio))))
+    if ratio[layer] >= EXPLODED:
+        fix = "smaller_init" if len(run.norm_steps) == 1 else "clipping"
+    elif ratio[layer] <= VANISHED:
+        fix = "pre_ln"
+    else:
+        raise ValueError("no block's gradient norm has exploded or vanished")
+    return layer, FIXES.index(fix) + 1
+
+
+def _ch5_diagnose_runs():
+    """The exercise's run (Post-LN, N(0, 1) weights, at step 1) and its healthy twin (Xavier),
+    as the page computes them (book.studies.stability.at_init, a fraction of a second)."""
+    if "runs" not in _CH5_CACHE:
+        _CH5_CACHE["runs"] = tuple(stability.at_init("post", init, 4, data=chapter_data())
+                                   for init in ("large", "xavier"))
+    return _CH5_CACHE["runs"]
+
+
+
+
+def _ch5_diagnose() -> tuple[int, int]:
+    return diagnosis(*_ch5_diagnose_runs())
+
+
+def _ch5_diagnose_mistakes() -> list[tuple[int, int]]:
+    layer, fix = _ch5_diagnose()
+    grads = layer_grads(_ch5_diagnose_runs()[0])
+    smallest = int(np.argmin(grads))
+    others = [f for f in range(1, len(FIXES) + 1) if f != fix]
+    return [(smallest, fix), (layer + 1, fix), *((layer, f) for f in others)]
+
+
+def _ch5_diagnose_answer() -> Answer:
+    layer, fix = _ch5_diagnose()
+    n = len(layer_grads(_ch5_diagnose_runs()[0]))
+    smallest = int(np.argmin(layer_grads(_ch5_diagnose_runs()[0])))
+    fix_hints = [(Is.equal((layer, f)), wrong(f"ch05.diag_{name}"))
+                 for f, name in enumerate(FIXES, 1) if f != fix]
+    return Answer("int_pair", [
+        (Is.not_(Is.all(Is.at(0, Is.in_range(0, n)), Is.at(1, Is.in_range(1, len(FIXES) + 1)))),
+         wrong(("ch05.diag_range", {"last": n - 1, "fixes": len(FIXES)}))),
+        (Is.equal((layer, fix)), right("ch05.diag_ok")),
+        *fix_hints,
+        (Is.at(0, Is.equal(smallest)), wrong("ch05.diag_smallest")),
+        (Is.at(0, Is.equal(layer + 1)), wrong("ch05.diag_from_one"))],
+        otherwise=wrong("ch05.diag_hint"), wrong_kind=wrong("ch05.diag_pair"))
+
+
+value_exercise("ch5.diagnose", "Which block's gradient explodes at step 1, and which fix?",
+               reference=_ch5_diagnose, mistakes=_ch5_diagnose_mistakes,
+               answer=_ch5_diagnose_answer)
 
 
 def _ch5_pre_ln(x, sublayer, norm):

@@ -143,7 +143,7 @@ def _all_answers(key):
 
 @pytest.mark.parametrize("key", ["ch4.causal_mask", "ch4.split_heads", "ch4.torch_attn_mask",
                                  "ch4.scores_shape", "ch5.large_rms", "ch5.xavier_std",
-                                 "ch5.chance_loss", "ch5.pre_ln"])
+                                 "ch5.diagnose", "ch5.pre_ln"])
 def test_exercise_messages_in_chinese(zh, key):
     torch.manual_seed(0)
     messages = [checks.check(key, answer).message for answer in _all_answers(key)]
@@ -260,3 +260,103 @@ def test_stability_captions_quote_the_drawn_numbers(runs):
     ends = sorted(stability.stability_data(r)["loss"][-1] for r in runs[:2])
     caption = described(fig.to_dict())[1]
     assert f"between {ends[0]:.3f}" in caption and f"and {ends[1]:.3f}" in caption
+
+
+# --- ch5.diagnose: a run's per-layer gradient norms, the layer and the fix --------------------
+
+def _fake_run(grads: list[float], steps: int) -> stability.Run:
+    """A Run whose blocks' gradient norms at its last recorded step are ``grads``."""
+    norms = {"embedding": [1.0] * steps, **{f"layer {i}": [1.0] * (steps - 1) + [g]
+                                            for i, g in enumerate(grads)}}
+    return stability.Run(norm="post", init="xavier", n_layers=len(grads), lr=0.01, steps=steps,
+                         norm_steps=list(range(1, steps + 1)), grad_norm=norms)
+
+
+def test_diagnosis_maps_each_symptom_to_the_chapters_fix():
+    """The rule that makes the reference: the block furthest from the healthy run's norm, and
+    the fix by symptom (1 Pre-LN for a vanished gradient, 2 a smaller init for one exploded
+    before any update, 3 clipping for one exploded during training)."""
+    healthy = _fake_run([2.0, 2.0, 2.0, 2.0], 1)
+    assert ch05_stability.diagnosis(_fake_run([300.0, 30.0, 5.0, 4.0], 1), healthy) == (0, 2)
+    healthy_trained = _fake_run([2.0, 2.0, 2.0, 2.0], 18)
+    assert ch05_stability.diagnosis(_fake_run([1e-3, 2e-3, 0.5, 2.0], 18),
+                                    healthy_trained) == (0, 1)
+    assert ch05_stability.diagnosis(_fake_run([2.0, 2.0, 900.0, 3.0], 18),
+                                    healthy_trained) == (2, 3)
+    with pytest.raises(ValueError, match="exploded or vanished"):
+        ch05_stability.diagnosis(_fake_run([2.5, 1.5, 2.0, 2.0], 18), healthy_trained)
+    with pytest.raises(ValueError, match="same blocks"):
+        ch05_stability.diagnosis(_fake_run([2.0, 2.0], 1), healthy)
+
+
+def test_diagnose_reference_is_computed_from_the_pages_runs():
+    """The reference reads the runs the page shows (at_init on the chapter's data): the block
+    with the largest gradient norm, and the chapter's fix for an explosion at step 1."""
+    from book.toy import train
+
+    data = train.default_data()
+    large, xavier = (stability.at_init("post", init, 4, data=data) for init in ("large", "xavier"))
+    grads = ch05_stability.layer_grads(large)
+    assert ch05_stability.layer_grads(ch05_stability._ch5_diagnose_runs()[0]) == grads
+    layer, fix = checks.reference("ch5.diagnose")
+    assert layer == grads.index(max(grads))
+    assert ch05_stability.FIXES[fix - 1] == "smaller_init"
+    assert grads[layer] >= ch05_stability.EXPLODED * ch05_stability.layer_grads(xavier)[layer]
+    assert ch05_stability.grads_text(large) == ", ".join(f"{g:.3g}" for g in grads)
+
+
+# the words that tell each recognised mistake apart, in both languages
+DIAGNOSE_HINTS = {"en": ["smallest gradient norm", "numbers the blocks from 0",
+                         "Pre-LN keeps the residual stream", "Clipping caps each update"],
+                  "zh": ["梯度范数最小", "从 0 开始编号", "Pre-LN 能让残差流保持尺度",
+                         "裁剪只限制"]}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_diagnose_mistakes_get_their_own_hints(language):
+    i18n.set_language(language)
+    try:
+        layer, fix = checks.reference("ch5.diagnose")
+        assert checks.check("ch5.diagnose", (layer, fix)).ok
+        mistakes = chapters.exercises()["ch5.diagnose"].mistakes()
+        assert mistakes[1] == (layer + 1, fix)   # counted from 1
+        assert len(set(mistakes)) == len(mistakes) == 4
+        for answer, words in zip(mistakes, DIAGNOSE_HINTS[language], strict=True):
+            result = checks.check("ch5.diagnose", answer)
+            assert not result.ok and words in result.message, (answer, result.message)
+        # the hints do not give the answer away
+        messages = [checks.check("ch5.diagnose", m).message for m in mistakes]
+        assert not any("Xavier" in m and "smaller" in m for m in messages)
+        unrecognised = next(i for i in range(4) if i not in {m[0] for m in mistakes})
+        other = checks.check("ch5.diagnose", (unrecognised, fix))
+        assert not other.ok and other.message.endswith(i18n.tr("ch05.diag_hint"))
+        bad = checks.check("ch5.diagnose", "layer 0")
+        assert not bad.ok and bad.message.endswith(i18n.tr("ch05.diag_pair"))
+        out = checks.check("ch5.diagnose", (layer, 7))
+        assert not out.ok and out.message.endswith(i18n.tr("ch05.diag_range", last=3, fixes=3))
+    finally:
+        i18n.set_language("en")
+
+
+def test_diagnose_the_notebooks_cells():
+    """The question's cell starts empty and the folded solution passes when run."""
+    import json
+    from pathlib import Path
+
+    from book.toy import train
+
+    cells = {c["id"]: c for c in json.loads(
+        Path("chapters/05_stability.ipynb").read_text(encoding="utf-8"))["cells"]}
+    assert "".join(cells["c035"]["source"]).startswith("answer = ...")
+    solution = cells["c036"]
+    assert "hide-cell" in solution["metadata"]["tags"]
+    code = "".join(solution["source"]).replace('checks.check("ch5.diagnose", ',
+                                                'verdicts.append(checks.check("ch5.diagnose", ')
+    code = code.rstrip() + ")"
+    data = train.default_data()
+    at = {("post", init): stability.at_init("post", init, 4, data=data)
+          for init in ("large", "xavier")}
+    verdicts: list = []
+    exec(code, {"checks": checks, "ch05_stability": ch05_stability, "at": at,
+                "verdicts": verdicts})
+    assert len(verdicts) == 1 and verdicts[0].ok
