@@ -550,14 +550,24 @@ def _previous_reference():
     return previous_share
 
 
-def _previous_mistakes():
-    def rows(w):
-        return np.arange(1, w.shape[-1])
+def _after(w):
+    """The queries 1 … n − 1 of maps ``w``: those with a token before them."""
+    return np.arange(1, w.shape[-1])
 
-    return [lambda w: w[..., rows(w), rows(w)].mean(-1),                       # itself
-            lambda w: w[..., rows(w) - 1, rows(w)].mean(-1),                   # next token
-            lambda w: w[..., np.arange(w.shape[-1]), np.arange(w.shape[-1]) - 1].mean(-1),
-            lambda w: w[..., rows(w), rows(w) - 1].sum(-1) / w.shape[-1]]      # ÷ n
+
+# The slips the previous-share check recognises, each with its hint: the exercise's listed
+# mistakes are these functions, and the check names the one a reader's answer equals.
+_PREVIOUS_SLIPS = [
+    (lambda w: w[..., _after(w), _after(w)].mean(-1), "ex_prev_self"),        # itself
+    (lambda w: w[..., _after(w) - 1, _after(w)].mean(-1), "ex_prev_next"),    # next token
+    (lambda w: w[..., np.arange(w.shape[-1]), np.arange(w.shape[-1]) - 1].mean(-1),
+     "ex_prev_wrapped"),                                                       # index -1
+    (lambda w: w[..., _after(w), _after(w) - 1].sum(-1) / w.shape[-1], "ex_prev_divide"),
+]
+
+
+def _previous_mistakes():
+    return [slip for slip, _ in _PREVIOUS_SLIPS]
 
 
 @exercise("ch8b.previous_share", "Write previous_share(maps): each head's weight on the "
@@ -574,16 +584,9 @@ def _previous_check(func):
                              shape=tuple(got.shape))
         if np.allclose(got, expected, atol=1e-9):
             continue
-        n = maps.shape[-1]
-        rows = np.arange(1, n)
-        if np.allclose(got, maps[..., rows, rows].mean(-1), atol=1e-9):
-            return False, tr("ch08b.ex_prev_self")
-        if np.allclose(got, maps[..., rows - 1, rows].mean(-1), atol=1e-9):
-            return False, tr("ch08b.ex_prev_next")
-        if np.allclose(got, maps[..., np.arange(n), np.arange(n) - 1].mean(-1), atol=1e-9):
-            return False, tr("ch08b.ex_prev_wrapped")
-        if np.allclose(got, expected * (n - 1) / n, atol=1e-9):
-            return False, tr("ch08b.ex_prev_divide")
+        for slip, hint in _PREVIOUS_SLIPS:
+            if np.allclose(got, slip(maps), atol=1e-9):
+                return False, tr(f"ch08b.{hint}")
         return False, tr("ch08b.ex_prev_close")
     return True, tr("ch08b.ex_prev_ok")
 
